@@ -1,0 +1,62 @@
+// Command tetris-hil is the one CLI of the tetris-hil harness: it schedules demand matrices onto a
+// Beneš photonic fabric, emulates and verifies the schedules, and (with GPUs) measures and replays
+// them. It is thin: every subcommand parses flags, calls a package, and prints.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run executes the CLI and maps errors to exit codes: 2 for bad usage or input (usageError),
+// whatever an exitError says, 1 for everything else.
+func run(ctx context.Context, args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "tetris-hil:", ee.msg)
+		}
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintln(os.Stderr, "tetris-hil:", err)
+		return 2
+	default:
+		fmt.Fprintln(os.Stderr, "tetris-hil:", err)
+		return 1
+	}
+}
+
+// usageError marks bad flags or input: the message names the flag or file and the value; exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// exitError carries a specific exit code (e.g. verify's 1 for an invalid schedule).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }

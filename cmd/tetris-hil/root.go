@@ -1,0 +1,83 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// logger is configured by the root command's persistent flags before any subcommand runs.
+var logger = zerolog.Nop()
+
+func newRootCmd() *cobra.Command {
+	var logLevel, logFormat string
+	root := &cobra.Command{
+		Use:   "tetris-hil",
+		Short: "Circuit scheduling on reconfigurable photonic interconnects, in the loop with real GPUs",
+		Long: `tetris-hil schedules GPU-to-GPU demand (bytes from GPU i to GPU j, e.g. one MoE
+All-to-All) onto a Beneš network of 2×2 photonic switches with the Tetris scheduler and its
+baselines, checks every schedule with an independent verifier, and executes it in virtual time
+at the granularity of single switches.
+
+Units: bandwidth flags take a unit (800Gbps, 100GB/s); delays take one too (10us, 1ms).
+Every command that touches hardware also runs with --fake (no GPU, no NVML, no switch).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := newLogger(os.Stderr, logLevel, logFormat)
+			if err != nil {
+				return err
+			}
+			logger = l
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	for _, add := range subcommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// subcommands is filled by each command's file (in init), so adding a command touches one file.
+var subcommands []func() *cobra.Command
+
+func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
+	if err != nil || level == "" {
+		return zerolog.Nop(), usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	switch format {
+	case "auto":
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			format = "console"
+		} else {
+			format = "json"
+		}
+	case "console", "json":
+	default:
+		return zerolog.Nop(), usagef("--log-format %q: want console, json or auto", format)
+	}
+	var out io.Writer = w
+	if format == "console" {
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// exactArgs is cobra.ExactArgs with a usage error (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d (see --help)", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}

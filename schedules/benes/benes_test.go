@@ -1,0 +1,60 @@
+package benes
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestEveryChoiceGivesADistinctPhysicalPath(t *testing.T) {
+	for _, n := range []int{2, 4, 8, 16, 64} {
+		f, err := New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for src := 0; src < n; src++ {
+			for dst := 0; dst < n; dst++ {
+				seen := map[string]bool{}
+				for c := uint32(0); c < uint32(n/2); c++ {
+					p := f.PathFrom(src, dst, c)
+					if err := f.CheckPath(src, dst, p); err != nil {
+						t.Fatalf("n=%d %d->%d choices %b: %v", n, src, dst, c, err)
+					}
+					if got := f.Choices(p); got != c {
+						t.Fatalf("Choices = %b, want %b", got, c)
+					}
+					key := fmt.Sprint(p)
+					if seen[key] {
+						t.Fatalf("n=%d %d->%d: duplicate path %v", n, src, dst, p)
+					}
+					seen[key] = true
+				}
+			}
+		}
+	}
+}
+
+// The 4-port network written out by hand from the wiring convention: stage 0 switches 0 and 1,
+// middle stage switches 0 (upper child) and 1 (lower child), stage 2 switches 0 and 1.
+func TestFourPortWiringByHand(t *testing.T) {
+	f, _ := New(4)
+	cases := []struct {
+		stage, sw, out            int
+		wantStage, wantSw, wantIn int
+	}{
+		{0, 0, 0, 1, 0, 0}, // input switch 0 lane 0 -> upper child local port 0 -> middle sw 0 lane 0
+		{0, 0, 1, 1, 1, 0}, // lane 1 -> lower child local port 0 -> middle sw 1 lane 0
+		{0, 1, 0, 1, 0, 1}, // input switch 1 lane 0 -> upper child local port 1 -> lane 1
+		{0, 1, 1, 1, 1, 1},
+		{1, 0, 0, 2, 0, 0}, // upper child output port 0 -> output switch 0 lane 0
+		{1, 0, 1, 2, 1, 0}, // upper child output port 1 -> output switch 1 lane 0
+		{1, 1, 0, 2, 0, 1}, // lower child output port 0 -> output switch 0 lane 1
+		{1, 1, 1, 2, 1, 1},
+		{2, 1, 1, 3, 3, 0}, // output switch 1 lane 1 -> output port 3
+	}
+	for _, c := range cases {
+		s, w, in := f.Next(c.stage, c.sw, c.out)
+		if s != c.wantStage || w != c.wantSw || in != c.wantIn {
+			t.Errorf("Next(%d,%d,%d) = (%d,%d,%d), want (%d,%d,%d)", c.stage, c.sw, c.out, s, w, in, c.wantStage, c.wantSw, c.wantIn)
+		}
+	}
+}

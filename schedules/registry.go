@@ -1,0 +1,115 @@
+package schedules
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Options are the inputs every scheduler receives. Schedulers ignore options that do not apply
+// to them.
+type Options struct {
+	// Bandwidth is the per-port link bandwidth in bytes per second (> 0).
+	Bandwidth float64
+	// Reconfig is the 2×2 switch reconfiguration delay α_r in seconds (≥ 0).
+	Reconfig float64
+	// Fabric is the fabric to plan for; empty means the scheduler's natural fabric.
+	Fabric FabricKind
+
+	// Tetris ablations (seed 000 Figure 6).
+	NoPartial        bool // execute each planning matching as a barrier round
+	NaiveRouting     bool // route with plain looping (first orientation), not Algorithm 3
+	NoDegreeCoverage bool // select by cost alone, without covering the max-degree endpoints
+
+	// SunflowBySize orders Sunflow's demands by size, descending, instead of (src, dst).
+	SunflowBySize bool
+}
+
+// Check rejects options no scheduler can use.
+func (o Options) Check() error {
+	if !(o.Bandwidth > 0) {
+		return fmt.Errorf("bandwidth must be positive, got %g bytes/s", o.Bandwidth)
+	}
+	if !(o.Reconfig >= 0) {
+		return fmt.Errorf("reconfiguration delay must be non-negative, got %g s", o.Reconfig)
+	}
+	if o.Fabric != "" && o.Fabric != Benes && o.Fabric != Crossbar {
+		return fmt.Errorf("fabric %q is not \"benes\" or \"crossbar\"", o.Fabric)
+	}
+	return nil
+}
+
+// Scheduler turns a demand into a schedule. Implementations must return schedules that pass
+// Verify for the same demand.
+type Scheduler interface {
+	Schedule(ctx context.Context, d *Demand, o Options) (*Schedule, error)
+}
+
+// SchedulerFunc adapts a function to Scheduler.
+type SchedulerFunc func(ctx context.Context, d *Demand, o Options) (*Schedule, error)
+
+// Schedule calls f.
+func (f SchedulerFunc) Schedule(ctx context.Context, d *Demand, o Options) (*Schedule, error) {
+	return f(ctx, d, o)
+}
+
+type registered struct {
+	summary string
+	s       Scheduler
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]registered{}
+)
+
+// Register makes a scheduler available by name. It panics on a duplicate name, which is a
+// programming error found at init time.
+func Register(name, summary string, s Scheduler) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("schedules: Register called twice for " + name)
+	}
+	registry[name] = registered{summary, s}
+}
+
+// Lookup returns the scheduler registered under name.
+func Lookup(name string) (Scheduler, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	r, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown algorithm %q (known: %v)", name, namesLocked())
+	}
+	return r.s, nil
+}
+
+// Names lists the registered schedulers in a stable order: tetris first, then the rest sorted.
+func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var ns []string
+	for n := range registry {
+		ns = append(ns, n)
+	}
+	sort.Slice(ns, func(i, j int) bool {
+		if (ns[i] == "tetris") != (ns[j] == "tetris") {
+			return ns[i] == "tetris"
+		}
+		return ns[i] < ns[j]
+	})
+	return ns
+}
+
+// Summary is the one-line description a scheduler registered with.
+func Summary(name string) string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return registry[name].summary
+}

@@ -1,0 +1,187 @@
+package schedules
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// FormatVersion is the version of the schedule file this package reads and writes.
+const FormatVersion = 1
+
+// FabricKind names the interconnect a schedule is planned for.
+type FabricKind string
+
+const (
+	// Benes is the rearrangeably non-blocking Beneš network of 2×2 switches.
+	Benes FabricKind = "benes"
+	// Crossbar is an ideal strictly non-blocking fabric: only endpoints conflict.
+	Crossbar FabricKind = "crossbar"
+)
+
+// Mode is how a schedule is executed.
+type Mode string
+
+const (
+	// Partial reconfiguration: each circuit starts as soon as its own endpoints, lanes and switch
+	// states are free (seed 000 §3.3).
+	Partial Mode = "partial"
+	// Barrier rounds: a round starts when the previous one has fully completed.
+	Barrier Mode = "barrier"
+)
+
+// Params are the inputs a schedule was planned with.
+type Params struct {
+	// BandwidthBytesPerSecond is the per-port link bandwidth b.
+	BandwidthBytesPerSecond float64 `json:"bandwidth_bytes_per_second"`
+	// ReconfigSeconds is the switch reconfiguration delay α_r.
+	ReconfigSeconds float64 `json:"reconfig_seconds"`
+	// Options records scheduler options (ablations, orders) as strings, for provenance.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Circuit is one transfer over one established path.
+type Circuit struct {
+	Src   int   `json:"src"`
+	Dst   int   `json:"dst"`
+	Bytes int64 `json:"bytes"`
+	// Group is the planning matching (partial mode) or the round (barrier mode), from 0.
+	Group int `json:"group"`
+	// Path is the Beneš route from input port Src to output port Dst; empty on a crossbar.
+	Path []benes.Traversal `json:"path"`
+	// PlannedStart and PlannedEnd are the scheduler's own estimate, in seconds, if it makes one.
+	PlannedStart *float64 `json:"planned_start,omitempty"`
+	PlannedEnd   *float64 `json:"planned_end,omitempty"`
+}
+
+// Round gives a barrier round a minimum duration (a BvN round lasts its stuffed duration even if
+// its real bytes finish earlier).
+type Round struct {
+	Group           int     `json:"group"`
+	PlannedDuration float64 `json:"planned_duration"`
+}
+
+// Schedule is a circuit schedule: circuits in schedule order, the order that every resource they
+// share is used in.
+type Schedule struct {
+	Version   int    `json:"version"`
+	Algorithm string `json:"algorithm"`
+	// N is the fabric size (a power of two on Beneš); Ports is the number of real ports, the rest
+	// being idle padding. Ports = N when no padding was needed.
+	N        int        `json:"n"`
+	Ports    int        `json:"ports"`
+	Fabric   FabricKind `json:"fabric"`
+	Mode     Mode       `json:"mode"`
+	Params   Params     `json:"params"`
+	Circuits []Circuit  `json:"circuits"`
+	Rounds   []Round    `json:"rounds,omitempty"`
+}
+
+// Groups is the number of planning groups (rounds in barrier mode): one more than the largest group.
+func (s *Schedule) Groups() int {
+	g := 0
+	for _, c := range s.Circuits {
+		g = max(g, c.Group+1)
+	}
+	return g
+}
+
+// Fabric returns the Beneš fabric the schedule runs on, or nil for a crossbar.
+func (s *Schedule) BenesFabric() (*benes.Fabric, error) {
+	if s.Fabric != Benes {
+		return nil, nil
+	}
+	return benes.New(s.N)
+}
+
+// Validate checks the header fields; Verify checks everything else.
+func (s *Schedule) Validate() error {
+	if s.Version != FormatVersion {
+		return fmt.Errorf("field version: %d is not supported (this build reads version %d)", s.Version, FormatVersion)
+	}
+	if s.Fabric != Benes && s.Fabric != Crossbar {
+		return fmt.Errorf("field fabric: %q is not \"benes\" or \"crossbar\"", s.Fabric)
+	}
+	if s.Mode != Partial && s.Mode != Barrier {
+		return fmt.Errorf("field mode: %q is not \"partial\" or \"barrier\"", s.Mode)
+	}
+	if s.N < 1 {
+		return fmt.Errorf("field n: %d is not a positive fabric size", s.N)
+	}
+	if s.Fabric == Benes {
+		if _, err := benes.New(s.N); err != nil {
+			return fmt.Errorf("field n: %w", err)
+		}
+	}
+	if s.Ports < 1 || s.Ports > s.N {
+		return fmt.Errorf("field ports: %d is not in [1, n=%d]", s.Ports, s.N)
+	}
+	if s.Params.BandwidthBytesPerSecond < 0 || s.Params.ReconfigSeconds < 0 {
+		return fmt.Errorf("field params: negative bandwidth %g or reconfiguration delay %g",
+			s.Params.BandwidthBytesPerSecond, s.Params.ReconfigSeconds)
+	}
+	return nil
+}
+
+// ReadSchedule decodes and header-checks a schedule file; name is used in errors.
+func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var s Schedule
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: trailing data after the schedule object", name)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &s, nil
+}
+
+// LoadSchedule reads a schedule file from disk.
+func LoadSchedule(path string) (*Schedule, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSchedule(f, path)
+}
+
+// WriteJSONFile writes v as indented JSON to path through a temporary file in the same directory,
+// renamed into place, so a reader never sees a half-written file.
+func WriteJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	return WriteFileAtomic(path, b)
+}
+
+// WriteFileAtomic writes data to path through a temporary file renamed into place.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
