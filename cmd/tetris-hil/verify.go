@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+func init() { subcommands = append(subcommands, newVerifyCmd) }
+
+func newVerifyCmd() *cobra.Command {
+	var src demandSource
+	var timelinePath string
+	cmd := &cobra.Command{
+		Use:   "verify SCHEDULE.json --demand FILE [--matrix I] [--timeline TIMELINE.json]",
+		Short: "Check a schedule (and optionally an executed timeline) against its demand",
+		Long: `verify checks a schedule file from any producer against the demand it claims to serve:
+
+  - every path is a physical path of the Beneš fabric from its src to its dst (wiring convention
+    in the README), and crossbar circuits have no path;
+  - the bytes per (src, dst) add up exactly to the demand: nothing lost, nothing invented;
+  - in barrier mode, no round uses a transmitter, receiver or switch lane twice, or a switch in
+    two states;
+  - with --timeline (from 'emulate --timeline' or a live run): every circuit ran once, no
+    endpoint or switch lane carried two circuits at once, and no switch changed state while a
+    circuit through it was live.
+
+Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unreadable input.`,
+		Example: `  tetris-hil schedule --algo tetris --demand m.csv -o s.json
+  tetris-hil verify s.json --demand m.csv`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := schedules.LoadSchedule(args[0])
+			if err != nil {
+				return &usageError{err}
+			}
+			ds, err := src.load()
+			if err != nil {
+				return err
+			}
+			if len(ds) != 1 {
+				return usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", src.path, len(ds))
+			}
+			vs := schedules.Verify(s, ds[0].Demand)
+			if timelinePath != "" {
+				tl, err := readTimeline(timelinePath)
+				if err != nil {
+					return err
+				}
+				vs = append(vs, schedules.VerifyTimeline(s, tl)...)
+			}
+			out := cmd.OutOrStdout()
+			if len(vs) == 0 {
+				fmt.Fprintf(out, "%s: valid: %d circuits, %d groups, %s fabric n=%d, %s mode\n",
+					args[0], len(s.Circuits), s.Groups(), s.Fabric, s.N, s.Mode)
+				return nil
+			}
+			for _, v := range vs {
+				fmt.Fprintf(out, "%s: %s\n", args[0], v)
+			}
+			return &exitError{code: 1, msg: fmt.Sprintf("%s: invalid: %d violation(s)", args[0], len(vs))}
+		},
+	}
+	src.register(cmd.Flags())
+	cmd.Flags().StringVar(&timelinePath, "timeline", "", "also check an executed timeline (JSON written by emulate --timeline)")
+	return cmd
+}
+
+// readTimeline accepts a bare Timeline or a run record with a "timeline" field.
+func readTimeline(path string) (*schedules.Timeline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--timeline %q: %v", path, err)
+	}
+	var wrapped struct {
+		Timeline *schedules.Timeline `json:"timeline"`
+	}
+	if err := json.Unmarshal(b, &wrapped); err == nil && wrapped.Timeline != nil {
+		return wrapped.Timeline, nil
+	}
+	var tl schedules.Timeline
+	if err := json.Unmarshal(b, &tl); err != nil {
+		return nil, usagef("--timeline %q: %v", path, err)
+	}
+	return &tl, nil
+}
