@@ -1,0 +1,19 @@
+// Package emulator executes a circuit schedule in virtual time at the granularity of single 2×2
+// switches (seed 000 §4.1's simulator and hardware emulation) and reports what happened: a
+// Result (completion time against lower bounds, reconfigurations, per-endpoint bubbles, time
+// lost to RNB conflicts) and a schedules.Timeline.
+//
+// Execution follows completion events, not planned times (seed 000 §3.3). NewOrder derives the
+// schedule's dependency order once; Run walks it with pluggable timing models: a TransferModel
+// (bandwidth, per-pair α-β from a calibration, or measured times) and a ReconfigModel (all
+// changes in parallel, or serialised through one controller as in seed 001 §2.3.3). The live
+// runner walks the same Order in real time, so prediction and measurement differ only in timings.
+//
+// Rules (DESIGN.md "Execution semantics"): all switches start in Bar and crossbar transmitters
+// point nowhere. In partial mode each resource (transmitter, receiver, switch lane) is used in
+// schedule order; consecutive users of a switch that need the same state form an epoch, and an
+// epoch's reconfiguration is requested when every circuit of the previous epoch has completed.
+// On a crossbar a transmitter re-points once its own and its receiver's previous circuits have
+// completed. In barrier mode round r starts when round r−1 has ended, all of its changes are made
+// together first, and it lasts at least its planned duration.
+package emulator

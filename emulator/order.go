@@ -1,0 +1,343 @@
+package emulator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// Epoch is a reconfiguration that a schedule implies, independent of timing.
+//
+// On a Beneš fabric it is a run of consecutive users of one switch (in schedule order) that need
+// the same state, when that state differs from the switch's previous one (every switch starts in
+// Bar, so a first run that needs Bar is no epoch). On a crossbar it is a transmitter re-pointing
+// to a new receiver (every transmitter points nowhere at t = 0).
+type Epoch struct {
+	// Stage and Switch name the Beneš switch; on a crossbar Stage is −1 and Switch is the
+	// transmitter's port.
+	Stage, Switch int
+	// From and To are the switch states (Beneš only).
+	From, To benes.State
+	// Dst is the receiver a crossbar transmitter points to (−1 on Beneš).
+	Dst int
+}
+
+// Round is one barrier round in execution order.
+type Round struct {
+	Group int
+	// Circuits are the round's circuits in schedule order.
+	Circuits []int
+	// Changes are the epochs (switch changes) that all happen together at the round's start.
+	Changes []int
+	// PlannedDuration is the minimum length of the round's transmission phase (0 if none given).
+	PlannedDuration float64
+}
+
+// Order is the dependency order of a schedule on its fabric, derived once and walked by the
+// emulator in virtual time and by the live runner in real time, so that prediction and
+// measurement differ only in their timings.
+//
+// Partial mode: a circuit may transmit once each of its predecessors (the previous circuit, in
+// schedule order, on its transmitter, its receiver and every switch lane of its path) has
+// completed and each epoch it waits on has been reconfigured; an epoch may be reconfigured once
+// every circuit it requires has completed (the previous epoch's users of that switch; on a
+// crossbar the transmitter's and receiver's previous circuits). Every dependency points to an
+// earlier circuit, so the order is acyclic.
+//
+// Barrier mode: rounds run one after another; a round's epochs are reconfigured together at its
+// start, and all its circuits wait for them.
+type Order struct {
+	mode   schedules.Mode
+	fabric schedules.FabricKind
+	n      int
+	epochs []Epoch
+
+	// Per circuit, in CSR form: predecessors, epochs waited on, and successors (circuits whose
+	// predecessor it is) and epochs it helps unlock.
+	predIdx, pred  []int32
+	waitIdx, wait  []int32
+	succIdx, succ  []int32
+	trigIdx, trig  []int32
+	txPred, rxPred []int32
+	// Per epoch: the circuits it requires, and the circuits waiting on it.
+	reqIdx, req   []int32
+	userIdx, user []int32
+	rounds        []Round
+}
+
+// NewOrder checks that every circuit of s fits its fabric (ports in range, paths physical, no
+// path on a crossbar; in barrier mode, no switch asked for two states in one round) and derives
+// the dependency order.
+func NewOrder(s *schedules.Schedule) (*Order, error) {
+	if s == nil {
+		return nil, fmt.Errorf("emulator: no schedule")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("emulator: schedule %q: %w", s.Algorithm, err)
+	}
+	f, err := s.BenesFabric()
+	if err != nil {
+		return nil, fmt.Errorf("emulator: schedule %q: %w", s.Algorithm, err)
+	}
+	for i, c := range s.Circuits {
+		if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
+			return nil, fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
+		}
+		if c.Bytes < 0 {
+			return nil, fmt.Errorf("emulator: circuit %d: negative size %d bytes", i, c.Bytes)
+		}
+		if c.Group < 0 {
+			return nil, fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
+		}
+		if f == nil {
+			if len(c.Path) != 0 {
+				return nil, fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
+			}
+		} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+			return nil, fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
+		}
+	}
+	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
+	o.buildPreds(s, f)
+	if s.Mode == schedules.Barrier {
+		if err := o.buildRounds(s, f); err != nil {
+			return nil, err
+		}
+	} else {
+		o.buildEpochs(s, f)
+	}
+	o.invert(len(s.Circuits))
+	return o, nil
+}
+
+// buildPreds finds each circuit's distinct resource predecessors.
+func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
+	nc := len(s.Circuits)
+	lanes := 0
+	if f != nil {
+		lanes = f.NumLanes()
+	}
+	// Resources: transmitters, receivers, switch input lanes, switch output lanes.
+	last := make([]int32, 2*s.N+2*lanes)
+	for i := range last {
+		last[i] = -1
+	}
+	stamp := make([]int32, nc)
+	o.txPred = make([]int32, nc)
+	o.rxPred = make([]int32, nc)
+	o.predIdx = make([]int32, 1, nc+1)
+	for i, c := range s.Circuits {
+		ci := int32(i)
+		add := func(r int) {
+			p := last[r]
+			last[r] = ci
+			if p >= 0 && stamp[p] != ci+1 {
+				stamp[p] = ci + 1
+				o.pred = append(o.pred, p)
+			}
+		}
+		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
+		add(c.Src)
+		add(s.N + c.Dst)
+		for _, t := range c.Path {
+			add(2*s.N + f.LaneID(t.Stage, t.Switch, t.In))
+			add(2*s.N + lanes + f.LaneID(t.Stage, t.Switch, t.Out))
+		}
+		o.predIdx = append(o.predIdx, int32(len(o.pred)))
+	}
+}
+
+// buildEpochs derives the partial-mode epochs.
+func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
+	o.reqIdx = []int32{0}
+	o.userIdx = []int32{0}
+	o.waitIdx = make([]int32, 1, len(s.Circuits)+1)
+	var users [][]int32 // users[e]: circuits waiting on epoch e, filled as circuits arrive
+	if f == nil {
+		dst := make([]int, s.N)
+		for i := range dst {
+			dst[i] = -1
+		}
+		for i, c := range s.Circuits {
+			if dst[c.Src] != c.Dst {
+				dst[c.Src] = c.Dst
+				e := int32(len(o.epochs))
+				o.epochs = append(o.epochs, Epoch{Stage: -1, Switch: c.Src, Dst: c.Dst})
+				for _, p := range []int32{o.txPred[i], o.rxPred[i]} {
+					if p >= 0 {
+						o.req = append(o.req, p)
+					}
+				}
+				o.reqIdx = append(o.reqIdx, int32(len(o.req)))
+				users = append(users, []int32{int32(i)})
+				o.wait = append(o.wait, e)
+			}
+			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+		}
+	} else {
+		ns := f.NumSwitches()
+		state := make([]benes.State, ns) // the switch's state in its current run
+		cur := make([][]int32, ns)       // users of the current run
+		epoch := make([]int32, ns)       // the epoch of the current run, −1 for the initial Bar
+		for i := range epoch {
+			epoch[i] = -1
+		}
+		for i, c := range s.Circuits {
+			ci := int32(i)
+			for _, t := range c.Path {
+				sw := f.SwitchID(t.Stage, t.Switch)
+				st := t.State()
+				if st != state[sw] {
+					e := int32(len(o.epochs))
+					o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
+					o.req = append(o.req, cur[sw]...)
+					o.reqIdx = append(o.reqIdx, int32(len(o.req)))
+					users = append(users, nil)
+					state[sw], epoch[sw], cur[sw] = st, e, cur[sw][:0]
+				}
+				cur[sw] = append(cur[sw], ci)
+				if e := epoch[sw]; e >= 0 {
+					users[e] = append(users[e], ci)
+					o.wait = append(o.wait, e)
+				}
+			}
+			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+		}
+	}
+	for _, u := range users {
+		o.user = append(o.user, u...)
+		o.userIdx = append(o.userIdx, int32(len(o.user)))
+	}
+}
+
+// buildRounds groups circuits into barrier rounds and finds each round's switch changes.
+func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
+	byGroup := map[int]*Round{}
+	for i, c := range s.Circuits {
+		r := byGroup[c.Group]
+		if r == nil {
+			r = &Round{Group: c.Group}
+			byGroup[c.Group] = r
+		}
+		r.Circuits = append(r.Circuits, i)
+	}
+	for _, rd := range s.Rounds {
+		if !(rd.PlannedDuration >= 0) {
+			return fmt.Errorf("emulator: round %d: planned duration %g is negative", rd.Group, rd.PlannedDuration)
+		}
+		r := byGroup[rd.Group]
+		if r == nil {
+			r = &Round{Group: rd.Group}
+			byGroup[rd.Group] = r
+		}
+		r.PlannedDuration = max(r.PlannedDuration, rd.PlannedDuration)
+	}
+	groups := make([]int, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	var state []benes.State
+	var set []int32 // round-local: which round last asked for this switch, and for which state
+	var want []benes.State
+	if f != nil {
+		state = make([]benes.State, f.NumSwitches())
+		set = make([]int32, f.NumSwitches())
+		want = make([]benes.State, f.NumSwitches())
+	}
+	dst := make([]int, s.N)
+	for i := range dst {
+		dst[i] = -1
+	}
+	o.reqIdx, o.userIdx = []int32{0}, []int32{0}
+	for ri, g := range groups {
+		r := byGroup[g]
+		for _, ci := range r.Circuits {
+			c := s.Circuits[ci]
+			if f == nil {
+				if dst[c.Src] != c.Dst {
+					r.Changes = append(r.Changes, len(o.epochs))
+					o.epochs = append(o.epochs, Epoch{Stage: -1, Switch: c.Src, Dst: c.Dst})
+					dst[c.Src] = c.Dst
+				}
+				continue
+			}
+			for _, t := range c.Path {
+				sw := f.SwitchID(t.Stage, t.Switch)
+				st := t.State()
+				if set[sw] == int32(ri+1) {
+					if want[sw] != st {
+						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", g, t.Stage, t.Switch, ci)
+					}
+					continue
+				}
+				set[sw], want[sw] = int32(ri+1), st
+				if st != state[sw] {
+					r.Changes = append(r.Changes, len(o.epochs))
+					o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
+					state[sw] = st
+				}
+			}
+		}
+		o.rounds = append(o.rounds, *r)
+	}
+	for range o.epochs {
+		o.reqIdx = append(o.reqIdx, 0)
+		o.userIdx = append(o.userIdx, 0)
+	}
+	o.waitIdx = make([]int32, len(s.Circuits)+1)
+	return nil
+}
+
+// invert builds the successor lists from the predecessor and requirement lists.
+func (o *Order) invert(nc int) {
+	o.succIdx, o.succ = csrInvert(nc, o.predIdx, o.pred)
+	o.trigIdx, o.trig = csrInvert(nc, o.reqIdx, o.req)
+}
+
+// csrInvert turns "row r lists columns" into "column c lists rows", rows in increasing order.
+func csrInvert(ncols int, idx, vals []int32) ([]int32, []int32) {
+	outIdx := make([]int32, ncols+1)
+	for _, v := range vals {
+		outIdx[v+1]++
+	}
+	for i := 0; i < ncols; i++ {
+		outIdx[i+1] += outIdx[i]
+	}
+	out := make([]int32, len(vals))
+	fill := slices.Clone(outIdx[:ncols])
+	for r := 0; r+1 < len(idx); r++ {
+		for _, v := range vals[idx[r]:idx[r+1]] {
+			out[fill[v]] = int32(r)
+			fill[v]++
+		}
+	}
+	return outIdx, out
+}
+
+// Len is the number of circuits.
+func (o *Order) Len() int { return len(o.predIdx) - 1 }
+
+// Mode is the schedule's execution mode.
+func (o *Order) Mode() schedules.Mode { return o.mode }
+
+// Epochs lists the reconfigurations the schedule implies (partial mode: in order of creation;
+// barrier mode: round by round).
+func (o *Order) Epochs() []Epoch { return o.epochs }
+
+// Predecessors are the circuits that must complete before circuit c may transmit.
+func (o *Order) Predecessors(c int) []int32 { return o.pred[o.predIdx[c]:o.predIdx[c+1]] }
+
+// Waits are the epochs whose reconfiguration circuit c must wait for (partial mode).
+func (o *Order) Waits(c int) []int32 { return o.wait[o.waitIdx[c]:o.waitIdx[c+1]] }
+
+// Requires are the circuits that must complete before epoch e may be reconfigured (partial mode).
+func (o *Order) Requires(e int) []int32 { return o.req[o.reqIdx[e]:o.reqIdx[e+1]] }
+
+// Users are the circuits that wait on epoch e (partial mode).
+func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]] }
+
+// Rounds are the barrier rounds in execution order (nil in partial mode).
+func (o *Order) Rounds() []Round { return o.rounds }

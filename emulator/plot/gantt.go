@@ -1,0 +1,241 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+// Colours of the Gantt chart. Transmissions take the colour of their receiver (cycling through
+// receiverColours), so a reader can follow one receiver's traffic across transmitters, as in seed
+// Figure 4.
+var (
+	receiverColours = []color.RGBA{
+		{0x4e, 0x79, 0xa7, 255}, {0xf2, 0x8e, 0x2b, 255}, {0xe1, 0x57, 0x59, 255},
+		{0x76, 0xb7, 0xb2, 255}, {0x59, 0xa1, 0x4f, 255}, {0xed, 0xc9, 0x48, 255},
+		{0xb0, 0x7a, 0xa1, 255}, {0xff, 0x9d, 0xa7, 255}, {0x9c, 0x75, 0x5f, 255},
+		{0xba, 0xb0, 0xac, 255},
+	}
+	reconfigColour = color.RGBA{0x40, 0x40, 0x40, 255}
+	waitColour     = color.RGBA{0xfe, 0xe3, 0x91, 255}
+	barColour      = color.RGBA{0xc6, 0xdb, 0xef, 255}
+	crossColour    = color.RGBA{0xfd, 0xae, 0x6b, 255}
+	separatorGrey  = color.RGBA{0xbd, 0xbd, 0xbd, 255}
+)
+
+// Gantt layout, in points.
+const (
+	ganttWidth     = 720
+	ganttMaxRowH   = 14
+	ganttMinRowH   = 4
+	ganttRowBudget = 1400 // total height the rows may take before each row shrinks
+	ganttChrome    = 110  // title, time axis and legend
+	legendHeight   = 22
+)
+
+// segment is one coloured interval on one row of a Gantt chart.
+type segment struct {
+	row    int // 0 is the top row
+	x0, x1 float64
+	fill   color.RGBA
+	label  string
+}
+
+// Gantt draws one execution of s (its timeline tl) as a Gantt chart in format "svg" or "png": one
+// row per transmitter showing, for each circuit, the time it waited on its path although both
+// endpoints were free (an RNB conflict), the reconfiguration it waited for, and its transmission
+// coloured by receiver; then, on a Beneš fabric, one row per 2×2 switch showing its state (bar or
+// cross) over time and its transitions.
+func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Timeline) error {
+	if s == nil || tl == nil {
+		return fmt.Errorf("gantt: schedule and timeline are both required")
+	}
+	segs, names, err := ganttSegments(s, tl)
+	if err != nil {
+		return fmt.Errorf("gantt: %w", err)
+	}
+	span := tl.Completion()
+	for _, ch := range tl.SwitchChanges {
+		span = math.Max(span, ch.End)
+	}
+	if !(span > 0) {
+		span = 1e-6
+	}
+	scale, unit := timeUnit(span)
+
+	rows := len(names)
+	rowH := vg.Length(math.Max(ganttMinRowH, math.Min(ganttMaxRowH, ganttRowBudget/float64(max(rows, 1)))))
+	height := vg.Length(rows)*rowH + ganttChrome
+
+	p := gplot.New()
+	p.Title.Text = fmt.Sprintf("%s on %d×%d %s (%s): %d circuits, completion %s",
+		s.Algorithm, s.N, s.N, s.Fabric, s.Mode, len(s.Circuits), units.FormatSeconds(tl.Completion()))
+	p.Title.TextStyle.Font.Size = 11
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text = "time (" + unit + ")"
+	p.X.Min, p.X.Max = 0, span*scale
+	p.Y.Min, p.Y.Max = -0.5, float64(rows)-0.5
+	// NominalY puts names[i] at y = i, counting upwards; the chart reads top-down.
+	rev := slices.Clone(names)
+	slices.Reverse(rev)
+	if rows > 0 {
+		p.NominalY(rev...)
+	}
+	p.Y.Tick.Label.Font.Size = vg.Length(math.Min(9, float64(rowH)*0.8))
+	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: s.Ports, labelSize: p.Y.Tick.Label.Font.Size})
+
+	legend := []legendEntry{
+		{"transmit (colour = receiver)", receiverColours[0]},
+		{"waiting on path (RNB)", waitColour},
+		{"reconfiguring", reconfigColour},
+	}
+	if s.Fabric == schedules.Benes {
+		legend = append(legend, legendEntry{"switch bar", barColour}, legendEntry{"switch cross", crossColour})
+	}
+	return render(w, format, ganttWidth, height, func(c draw.Canvas) {
+		p.Draw(draw.Crop(c, 0, 0, legendHeight, 0))
+		drawLegend(draw.Crop(c, 0, 0, 0, legendHeight-c.Max.Y+c.Min.Y), legend)
+	})
+}
+
+// ganttSegments lays out the rows: transmitters 0..Ports−1, then every switch in stage order.
+func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) ([]segment, []string, error) {
+	var names []string
+	for t := 0; t < s.Ports; t++ {
+		names = append(names, fmt.Sprintf("Tx %d", t))
+	}
+	var segs []segment
+	for k, ct := range tl.Circuits {
+		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
+			return nil, nil, fmt.Errorf("timeline circuit %d refers to circuit %d of a %d-circuit schedule",
+				k, ct.Circuit, len(s.Circuits))
+		}
+		c := s.Circuits[ct.Circuit]
+		if c.Src < 0 || c.Src >= s.Ports {
+			return nil, nil, fmt.Errorf("circuit %d: src %d is not a port in [0, %d)", ct.Circuit, c.Src, s.Ports)
+		}
+		if ct.PathReady > ct.Ready {
+			segs = append(segs, segment{row: c.Src, x0: ct.Ready, x1: ct.PathReady, fill: waitColour})
+		}
+		if ct.TransmitStart > ct.ReconfigStart {
+			segs = append(segs, segment{row: c.Src, x0: ct.ReconfigStart, x1: ct.TransmitStart, fill: reconfigColour})
+		}
+		segs = append(segs, segment{row: c.Src, x0: ct.TransmitStart, x1: ct.End,
+			fill: receiverColours[c.Dst%len(receiverColours)], label: fmt.Sprintf("→%d", c.Dst)})
+	}
+	if s.Fabric != schedules.Benes {
+		return segs, names, nil
+	}
+	f, err := benes.New(s.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	changes := make([][]schedules.SwitchChange, f.NumSwitches())
+	for _, ch := range tl.SwitchChanges {
+		if ch.Stage < 0 || ch.Stage >= f.Stages() || ch.Switch < 0 || ch.Switch >= f.SwitchesPerStage() {
+			return nil, nil, fmt.Errorf("switch change at stage %d switch %d is outside the %d-port fabric",
+				ch.Stage, ch.Switch, s.N)
+		}
+		id := f.SwitchID(ch.Stage, ch.Switch)
+		changes[id] = append(changes[id], ch)
+	}
+	end := tl.Completion()
+	for _, ch := range tl.SwitchChanges {
+		end = math.Max(end, ch.End)
+	}
+	for st := 0; st < f.Stages(); st++ {
+		for sw := 0; sw < f.SwitchesPerStage(); sw++ {
+			row := len(names)
+			names = append(names, fmt.Sprintf("s%d.%d", st, sw))
+			chs := changes[f.SwitchID(st, sw)]
+			slices.SortStableFunc(chs, func(a, b schedules.SwitchChange) int { return cmpFloat(a.Start, b.Start) })
+			at, state := 0.0, benes.Bar
+			for _, ch := range chs {
+				segs = append(segs, stateSegment(row, at, ch.Start, state),
+					segment{row: row, x0: ch.Start, x1: ch.End, fill: reconfigColour})
+				at, state = ch.End, ch.To
+			}
+			segs = append(segs, stateSegment(row, at, end, state))
+		}
+	}
+	return segs, names, nil
+}
+
+func stateSegment(row int, x0, x1 float64, st benes.State) segment {
+	if st == benes.Cross {
+		return segment{row: row, x0: x0, x1: x1, fill: crossColour}
+	}
+	return segment{row: row, x0: x0, x1: x1, fill: barColour}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ganttRows is the gonum plotter that draws the segments; row 0 is drawn at the top.
+type ganttRows struct {
+	segs      []segment
+	rows      int
+	txRows    int
+	scale     float64
+	labelSize vg.Length
+}
+
+func (g *ganttRows) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	y := func(row int) float64 { return float64(g.rows - 1 - row) }
+	for _, s := range g.segs {
+		if !(s.x1 > s.x0) {
+			continue
+		}
+		yc := y(s.row)
+		rect(c, trX, trY, s.x0*g.scale, s.x1*g.scale, yc-0.38, yc+0.38, s.fill)
+		if s.label == "" {
+			continue
+		}
+		sty := textStyle(g.labelSize*0.9, labelColour(s.fill))
+		if trX(s.x1*g.scale)-trX(s.x0*g.scale) > sty.Width(s.label)+2 {
+			c.FillText(sty, vg.Point{X: (trX(s.x0*g.scale) + trX(s.x1*g.scale)) / 2, Y: trY(yc)}, s.label)
+		}
+	}
+	if g.rows > g.txRows && g.txRows > 0 {
+		// A rule between the transmitter rows and the switch rows.
+		ys := trY(y(g.txRows) + 0.5)
+		c.StrokeLine2(draw.LineStyle{Color: separatorGrey, Width: vg.Points(0.75)}, c.Min.X, ys, c.Max.X, ys)
+	}
+}
+
+// legendEntry is one swatch and its caption.
+type legendEntry struct {
+	name string
+	fill color.RGBA
+}
+
+// drawLegend lays the entries out left to right on one line, centred vertically in c.
+func drawLegend(c draw.Canvas, entries []legendEntry) {
+	sty := textStyle(9, color.Black)
+	sty.XAlign = draw.XLeft
+	x := c.Min.X + 12
+	yc := (c.Min.Y + c.Max.Y) / 2
+	for _, e := range entries {
+		c.FillPolygon(e.fill, []vg.Point{{X: x, Y: yc - 4}, {X: x + 12, Y: yc - 4}, {X: x + 12, Y: yc + 4}, {X: x, Y: yc + 4}})
+		c.FillText(sty, vg.Point{X: x + 16, Y: yc}, e.name)
+		x += 16 + sty.Width(e.name) + 18
+	}
+}

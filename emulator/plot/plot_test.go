@@ -1,0 +1,338 @@
+package plot
+
+import (
+	"bytes"
+	"flag"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// pngDir, when set, keeps the PNGs the tests render so a person can look at them.
+var pngDir = flag.String("pngdir", "", "write rendered PNGs to this directory")
+
+func ptr(v float64) *float64 { return &v }
+
+// tinySchedule is a hand-made 4-port Beneš schedule and its timeline at 1 byte/ns, α_r = 100 ns:
+// circuit 0 (0→1, 400 B) runs 0–400 ns on the all-bar fabric; circuit 1 (2→3, 200 B) runs
+// 0–200 ns; circuit 2 (2→0, 300 B) needs a cross at stage 0 switch 1 and stage 2 switch 0, which
+// it can only set after circuit 0 leaves switch (2, 0) at 400 ns: it waits on its path from
+// 200 ns, reconfigures 400–500 ns and transmits 500–800 ns.
+func tinySchedule(t testing.TB) (*schedules.Schedule, *schedules.Timeline) {
+	t.Helper()
+	f, err := benes.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := func(src, dst int, choices uint32) []benes.Traversal {
+		p := f.PathFrom(src, dst, choices)
+		if err := f.CheckPath(src, dst, p); err != nil {
+			t.Fatalf("path %d→%d: %v", src, dst, err)
+		}
+		return p
+	}
+	s := &schedules.Schedule{
+		Version: schedules.FormatVersion, Algorithm: "hand", N: 4, Ports: 4,
+		Fabric: schedules.Benes, Mode: schedules.Partial,
+		Params: schedules.Params{BandwidthBytesPerSecond: 1e9, ReconfigSeconds: 100e-9},
+		Circuits: []schedules.Circuit{
+			{Src: 0, Dst: 1, Bytes: 400, Group: 0, Path: path(0, 1, 0), PlannedStart: ptr(0), PlannedEnd: ptr(400e-9)},
+			{Src: 2, Dst: 3, Bytes: 200, Group: 0, Path: path(2, 3, 0), PlannedStart: ptr(0), PlannedEnd: ptr(200e-9)},
+			{Src: 2, Dst: 0, Bytes: 300, Group: 1, Path: path(2, 0, 0)},
+		},
+	}
+	tl := &schedules.Timeline{
+		Circuits: []schedules.CircuitTiming{
+			{Circuit: 0, Ready: 0, PathReady: 0, ReconfigStart: 0, TransmitStart: 0, End: 400e-9},
+			{Circuit: 1, Ready: 0, PathReady: 0, ReconfigStart: 0, TransmitStart: 0, End: 200e-9},
+			{Circuit: 2, Ready: 200e-9, PathReady: 400e-9, ReconfigStart: 400e-9, TransmitStart: 500e-9, End: 800e-9},
+		},
+		SwitchChanges: []schedules.SwitchChange{
+			{Stage: 0, Switch: 1, From: benes.Bar, To: benes.Cross, Start: 400e-9, End: 500e-9},
+			{Stage: 2, Switch: 0, From: benes.Bar, To: benes.Cross, Start: 400e-9, End: 500e-9},
+		},
+	}
+	return s, tl
+}
+
+func tinyGrid() Grid {
+	return Grid{
+		Title:    "BvN / Tetris completion",
+		RowTitle: "bandwidth",
+		ColTitle: "reconfiguration delay α_r",
+		Rows:     []string{"100Gbps", "800Gbps"},
+		Cols:     []string{"10ns", "10us", "10ms"},
+		Values:   [][]float64{{0.99, 1.3, 5.34}, {1, 2.58, math.NaN()}},
+	}
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (%d bytes, want %d); rerun with -update and look at the change", name, len(got), len(want))
+	}
+}
+
+// renderBoth renders draw in both formats, checks the SVG against its golden file, and returns the
+// decoded PNG.
+func renderBoth(t *testing.T, name string, drawIt func(w *bytes.Buffer, format string) error) image.Image {
+	t.Helper()
+	var svg, pngBuf bytes.Buffer
+	if err := drawIt(&svg, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".svg", svg.Bytes())
+	var again bytes.Buffer
+	if err := drawIt(&again, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(svg.Bytes(), again.Bytes()) {
+		t.Errorf("%s: two renderings of the same input differ", name)
+	}
+	if err := drawIt(&pngBuf, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if *pngDir != "" {
+		if err := os.WriteFile(filepath.Join(*pngDir, name+".png"), pngBuf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, err := png.Decode(&pngBuf)
+	if err != nil {
+		t.Fatalf("%s: output is not a PNG: %v", name, err)
+	}
+	return img
+}
+
+// hasColour reports whether some pixel of img is exactly c.
+func hasColour(img image.Image, c color.RGBA) bool {
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, a := img.At(x, y).RGBA()
+			if uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(bl>>8) == c.B && uint8(a>>8) == 255 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestGantt(t *testing.T) {
+	s, tl := tinySchedule(t)
+	img := renderBoth(t, "gantt-tiny", func(w *bytes.Buffer, f string) error { return Gantt(w, f, s, tl) })
+	// 4 transmitter rows + 3 stages × 2 switches = 10 rows of 14 pt, plus the chrome, at 96 dpi.
+	wantH := int(math.Round((10*ganttMaxRowH + ganttChrome) * pngDPI / 72.0))
+	if got := img.Bounds().Dy(); got != wantH {
+		t.Errorf("PNG height = %d px, want %d", got, wantH)
+	}
+	for name, c := range map[string]color.RGBA{
+		"receiver 1": receiverColours[1], "receiver 3": receiverColours[3], "receiver 0": receiverColours[0],
+		"reconfiguring": reconfigColour, "RNB wait": waitColour, "bar": barColour, "cross": crossColour,
+	} {
+		if !hasColour(img, c) {
+			t.Errorf("no %s pixels (%v) in the PNG", name, c)
+		}
+	}
+	if hasColour(img, receiverColours[2]) {
+		t.Errorf("receiver 2 receives nothing but its colour appears")
+	}
+}
+
+// TestGanttSegments checks the layout against the hand-worked timeline of tinySchedule.
+func TestGanttSegments(t *testing.T) {
+	s, tl := tinySchedule(t)
+	segs, names, err := ganttSegments(s, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := []string{"Tx 0", "Tx 1", "Tx 2", "Tx 3", "s0.0", "s0.1", "s1.0", "s1.1", "s2.0", "s2.1"}
+	if strings.Join(names, ",") != strings.Join(wantNames, ",") {
+		t.Fatalf("rows = %v, want %v", names, wantNames)
+	}
+	type key struct {
+		row    int
+		x0, x1 float64
+		fill   color.RGBA
+	}
+	got := map[key]string{}
+	for _, sg := range segs {
+		got[key{sg.row, sg.x0, sg.x1, sg.fill}] = sg.label
+	}
+	tests := []struct {
+		name  string
+		k     key
+		label string
+	}{
+		{"tx0 sends to 1", key{0, 0, 400e-9, receiverColours[1]}, "→1"},
+		{"tx2 sends to 3", key{2, 0, 200e-9, receiverColours[3]}, "→3"},
+		{"tx2 waits on its path", key{2, 200e-9, 400e-9, waitColour}, ""},
+		{"tx2 reconfigures", key{2, 400e-9, 500e-9, reconfigColour}, ""},
+		{"tx2 sends to 0", key{2, 500e-9, 800e-9, receiverColours[0]}, "→0"},
+		{"s0.1 bar before", key{5, 0, 400e-9, barColour}, ""},
+		{"s0.1 switching", key{5, 400e-9, 500e-9, reconfigColour}, ""},
+		{"s0.1 cross after", key{5, 500e-9, 800e-9, crossColour}, ""},
+		{"s2.0 cross after", key{8, 500e-9, 800e-9, crossColour}, ""},
+		{"s1.0 bar throughout", key{6, 0, 800e-9, barColour}, ""},
+	}
+	for _, tc := range tests {
+		label, ok := got[tc.k]
+		if !ok || label != tc.label {
+			t.Errorf("%s: segment %+v missing or labelled %q (want %q)", tc.name, tc.k, label, tc.label)
+		}
+	}
+	// 3 transmissions + 1 wait + 1 reconfiguration; 6 switches, two of which change once.
+	if want := 5 + 4 + 2*3; len(segs) != want {
+		t.Errorf("%d segments, want %d", len(segs), want)
+	}
+}
+
+func TestGanttCrossbarHasNoSwitchRows(t *testing.T) {
+	s, tl := tinySchedule(t)
+	s.Fabric = schedules.Crossbar
+	tl.SwitchChanges = nil
+	for i := range s.Circuits {
+		s.Circuits[i].Path = nil
+	}
+	_, names, err := ganttSegments(s, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 4 {
+		t.Errorf("crossbar rows = %v, want the 4 transmitters only", names)
+	}
+}
+
+func TestGanttErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		format string
+		mutate func(*schedules.Schedule, *schedules.Timeline)
+		want   string
+	}{
+		{"bad format", "pdf", func(*schedules.Schedule, *schedules.Timeline) {}, `"pdf"`},
+		{"circuit out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.Circuits[1].Circuit = 7 }, "circuit 7"},
+		{"switch out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.SwitchChanges[0].Stage = 3 }, "stage 3"},
+		{"src beyond ports", "svg", func(s *schedules.Schedule, _ *schedules.Timeline) { s.Ports = 2 }, "src 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, tl := tinySchedule(t)
+			tc.mutate(s, tl)
+			err := Gantt(&bytes.Buffer{}, tc.format, s, tl)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one mentioning %s", err, tc.want)
+			}
+		})
+	}
+	if err := Gantt(&bytes.Buffer{}, "svg", nil, nil); err == nil {
+		t.Error("nil schedule: no error")
+	}
+}
+
+func TestHeatmap(t *testing.T) {
+	g := tinyGrid()
+	img := renderBoth(t, "heatmap-tiny", func(w *bytes.Buffer, f string) error { return Heatmap(w, f, g) })
+	// The largest |log ratio| is log 5.34, so that cell is fully saturated red; the missing cell is grey.
+	for name, c := range map[string]color.RGBA{"5.34": slowerColour, "missing": missingColor, "1.00": evenColour} {
+		if !hasColour(img, c) {
+			t.Errorf("no %s cell colour %v in the PNG", name, c)
+		}
+	}
+	var svg bytes.Buffer
+	if err := Heatmap(&svg, "svg", g); err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"0.99", "1.30", "5.34", "1.00", "2.58", "100Gbps", "10ms"} {
+		if !strings.Contains(svg.String(), ">"+label+"<") {
+			t.Errorf("SVG has no text %q", label)
+		}
+	}
+}
+
+func TestRatioColour(t *testing.T) {
+	logMax := math.Log(4)
+	tests := []struct {
+		v    float64
+		want color.RGBA
+	}{
+		{1, evenColour},
+		{4, slowerColour},
+		{16, slowerColour}, // saturates
+		{0.25, fasterColour},
+		{2, mix(evenColour, slowerColour, 0.5)},
+		{0.5, mix(evenColour, fasterColour, 0.5)},
+		{math.NaN(), missingColor},
+	}
+	for _, tc := range tests {
+		if got := RatioColour(tc.v, logMax); got != tc.want {
+			t.Errorf("RatioColour(%g) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestGridCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Grid)
+		want   string
+	}{
+		{"no columns", func(g *Grid) { g.Cols = nil }, "0 columns"},
+		{"missing row", func(g *Grid) { g.Values = g.Values[:1] }, "1 rows of values"},
+		{"short row", func(g *Grid) { g.Values[1] = g.Values[1][:2] }, "row 1 (800Gbps)"},
+		{"zero ratio", func(g *Grid) { g.Values[0][0] = 0 }, "(100Gbps, 10ns) = 0"},
+		{"infinite ratio", func(g *Grid) { g.Values[0][1] = math.Inf(1) }, "+Inf"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tinyGrid()
+			tc.mutate(&g)
+			err := Heatmap(&bytes.Buffer{}, "svg", g)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDistribution(t *testing.T) {
+	series := []Series{
+		{"tetris", []float64{1.01, 1.02, 1.03, 1.05, 1.04}},
+		{"bvn", []float64{1.2, 1.6, 2.5, 1.9, 1.4}},
+		{"maxweight", []float64{1.06, 1.1, 1.09, 1.2, 1.08}},
+	}
+	img := renderBoth(t, "distribution-tiny", func(w *bytes.Buffer, f string) error {
+		return Distribution(w, f, "completion / lower bound", "completion / lower bound", series)
+	})
+	for i := range series {
+		if !hasColour(img, receiverColours[i]) {
+			t.Errorf("no box filled with series %d's colour", i)
+		}
+	}
+	for _, bad := range [][]Series{nil, {{"empty", nil}}, {{"nan", []float64{1, math.NaN()}}}} {
+		if err := Distribution(&bytes.Buffer{}, "svg", "t", "y", bad); err == nil {
+			t.Errorf("Distribution(%v): no error", bad)
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// Config holds the timing models of a run.
+type Config struct {
+	Transfer TransferModel
+	Reconfig ReconfigModel
+	// BoundBandwidth is the b (bytes/s) at which lower bounds are computed. Zero means the
+	// bandwidth model's b, or, for any other transfer model, the schedule's planning bandwidth
+	// (Result.Notes says so).
+	BoundBandwidth float64
+}
+
+// Run executes s in virtual time under cfg and returns its Result and Timeline. d, when not nil,
+// is the demand s was planned for; it gives the lower bounds. Run checks the schedule's structure
+// (ports, paths, round consistency) but not that it delivers d: that is schedules.Verify's job.
+func Run(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
+	o, err := NewOrder(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return RunOrder(ctx, o, s, d, cfg)
+}
+
+// RunOrder is Run with the dependency order already derived by NewOrder(s).
+func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
+	if cfg.Transfer == nil || cfg.Reconfig == nil {
+		return nil, nil, fmt.Errorf("emulator: config needs both a transfer and a reconfiguration model")
+	}
+	if a := cfg.Reconfig.Nominal(); !(a >= 0) || math.IsInf(a, 0) {
+		return nil, nil, fmt.Errorf("emulator: reconfiguration model %s: delay %g s is not a non-negative time", cfg.Reconfig.Name(), a)
+	}
+	if o.Len() != len(s.Circuits) {
+		return nil, nil, fmt.Errorf("emulator: order has %d circuits, schedule %d", o.Len(), len(s.Circuits))
+	}
+	if d != nil && d.N() != s.Ports {
+		return nil, nil, fmt.Errorf("emulator: demand has %d ports, schedule %q has %d real ports", d.N(), s.Algorithm, s.Ports)
+	}
+	e := newEngine(o, s)
+	for i, c := range s.Circuits {
+		t, err := cfg.Transfer.Seconds(c.Src, c.Dst, c.Bytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("emulator: circuit %d (%d→%d, %d bytes): %w", i, c.Src, c.Dst, c.Bytes, err)
+		}
+		if !(t >= 0) || math.IsInf(t, 0) {
+			return nil, nil, fmt.Errorf("emulator: circuit %d (%d→%d, %d bytes): transfer model %s gave %g s", i, c.Src, c.Dst, c.Bytes, cfg.Transfer.Name(), t)
+		}
+		e.dur[i] = t
+	}
+	rc := cfg.Reconfig.NewReconfigurer()
+	var err error
+	if o.mode == schedules.Barrier {
+		err = e.runBarrier(ctx, rc)
+	} else {
+		err = e.runPartial(ctx, rc)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	tl := e.timeline()
+	res := e.result(tl, s, d, cfg)
+	return res, tl, nil
+}
+
+// event is a circuit completion (id ≥ 0) or the completion of reconfiguration batch −id−1.
+type event struct {
+	t   float64
+	seq uint32
+	id  int32
+}
+
+type eventHeap []event
+
+func (h eventHeap) less(i, j int) bool {
+	return h[i].t < h[j].t || h[i].t == h[j].t && h[i].seq < h[j].seq
+}
+
+func (h *eventHeap) push(ev event) {
+	*h = append(*h, ev)
+	a := *h
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() event {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && a.less(r, l) {
+			m = r
+		}
+		if !a.less(m, i) {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// batch is one reconfiguration command: the epochs eps[lo:hi] of the engine.
+type batch struct {
+	start, end float64
+	lo, hi     int32
+}
+
+type engine struct {
+	o   *Order
+	s   *schedules.Schedule
+	dur []float64
+	// per circuit
+	tx, end []float64
+	ready   []float64 // barrier mode: the round start (partial mode computes it afterwards)
+	pathRdy []float64
+	rcStart []float64
+	// per epoch
+	epReq, epStart, epEnd []float64
+	batches               []batch
+	batchEps              []int32
+	events                int
+}
+
+func newEngine(o *Order, s *schedules.Schedule) *engine {
+	nc, ne := len(s.Circuits), len(o.epochs)
+	f := make([]float64, 5*nc+3*ne)
+	return &engine{o: o, s: s,
+		dur: f[0:nc], tx: f[nc : 2*nc], end: f[2*nc : 3*nc], ready: f[3*nc : 4*nc], rcStart: f[4*nc : 5*nc],
+		epReq: f[5*nc : 5*nc+ne], epStart: f[5*nc+ne : 5*nc+2*ne], epEnd: f[5*nc+2*ne:]}
+}
+
+// runPartial walks the dependency order on completion events.
+func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
+	o := e.o
+	nc, ne := len(e.dur), len(o.epochs)
+	pending := make([]int32, nc+ne) // circuits, then epochs
+	for c := 0; c < nc; c++ {
+		pending[c] = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
+	}
+	for ep := 0; ep < ne; ep++ {
+		pending[nc+ep] = o.reqIdx[ep+1] - o.reqIdx[ep]
+	}
+	h := make(eventHeap, 0, 64)
+	var seq uint32
+	var reqs []int32 // epochs requested at reqT, not yet sent to the controller
+	reqT := 0.0
+	startCircuit := func(c int32, t float64) {
+		e.tx[c] = t
+		e.end[c] = t + e.dur[c]
+		seq++
+		h.push(event{e.end[c], seq, c})
+	}
+	request := func(ep int32, t float64) {
+		e.epReq[ep] = t
+		reqT = t
+		reqs = append(reqs, ep)
+	}
+	for ep := 0; ep < ne; ep++ {
+		if pending[nc+ep] == 0 {
+			request(int32(ep), 0)
+		}
+	}
+	for c := 0; c < nc; c++ {
+		if pending[c] == 0 {
+			startCircuit(int32(c), 0)
+		}
+	}
+	for {
+		if len(reqs) > 0 && (len(h) == 0 || h[0].t > reqT) {
+			// Everything requested at reqT is known: send it as one command.
+			start, end := rc.Command(reqT, len(reqs))
+			b := int32(len(e.batches))
+			lo := int32(len(e.batchEps))
+			e.batchEps = append(e.batchEps, reqs...)
+			e.batches = append(e.batches, batch{start, end, lo, int32(len(e.batchEps))})
+			for _, ep := range reqs {
+				e.epStart[ep], e.epEnd[ep] = start, end
+			}
+			reqs = reqs[:0]
+			seq++
+			h.push(event{end, seq, -b - 1})
+			continue
+		}
+		if len(h) == 0 {
+			break
+		}
+		ev := h.pop()
+		e.events++
+		if e.events&0x3fff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if ev.id >= 0 {
+			c := ev.id
+			for _, x := range o.succ[o.succIdx[c]:o.succIdx[c+1]] {
+				if pending[x]--; pending[x] == 0 {
+					startCircuit(x, ev.t)
+				}
+			}
+			for _, ep := range o.trig[o.trigIdx[c]:o.trigIdx[c+1]] {
+				if pending[int32(nc)+ep]--; pending[int32(nc)+ep] == 0 {
+					request(ep, ev.t)
+				}
+			}
+			continue
+		}
+		b := e.batches[-ev.id-1]
+		for _, ep := range e.batchEps[b.lo:b.hi] {
+			for _, x := range o.user[o.userIdx[ep]:o.userIdx[ep+1]] {
+				if pending[x]--; pending[x] == 0 {
+					startCircuit(x, ev.t)
+				}
+			}
+		}
+	}
+	for c := 0; c < nc; c++ {
+		if pending[c] != 0 {
+			// Unreachable for an Order built by NewOrder: every dependency points backwards.
+			return fmt.Errorf("emulator: internal error: circuit %d never became ready", c)
+		}
+	}
+	return nil
+}
+
+// runBarrier runs the rounds one after another; a round's changes are one command.
+func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
+	t := 0.0
+	for _, r := range e.o.rounds {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		txStart, rcStart := t, t
+		if len(r.Changes) > 0 {
+			start, end := rc.Command(t, len(r.Changes))
+			lo := int32(len(e.batchEps))
+			for _, ep := range r.Changes {
+				e.epReq[ep], e.epStart[ep], e.epEnd[ep] = t, start, end
+				e.batchEps = append(e.batchEps, int32(ep))
+			}
+			e.batches = append(e.batches, batch{start, end, lo, int32(len(e.batchEps))})
+			e.events++
+			txStart, rcStart = end, start
+		}
+		roundEnd := txStart + r.PlannedDuration
+		for _, c := range r.Circuits {
+			e.ready[c] = t
+			e.rcStart[c] = rcStart
+			e.tx[c] = txStart
+			e.end[c] = txStart + e.dur[c]
+			roundEnd = max(roundEnd, e.end[c])
+			e.events++
+		}
+		t = roundEnd
+	}
+	return nil
+}
+
+// timeline fills the Timeline from the engine's times. In partial mode, Ready, PathReady and
+// ReconfigStart are derived from the predecessors' completions and the epochs' requests.
+func (e *engine) timeline() *schedules.Timeline {
+	o := e.o
+	nc := len(e.dur)
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc)}
+	for c := 0; c < nc; c++ {
+		ct := schedules.CircuitTiming{Circuit: c, TransmitStart: e.tx[c], End: e.end[c]}
+		if o.mode == schedules.Barrier {
+			ct.Ready, ct.PathReady, ct.ReconfigStart = e.ready[c], e.ready[c], e.rcStart[c]
+		} else {
+			if p := o.txPred[c]; p >= 0 {
+				ct.Ready = e.end[p]
+			}
+			if p := o.rxPred[c]; p >= 0 {
+				ct.Ready = max(ct.Ready, e.end[p])
+			}
+			ct.PathReady = ct.Ready
+			for _, p := range o.Predecessors(c) {
+				ct.PathReady = max(ct.PathReady, e.end[p])
+			}
+			for _, ep := range o.Waits(c) {
+				ct.PathReady = max(ct.PathReady, e.epReq[ep])
+			}
+			ct.ReconfigStart = math.Inf(-1)
+			for _, ep := range o.Waits(c) {
+				// A reconfiguration it waited for is one still under way when its path was free.
+				if e.epEnd[ep] > ct.PathReady {
+					ct.ReconfigStart = max(ct.ReconfigStart, e.epStart[ep])
+				}
+			}
+			if math.IsInf(ct.ReconfigStart, -1) {
+				ct.ReconfigStart = ct.TransmitStart
+			}
+		}
+		tl.Circuits[c] = ct
+	}
+	if o.fabric == schedules.Benes {
+		tl.SwitchChanges = make([]schedules.SwitchChange, 0, len(o.epochs))
+		for i, ep := range o.epochs {
+			tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
+				Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: e.epStart[i], End: e.epEnd[i]})
+		}
+		slices.SortStableFunc(tl.SwitchChanges, func(a, b schedules.SwitchChange) int {
+			switch {
+			case a.Start < b.Start:
+				return -1
+			case a.Start > b.Start:
+				return 1
+			case a.Stage != b.Stage:
+				return a.Stage - b.Stage
+			}
+			return a.Switch - b.Switch
+		})
+	} else {
+		tl.SwitchChanges = []schedules.SwitchChange{}
+	}
+	return tl
+}
+
+// result summarises a finished run.
+func (e *engine) result(tl *schedules.Timeline, s *schedules.Schedule, d *schedules.Demand, cfg Config) *Result {
+	r := &Result{
+		Algorithm:    s.Algorithm,
+		Transfer:     cfg.Transfer.Name(),
+		Reconfig:     cfg.Reconfig.Name(),
+		Completion:   tl.Completion(),
+		Groups:       s.Groups(),
+		Circuits:     len(s.Circuits),
+		StateChanges: len(e.o.epochs),
+		Events:       e.events,
+	}
+	if e.o.mode == schedules.Barrier {
+		r.Groups = len(e.o.rounds)
+	}
+	for _, b := range e.batches {
+		if b.hi > b.lo {
+			r.ReconfigEvents++
+		}
+	}
+	ports := s.Ports
+	r.Endpoints = make([]EndpointTime, 2*ports)
+	for p := 0; p < ports; p++ {
+		r.Endpoints[p].Endpoint = schedules.Endpoint{Port: p}
+		r.Endpoints[ports+p].Endpoint = schedules.Endpoint{Port: p, Rx: true}
+	}
+	for i, ct := range tl.Circuits {
+		c := s.Circuits[i]
+		r.RNBWait += ct.PathReady - ct.Ready
+		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
+		// Circuits on padding ports carry nothing real; only real ports are reported.
+		if c.Src < ports {
+			r.Endpoints[c.Src].Busy += busy
+			r.Endpoints[c.Src].Reconfiguring += rcf
+		}
+		if c.Dst < ports {
+			r.Endpoints[ports+c.Dst].Busy += busy
+			r.Endpoints[ports+c.Dst].Reconfiguring += rcf
+		}
+	}
+	for i := range r.Endpoints {
+		ep := &r.Endpoints[i]
+		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
+	}
+	if d != nil {
+		b := cfg.BoundBandwidth
+		if b <= 0 {
+			var ok bool
+			if b, ok = BandwidthOf(cfg.Transfer); !ok {
+				b = s.Params.BandwidthBytesPerSecond
+				r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use the schedule's planning bandwidth %g B/s: the %s transfer model has no single b", b, cfg.Transfer.Name()))
+			}
+		}
+		if b > 0 {
+			r.BoundBandwidth, r.BoundReconfig = b, cfg.Reconfig.Nominal()
+			r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
+			if r.Bounds.Bandwidth > 0 {
+				r.RatioBandwidth = r.Completion / r.Bounds.Bandwidth
+			}
+			if r.Bounds.Reconfig > 0 {
+				r.RatioReconfig = r.Completion / r.Bounds.Reconfig
+			}
+		} else {
+			r.Notes = append(r.Notes, "no lower bounds: no bandwidth to compute them at")
+		}
+	}
+	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {
+		pieces := map[[2]int]int{}
+		for _, c := range s.Circuits {
+			pieces[[2]int{c.Src, c.Dst}]++
+		}
+		split, extra := 0, 0
+		for _, k := range pieces {
+			if k > 1 {
+				split++
+				extra += k - 1
+			}
+		}
+		if split > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("α-β model: %d demands are split across several circuits and pay α once per piece (%d extra α in all)", split, extra))
+		}
+	}
+	if e.o.fabric == schedules.Crossbar && r.StateChanges > 0 {
+		r.Notes = append(r.Notes, "crossbar: state changes count transmitter re-pointings; the timeline lists no switch changes")
+	}
+	return r
+}
