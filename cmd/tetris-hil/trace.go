@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/trace"
+	"github.com/tetris-hil/tetris-hil/schedules/trace/heatmap"
+	"github.com/tetris-hil/tetris-hil/schedules/trace/synth"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+func init() { subcommands = append(subcommands, newTraceCmd) }
+
+func newTraceCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "trace",
+		Short: "Import, generate, inspect and export MoE All-to-All demand traces",
+		Long: `A trace is a sequence of GPU-to-GPU demand matrices (bytes from GPU i to GPU j), one per
+MoE layer and All-to-All phase (dispatch, combine), with metadata saying where it came from.
+The canonical form is versioned JSON; CSV (one matrix) and NumPy .npy are read too, and
+token-routing JSONL from a routing logger (scripts/capture_moe_trace.py) is imported.
+
+Without a file, commands use the built-in trace: real Mixtral-8x7B routing counts (allenai/OLMoE,
+Apache-2.0) spread over 8 GPUs.`,
+	}
+	c.AddCommand(newTraceImportCmd(), newTraceGenCmd(), newTraceShowCmd(), newTraceExportCmd())
+	return c
+}
+
+// writeTrace writes t to path atomically in canonical form.
+func writeTrace(path string, t *trace.Trace) error {
+	b, err := t.Marshal()
+	if err != nil {
+		return err
+	}
+	return schedules.WriteFileAtomic(path, b)
+}
+
+func requireOut(out string) error {
+	if out == "" {
+		return usagef("-o: an output file is required")
+	}
+	return nil
+}
+
+func newTraceImportCmd() *cobra.Command {
+	var (
+		format, out, model, placement, layout, datasets string
+		gpus, experts, hidden, dtypeBytes, tokens       int
+		onePerGPU                                       bool
+		seed                                            uint64
+		maxPorts                                        int
+	)
+	c := &cobra.Command{
+		Use:   "import IN -o OUT.json",
+		Short: "Convert a capture (routing JSONL, CSV, .npy, expert counts) into a canonical trace",
+		Example: `  tetris-hil trace import --format routing-jsonl --gpus 8 --experts 8 --hidden 4096 routing.jsonl -o trace.json
+  tetris-hil trace import --layout pairs captured.npy -o trace.json
+  tetris-hil trace import --format expert-counts --model olmoe-1b-7b --gpus 8 builtin -o olmoe.json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := args[0]
+			if err := requireOut(out); err != nil {
+				return err
+			}
+			if maxPorts < 1 {
+				return usagef("--max-ports %d: want at least 1", maxPorts)
+			}
+			var t *trace.Trace
+			var err error
+			switch format {
+			case "routing-jsonl":
+				t, err = importRouting(in, trace.RoutingOptions{GPUs: gpus, Experts: experts, Hidden: hidden,
+					DtypeBytes: dtypeBytes, OnePerGPU: onePerGPU, MaxPorts: maxPorts, Model: model}, placement)
+			case "expert-counts":
+				t, err = importCounts(in, synth.CountsConfig{Model: model, GPUs: gpus, TokensPerGPU: tokens,
+					DtypeBytes: dtypeBytes, Placement: placement, Seed: seed}, datasets)
+			case "auto", "json", "csv", "npy":
+				t, err = importMatrices(in, format, layout, maxPorts)
+				if err == nil {
+					annotate(cmd, t, model, hidden, dtypeBytes, experts)
+				}
+			default:
+				return usagef("--format %q: want auto, json, csv, npy, routing-jsonl or expert-counts", format)
+			}
+			if err != nil {
+				return err
+			}
+			if err := writeTrace(out, t); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices, n = %d\n", out, len(t.Matrices), t.N())
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&format, "format", "auto", "input format: auto (by extension/content), json, csv, npy, routing-jsonl, expert-counts")
+	f.StringVarP(&out, "output", "o", "", "output trace file (.json)")
+	f.StringVar(&model, "model", "", "model name recorded in the trace (expert-counts: which model of the file, e.g. mixtral-8x7b)")
+	f.IntVar(&gpus, "gpus", 8, "GPUs (routing-jsonl, expert-counts)")
+	f.IntVar(&experts, "experts", 0, "routed experts per layer (routing-jsonl)")
+	f.IntVar(&hidden, "hidden", 0, "hidden size: elements sent per token and expert (routing-jsonl)")
+	f.IntVar(&dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
+	f.StringVar(&placement, "placement", "contiguous", "expert placement: contiguous, round-robin, or a JSON file listing each expert's GPU(s)")
+	f.BoolVar(&onePerGPU, "one-copy-per-gpu", false, "routing-jsonl: send a token once to a GPU holding several of its experts")
+	f.StringVar(&layout, "layout", string(trace.LayoutLayers), "csv/npy: layers (matrix k = layer k dispatch) or pairs (dispatch, combine per layer)")
+	f.IntVar(&tokens, "tokens-per-gpu", 2048, "expert-counts: scale totals to this many tokens per GPU (0: keep the measured totals)")
+	f.Uint64Var(&seed, "seed", 1, "expert-counts: seed of the spreading over source GPUs")
+	f.StringVar(&datasets, "datasets", "", "expert-counts: comma-separated datasets (default: all)")
+	f.IntVar(&maxPorts, "max-ports", schedules.DefaultMaxPorts, "reject matrices larger than this")
+	return c
+}
+
+func importRouting(in string, o trace.RoutingOptions, placement string) (*trace.Trace, error) {
+	if o.Experts <= 0 {
+		return nil, usagef("--experts %d: routing-jsonl needs the number of routed experts", o.Experts)
+	}
+	if o.Hidden <= 0 {
+		return nil, usagef("--hidden %d: routing-jsonl needs the model's hidden size", o.Hidden)
+	}
+	if o.GPUs <= 0 || o.GPUs > o.MaxPorts {
+		return nil, usagef("--gpus %d: want 1..%d (--max-ports)", o.GPUs, o.MaxPorts)
+	}
+	if o.DtypeBytes <= 0 {
+		return nil, usagef("--dtype-bytes %d: want at least 1", o.DtypeBytes)
+	}
+	p, err := placementFlag(placement, o.Experts, o.GPUs)
+	if err != nil {
+		return nil, err
+	}
+	o.Placement = p
+	f, err := os.Open(in)
+	if err != nil {
+		return nil, usagef("%s: %v", in, err)
+	}
+	defer f.Close()
+	t, err := trace.ImportRouting(f, in, o)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return t, nil
+}
+
+func placementFlag(s string, experts, gpus int) (trace.Placement, error) {
+	if s == "contiguous" || s == "round-robin" {
+		return trace.ParsePlacement(s, experts, gpus)
+	}
+	f, err := os.Open(s)
+	if err != nil {
+		return trace.Placement{}, usagef("--placement %q: not contiguous or round-robin, and not a readable file: %v", s, err)
+	}
+	defer f.Close()
+	p, err := trace.ReadPlacement(f, s, experts, gpus)
+	if err != nil {
+		return trace.Placement{}, usagef("--placement: %v", err)
+	}
+	return p, nil
+}
+
+func importCounts(in string, cfg synth.CountsConfig, datasets string) (*trace.Trace, error) {
+	var c *synth.ExpertCounts
+	var err error
+	if in == "builtin" {
+		c, err = synth.RealCounts()
+		cfg.License = synth.CountsLicense
+	} else {
+		var f *os.File
+		if f, err = os.Open(in); err != nil {
+			return nil, usagef("%s: %v", in, err)
+		}
+		defer f.Close()
+		c, err = synth.ReadExpertCounts(f, in)
+	}
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if cfg.Model == "" {
+		return nil, usagef("--model: expert-counts needs the model to take from %s", in)
+	}
+	if datasets != "" {
+		cfg.Datasets = strings.Split(datasets, ",")
+	}
+	t, err := synth.FromCounts(c, cfg)
+	if err != nil {
+		return nil, usagef("%s: %v", in, err)
+	}
+	return t, nil
+}
+
+func importMatrices(in, format, layout string, maxPorts int) (*trace.Trace, error) {
+	lay, err := trace.ParseLayout(layout)
+	if err != nil {
+		return nil, usagef("--layout: %v", err)
+	}
+	data, err := os.ReadFile(in)
+	if err != nil {
+		return nil, usagef("%s: %v", in, err)
+	}
+	name := in
+	if format != "auto" {
+		// The reader picks the format from the name; give it the one the user asked for.
+		name = in + "." + format
+	}
+	t, err := trace.Parse(data, name, trace.LoadOptions{MaxPorts: maxPorts, Layout: lay})
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("%s", strings.ReplaceAll(err.Error(), name, in))}
+	}
+	return t, nil
+}
+
+// annotate records the model flags a user gave for a metadata-free matrix file.
+func annotate(cmd *cobra.Command, t *trace.Trace, model string, hidden, dtypeBytes, experts int) {
+	if cmd.Flags().Changed("model") {
+		t.Meta.Model = model
+	}
+	if cmd.Flags().Changed("hidden") {
+		t.Meta.HiddenSize = hidden
+	}
+	if cmd.Flags().Changed("dtype-bytes") {
+		t.Meta.DtypeBytes = dtypeBytes
+	}
+	if cmd.Flags().Changed("experts") {
+		t.Meta.Experts = experts
+	}
+}
+
+func newTraceGenCmd() *cobra.Command {
+	var (
+		model, out, placement            string
+		gpus, tokens, layers, dtypeBytes int
+		hidden, experts, topK, shared    int
+		skew                             float64
+		seed                             uint64
+	)
+	c := &cobra.Command{
+		Use:   "gen -o OUT.json",
+		Short: "Generate a synthetic MoE All-to-All trace (Zipf-like expert popularity, per-layer variation)",
+		Long: `Generates, for every MoE layer, a dispatch matrix and its transpose (combine). Every GPU
+holds --tokens-per-gpu tokens; each token picks top-k distinct experts with Zipf-like
+popularity (exponent --skew) that a seeded permutation and jitter vary per layer and per source
+GPU; each routing sends hidden × dtype bytes to the expert's GPU. Presets (hidden/experts/top-k/
+layers): mixtral-8x7b 4096/8/2/32, mixtral-8x22b 6144/8/2/56, deepseek-moe-16b 2048/64 (+2 shared,
+no traffic)/6/28 with layer 0 dense (no All-to-All). With more GPUs than experts, experts are
+replicated and a token uses the replica (source GPU mod replicas). The same seed gives the same
+bytes on every platform.`,
+		Example: `  tetris-hil trace gen --model mixtral-8x22b --gpus 8 --tokens-per-gpu 2048 --layers 4 --seed 1 -o t.json
+  tetris-hil trace gen --model custom --hidden 4096 --experts 128 --top-k 8 --gpus 64 -o big.json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireOut(out); err != nil {
+				return err
+			}
+			var m synth.Model
+			if model == "custom" {
+				m = synth.Model{Name: "custom", Hidden: hidden, Experts: experts, TopK: topK, SharedExperts: shared, Layers: layers}
+				if layers == 0 {
+					return usagef("--layers: --model custom needs --layers")
+				}
+			} else {
+				var err error
+				if m, err = synth.LookupModel(model); err != nil {
+					return usagef("--model: %v", err)
+				}
+				for _, fl := range []string{"hidden", "experts", "top-k", "shared-experts"} {
+					if cmd.Flags().Changed(fl) {
+						return usagef("--%s: only for --model custom (the %s preset fixes it)", fl, model)
+					}
+				}
+			}
+			t, err := synth.Generate(synth.Config{Model: m, GPUs: gpus, TokensPerGPU: tokens, Layers: layers,
+				Skew: skew, Seed: seed, DtypeBytes: dtypeBytes, Placement: placement})
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if err := writeTrace(out, t); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d GPUs, %d matrices\n", out, m.Name, gpus, len(t.Matrices))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&model, "model", "mixtral-8x7b", "model preset: "+strings.Join(synth.PresetNames(), ", ")+", or custom")
+	f.IntVar(&gpus, "gpus", 8, "GPUs (1.."+strconv.Itoa(synth.MaxGPUs)+")")
+	f.IntVar(&tokens, "tokens-per-gpu", 2048, "tokens on each GPU per layer")
+	f.IntVar(&layers, "layers", 0, "layers to generate (default: the model's)")
+	f.Float64Var(&skew, "skew", 1.0, "Zipf exponent of expert popularity (0: uniform)")
+	f.Uint64Var(&seed, "seed", 1, "random seed")
+	f.IntVar(&dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
+	f.StringVar(&placement, "placement", "contiguous", "expert placement: contiguous or round-robin")
+	f.IntVar(&hidden, "hidden", 4096, "custom: hidden size")
+	f.IntVar(&experts, "experts", 8, "custom: routed experts")
+	f.IntVar(&topK, "top-k", 2, "custom: experts per token")
+	f.IntVar(&shared, "shared-experts", 0, "custom: shared experts (local, no traffic)")
+	f.StringVarP(&out, "output", "o", "", "output trace file (.json)")
+	return c
+}
+
+func newTraceShowCmd() *cobra.Command {
+	var src demandSource
+	var bw, reconfig, heat string
+	c := &cobra.Command{
+		Use:   "show [FILE]",
+		Short: "Print a trace's matrices: loads, bottleneck endpoints, degree, skew, lower bounds",
+		Long: `For each matrix: total bytes, the largest transmitter (row) and receiver (column) load,
+the bottleneck endpoints (those whose load sets the bandwidth bound), the maximum degree Δ,
+the skew (max endpoint load / mean load) and both lower bounds on completion time at
+--bandwidth and --reconfig: load/b, and load/b + (degree − 1)·α_r. Local (diagonal) traffic
+is ignored. --heatmap draws one matrix (--matrix, default the first selected) as a PNG.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if cmd.Flags().Changed("demand") {
+					return usagef("give the file either as an argument or with --demand, not both")
+				}
+				src.path = args[0]
+			}
+			b, err := units.ParseBandwidth(bw)
+			if err != nil {
+				return usagef("--bandwidth: %v", err)
+			}
+			ar, err := units.ParseDuration(reconfig)
+			if err != nil {
+				return usagef("--reconfig: %v", err)
+			}
+			t, name, err := src.loadTrace()
+			if err != nil {
+				return err
+			}
+			sel, err := src.selectFrom(t, name)
+			if err != nil {
+				return err
+			}
+			printTrace(cmd.OutOrStdout(), t, name, sel, b, ar)
+			if heat != "" {
+				nd := sel[0]
+				var buf bytes.Buffer
+				if err := heatmap.Draw(&buf, nd.Demand, fmt.Sprintf("%s #%d: %s", filepath.Base(name), nd.Index, t.Matrices[nd.Index].Label())); err != nil {
+					return err
+				}
+				if err := schedules.WriteFileAtomic(heat, buf.Bytes()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "heatmap of #%d written to %s (bottleneck endpoints outlined in red)\n", nd.Index, heat)
+			}
+			return nil
+		},
+	}
+	src.register(c.Flags())
+	c.Flags().StringVar(&bw, "bandwidth", "800Gbps", "per-port link bandwidth for the lower bounds")
+	c.Flags().StringVar(&reconfig, "reconfig", "10us", "switch reconfiguration delay α_r for the lower bounds")
+	c.Flags().StringVar(&heat, "heatmap", "", "write a PNG heatmap of one matrix (--matrix) to this file")
+	return c
+}
+
+func printTrace(w io.Writer, t *trace.Trace, name string, sel []namedDemand, bw, alphaR float64) {
+	m := t.Meta
+	fmt.Fprintf(w, "trace %s: n = %d GPUs, %d matrices", name, t.N(), len(t.Matrices))
+	if len(sel) != len(t.Matrices) {
+		fmt.Fprintf(w, " (%d selected)", len(sel))
+	}
+	fmt.Fprintln(w)
+	if m.Model != "" {
+		fmt.Fprintf(w, "model %s: hidden %d, dtype %d B, top-%d of %d experts, %d tokens/GPU, placement %s\n",
+			m.Model, m.HiddenSize, m.DtypeBytes, m.TopK, m.Experts, m.TokensPerGPU, m.Placement)
+	}
+	if m.Source != "" {
+		fmt.Fprintf(w, "source: %s\n", m.Source)
+	}
+	if m.License != "" {
+		fmt.Fprintf(w, "licence: %s\n", m.License)
+	}
+	fmt.Fprintf(w, "bounds at %s per port, α_r = %s\n\n", units.FormatBandwidth(bw), units.FormatSeconds(alphaR))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tlayer\tphase\tdataset\ttotal\tmax Tx\tmax Rx\tbottlenecks\tΔ\tskew\tRx max/mean\tT_min\tT_min+α_r\t")
+	var total int64
+	for _, nd := range sel {
+		mx := &t.Matrices[nd.Index]
+		st := nd.Demand.Statistics()
+		bd := schedules.LowerBound(nd.Demand, bw, alphaR)
+		total += st.Total
+		var bn []string
+		for _, e := range st.Bottlenecks {
+			bn = append(bn, e.String())
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%s\t%s\t\n", nd.Index, mx.Layer, mx.Phase, orDash(mx.Dataset),
+			units.FormatBytes(st.Total), units.FormatBytes(st.MaxRowLoad), units.FormatBytes(st.MaxColLoad),
+			strings.Join(bn, ","), st.MaxDegree, st.Skew, st.ReceiverSkew, units.FormatSeconds(bd.Bandwidth), units.FormatSeconds(bd.Reconfig))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ntotal over the fabric: %s (%d bytes)\n", units.FormatBytes(total), total)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newTraceExportCmd() *cobra.Command {
+	var src demandSource
+	var out, to string
+	c := &cobra.Command{
+		Use:   "export [FILE] -o OUT.csv|OUT.npy|OUT.json",
+		Short: "Write a trace's matrices as CSV (one matrix), .npy (all selected) or canonical JSON",
+		Long: `Exports for tools outside tetris-hil and for round trips: .npy holds the selected matrices
+as one little-endian int64 array (n×n for one, m×n×n for several), in trace order; import it
+back with --layout pairs when each layer has dispatch then combine. CSV holds exactly one
+matrix: pick it with --matrix (or --layer and --phase). The format follows the extension of
+-o unless --to says otherwise.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireOut(out); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				src.path = args[0]
+			}
+			t, name, err := src.loadTrace()
+			if err != nil {
+				return err
+			}
+			sel, err := src.selectFrom(t, name)
+			if err != nil {
+				return err
+			}
+			if to == "" {
+				to = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
+			}
+			var buf bytes.Buffer
+			switch to {
+			case "csv":
+				if len(sel) != 1 {
+					return usagef("--matrix: CSV holds one matrix and %d are selected; pick one with --matrix (0..%d)", len(sel), len(t.Matrices)-1)
+				}
+				err = trace.WriteCSV(&buf, &t.Matrices[sel[0].Index])
+			case "npy":
+				ms := make([][][]int64, len(sel))
+				for i, nd := range sel {
+					ms[i] = t.Matrices[nd.Index].Bytes
+				}
+				err = trace.WriteNPY(&buf, ms)
+			case "json":
+				sub := *t
+				sub.Matrices = nil
+				for _, nd := range sel {
+					sub.Matrices = append(sub.Matrices, t.Matrices[nd.Index])
+				}
+				err = sub.Write(&buf)
+			default:
+				return usagef("--to %q: want csv, npy or json (or an -o file with that extension)", to)
+			}
+			if err != nil {
+				return err
+			}
+			if err := schedules.WriteFileAtomic(out, buf.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices as %s\n", out, len(sel), to)
+			return nil
+		},
+	}
+	src.register(c.Flags())
+	c.Flags().StringVarP(&out, "output", "o", "", "output file")
+	c.Flags().StringVar(&to, "to", "", "output format: csv, npy or json (default: from the -o extension)")
+	return c
+}

@@ -1,0 +1,154 @@
+// Package heatmap draws a demand matrix as a PNG heatmap in the style of seed 000 Figure 3: one
+// cell per (transmitter, receiver) pair shaded by bytes, row and column loads beside the grid,
+// and the bottleneck endpoints (those whose load sets the bandwidth lower bound) outlined in red.
+package heatmap
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+// Colours of the figure, exported so that tests and callers can find the marks.
+var (
+	Background = color.RGBA{255, 255, 255, 255}
+	Local      = color.RGBA{220, 220, 220, 255} // the diagonal: GPU-local traffic, not on the fabric
+	Bottleneck = color.RGBA{220, 30, 30, 255}
+	Ink        = color.RGBA{20, 20, 20, 255}
+)
+
+// Layout of a figure, in pixels.
+type Layout struct {
+	Cell, Left, Top, Right, Bottom int
+}
+
+// LayoutFor sizes the figure for n ports: cells shrink from 48 px (n ≤ 16) so that the grid stays
+// under about 800 px, and never below 1 px.
+func LayoutFor(n int) Layout {
+	cell := max(1, min(48, 768/max(n, 1)))
+	return Layout{Cell: cell, Left: 56, Top: 44, Right: 96, Bottom: 40}
+}
+
+// CellOrigin is the top-left pixel of cell (i, j).
+func (l Layout) CellOrigin(i, j int) image.Point {
+	return image.Pt(l.Left+j*l.Cell, l.Top+i*l.Cell)
+}
+
+// Shade is the colour of a cell holding v bytes when the largest off-diagonal cell holds peak:
+// white for 0 to dark blue for peak, so darker is more.
+func Shade(v, peak int64) color.RGBA {
+	if peak <= 0 || v <= 0 {
+		return Background
+	}
+	f := float64(v) / float64(peak)
+	return color.RGBA{uint8(255 - 225*f), uint8(255 - 185*f), uint8(255 - 95*f), 255}
+}
+
+// Draw renders d (diagonal shown grey, as local traffic) and writes it as a PNG.
+func Draw(w io.Writer, d *schedules.Demand, title string) error {
+	img, err := Render(d, title)
+	if err != nil {
+		return err
+	}
+	return png.Encode(w, img)
+}
+
+// Render draws the figure.
+func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
+	n := d.N()
+	if n == 0 {
+		return nil, fmt.Errorf("heatmap: empty demand (n = 0)")
+	}
+	l := LayoutFor(n)
+	wpx, hpx := l.Left+n*l.Cell+l.Right, l.Top+n*l.Cell+l.Bottom
+	img := image.NewRGBA(image.Rect(0, 0, wpx, hpx))
+	fill(img, img.Bounds(), Background)
+	var peak int64
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			peak = max(peak, d.At(i, j))
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			c := Shade(d.At(i, j), peak)
+			if i == j && !d.CountDiagonal {
+				c = Local
+			}
+			o := l.CellOrigin(i, j)
+			fill(img, image.Rect(o.X, o.Y, o.X+l.Cell, o.Y+l.Cell), c)
+		}
+	}
+	st := d.Statistics()
+	label := l.Cell >= 14
+	text(img, 4, 16, title, Ink)
+	if label {
+		text(img, 4, 32, "Tx \\ Rx", Ink)
+		for k := 0; k < n; k++ {
+			o := l.CellOrigin(k, k)
+			text(img, o.X+2, l.Top-4, fmt.Sprint(k), Ink)
+			text(img, l.Left-20, o.Y+l.Cell/2+4, fmt.Sprint(k), Ink)
+		}
+	}
+	text(img, l.Left+n*l.Cell+6, l.Top-4, "Tx load", Ink)
+	text(img, 4, l.Top+n*l.Cell+16, "Rx load", Ink)
+	bottleneck := map[schedules.Endpoint]bool{}
+	for _, e := range st.Bottlenecks {
+		bottleneck[e] = true
+	}
+	for k := 0; k < n; k++ {
+		o := l.CellOrigin(k, k)
+		tx, rx := schedules.Endpoint{Port: k}, schedules.Endpoint{Port: k, Rx: true}
+		if label {
+			text(img, l.Left+n*l.Cell+6, o.Y+l.Cell/2+4, units.FormatBytes(d.RowLoad(k)), inkFor(bottleneck[tx]))
+			// Column loads alternate between two lines so that neighbours never overlap.
+			text(img, o.X+1, l.Top+n*l.Cell+16+12*(k%2), units.FormatBytes(d.ColLoad(k)), inkFor(bottleneck[rx]))
+		}
+		if bottleneck[tx] {
+			outline(img, image.Rect(l.Left, o.Y, l.Left+n*l.Cell, o.Y+l.Cell), Bottleneck)
+		}
+		if bottleneck[rx] {
+			outline(img, image.Rect(o.X, l.Top, o.X+l.Cell, l.Top+n*l.Cell), Bottleneck)
+		}
+	}
+	return img, nil
+}
+
+func inkFor(b bool) color.RGBA {
+	if b {
+		return Bottleneck
+	}
+	return Ink
+}
+
+func fill(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	r = r.Intersect(img.Bounds())
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			img.SetRGBA(x, y, c)
+		}
+	}
+}
+
+// outline draws a 2-pixel frame just inside r (1 pixel for tiny cells).
+func outline(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+	t := min(2, max(1, r.Dx()/4), max(1, r.Dy()/4))
+	fill(img, image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+t), c)
+	fill(img, image.Rect(r.Min.X, r.Max.Y-t, r.Max.X, r.Max.Y), c)
+	fill(img, image.Rect(r.Min.X, r.Min.Y, r.Min.X+t, r.Max.Y), c)
+	fill(img, image.Rect(r.Max.X-t, r.Min.Y, r.Max.X, r.Max.Y), c)
+}
+
+func text(img *image.RGBA, x, y int, s string, c color.RGBA) {
+	dr := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
+	dr.DrawString(s)
+}

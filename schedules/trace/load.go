@@ -1,0 +1,101 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format is a file format a trace can be read from.
+type Format string
+
+const (
+	FormatJSON    Format = "json"          // canonical trace
+	FormatCSV     Format = "csv"           // one matrix
+	FormatNPY     Format = "npy"           // n×n or m×n×n array
+	FormatRouting Format = "routing-jsonl" // token routings: needs ImportRouting's options
+)
+
+// ErrNeedsImport is wrapped by Load's error for a routing JSONL file: turning routings into bytes
+// needs the model (experts, hidden size, placement), which only `trace import` is told.
+var ErrNeedsImport = errors.New("token-routing JSONL must be imported first")
+
+// DetectFormat decides a file's format from its extension, and from its first bytes when the
+// extension says nothing (.npy magic; a JSON object with "experts" on its first line is routing
+// JSONL; other JSON is a trace; anything else is CSV).
+func DetectFormat(path string, head []byte) Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return FormatJSON
+	case ".csv", ".tsv", ".txt":
+		return FormatCSV
+	case ".npy":
+		return FormatNPY
+	case ".jsonl", ".ndjson":
+		return FormatRouting
+	}
+	if IsNPY(head) {
+		return FormatNPY
+	}
+	t := bytes.TrimSpace(head)
+	if len(t) > 0 && t[0] == '{' {
+		first, _, _ := bytes.Cut(t, []byte{'\n'})
+		if bytes.Contains(first, []byte(`"experts"`)) && !bytes.Contains(first, []byte(`"version"`)) {
+			return FormatRouting
+		}
+		return FormatJSON
+	}
+	return FormatCSV
+}
+
+// LoadOptions say how Load reads metadata-free formats.
+type LoadOptions struct {
+	MaxPorts int
+	Layout   Layout // for .npy and CSV; default LayoutLayers
+}
+
+// Load reads a trace from a canonical JSON, CSV or .npy file, by extension or content.
+func Load(path string, o LoadOptions) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path, o)
+}
+
+// Parse is Load on bytes already read; name is the file name for errors and format detection.
+func Parse(data []byte, name string, o LoadOptions) (*Trace, error) {
+	if o.Layout == "" {
+		o.Layout = LayoutLayers
+	}
+	switch f := DetectFormat(name, data[:min(len(data), 4096)]); f {
+	case FormatJSON:
+		return Read(bytes.NewReader(data), name, o.MaxPorts)
+	case FormatNPY:
+		ms, err := ReadNPY(bytes.NewReader(data), name, o.MaxPorts)
+		if err != nil {
+			return nil, err
+		}
+		return FromMatrices(ms, o.Layout, name)
+	case FormatRouting:
+		return nil, fmt.Errorf("%s: %w: run `tetris-hil trace import --format routing-jsonl --gpus N --experts E --hidden H %s -o trace.json` and use trace.json", name, ErrNeedsImport, name)
+	default:
+		if o.Layout == LayoutPairs {
+			return nil, fmt.Errorf("%s: a CSV file holds one matrix; layout pairs needs two per layer", name)
+		}
+		return ReadCSV(bytes.NewReader(data), name, o.MaxPorts)
+	}
+}
+
+// ReadAny is Parse on a reader.
+func ReadAny(r io.Reader, name string, o LoadOptions) (*Trace, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return Parse(data, name, o)
+}
