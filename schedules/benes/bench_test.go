@@ -1,0 +1,52 @@
+package benes
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+var benchSizes = []int{8, 16, 32, 64, 128, 256}
+
+// BenchmarkRoute routes one full random permutation with plain looping.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			f, _ := New(n)
+			rng := rand.New(rand.NewPCG(uint64(n), 2))
+			conns := make([]Conn, n)
+			for i, d := range rng.Perm(n) {
+				conns[i] = Conn{i, d}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Route(conns, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQuery runs one Query against a plan holding three rounds of committed circuits, each a
+// random full permutation routed by Query itself at its earliest start.
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			f, _ := New(n)
+			p := NewPlan(f, 1)
+			rng := rand.New(rand.NewPCG(uint64(n), 3))
+			for range 3 {
+				for src, dst := range rng.Perm(n) {
+					c, start, _ := p.Query(src, dst)
+					p.Commit(src, dst, c, start, start+1+rng.Float64()*10)
+				}
+			}
+			src, dst := rng.IntN(n), rng.IntN(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Query(src, dst)
+			}
+		})
+	}
+}

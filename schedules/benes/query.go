@@ -1,0 +1,192 @@
+package benes
+
+import "math"
+
+// Plan is the schedule-so-far state S of seed 000 §3.3, kept per switch: its planned state σ_s
+// (Bar before anything is committed), F_s (the end of its latest user), Q_s (the completion time
+// of the reconfiguration that set σ_s, 0 initially), and the release time of each of its input
+// lanes (I_{s,i}) and output lanes (O_{s,j}). Query, Start and PartialStart only read it, so they
+// may run concurrently with each other but not with Commit or Reset.
+type Plan struct {
+	f     *Fabric
+	alpha float64
+	sw    []switchPlan // indexed by SwitchID
+}
+
+// switchPlan keeps one switch's state together so a traversal's readiness costs one cache line.
+type switchPlan struct {
+	in, out [2]float64 // I_{s,i} and O_{s,j}
+	f, q    float64
+	state   State
+}
+
+// NewPlan returns the empty plan of fabric f with reconfiguration delay alphaR seconds.
+func NewPlan(f *Fabric, alphaR float64) *Plan {
+	return &Plan{f: f, alpha: alphaR, sw: make([]switchPlan, f.NumSwitches())}
+}
+
+// Reset forgets every committed circuit.
+func (p *Plan) Reset() { clear(p.sw) }
+
+// Fabric is the fabric the plan is for.
+func (p *Plan) Fabric() *Fabric { return p.f }
+
+// AlphaR is the reconfiguration delay α_r.
+func (p *Plan) AlphaR() float64 { return p.alpha }
+
+// SwitchState returns σ_s, F_s and Q_s of switch sw of stage stage.
+func (p *Plan) SwitchState(stage, sw int) (state State, f, q float64) {
+	s := &p.sw[p.f.SwitchID(stage, sw)]
+	return s.state, s.f, s.q
+}
+
+// LaneRelease returns the planned release times I_{s,lane} and O_{s,lane} of the input and output
+// lane lane of switch sw of stage stage.
+func (p *Plan) LaneRelease(stage, sw, lane int) (in, out float64) {
+	s := &p.sw[p.f.SwitchID(stage, sw)]
+	return s.in[lane], s.out[lane]
+}
+
+// ready is max{I_{s,i}, O_{s,j}, q_{s,i,j}} for the traversal of switch id from lane in to lane
+// out, and whether it needs a state change. A switch already in the needed state is usable once the
+// reconfiguration that set it completes (Q_s); otherwise it can only be reconfigured after its last
+// user ends, which takes α_r (F_s + α_r).
+func (p *Plan) ready(id, in, out int) (float64, int) {
+	s := &p.sw[id]
+	t := max(s.in[in], s.out[out])
+	if s.state == State(in^out) {
+		return max(t, s.q), 0
+	}
+	return max(t, s.f+p.alpha), 1
+}
+
+// Query returns the path from src to dst with the earliest Start(S,p) (seed 000 §3.3) over all
+// n/2 paths, with that start and its number of switch state changes. Among paths with the minimum
+// start it returns one with the fewest state changes, and among those the smallest choices. Ports
+// must lie in [0, n). It allocates nothing and, in the worst case, visits each of the n−2 edges and
+// n/2 leaves of the tree of choices once.
+//
+// The minimum is found in one depth-first pass that carries each path's (start, changes) down the
+// tree: a path's start is the maximum and its changes the sum over its traversals, both monotone
+// along the path, so a subtree can be skipped once its prefix is lexicographically worse than the
+// best complete path. Ranking complete paths by (start, changes, choices) is exactly "minimum
+// start T*, then fewest changes among the paths whose every traversal is ready by T*": such paths
+// are precisely the ones whose start is T*.
+func (p *Plan) Query(src, dst int) (choices uint32, start float64, changes int) {
+	q := query{p: p, src: src, dst: dst, nh: p.f.n / 2, mid: p.f.k - 1,
+		bestStart: math.Inf(1), bestChanges: math.MaxInt}
+	q.search(0, 0, math.Inf(-1), 0, 0)
+	return q.bestChoices, q.bestStart, q.bestChanges
+}
+
+// query is one Query's search state; it lives on Query's stack.
+type query struct {
+	p           *Plan
+	src, dst    int
+	nh, mid     int
+	bestStart   float64
+	bestChanges int
+	bestChoices uint32
+}
+
+// search extends a path prefix that has fixed the choices below level s (bits) and reached block b
+// of level s, with readiness acc and chg state changes so far.
+func (q *query) search(s, b int, acc float64, chg int, bits uint32) {
+	p := q.p
+	if s == q.mid {
+		r, c := p.ready(q.mid*q.nh+b, (q.src>>s)&1, (q.dst>>s)&1)
+		acc, chg = max(acc, r), chg+c
+		if q.better(acc, chg) || acc == q.bestStart && chg == q.bestChanges && bits < q.bestChoices {
+			q.bestStart, q.bestChanges, q.bestChoices = acc, chg, bits
+		}
+		return
+	}
+	half := p.f.n >> (s + 1)
+	inID := s*q.nh + b*half + q.src>>(s+1)
+	outID := (2*q.mid-s)*q.nh + b*half + q.dst>>(s+1)
+	inLane, outLane := (q.src>>s)&1, (q.dst>>s)&1
+	var acc2 [2]float64
+	var chg2 [2]int
+	for c := range 2 {
+		ri, ci := p.ready(inID, inLane, c)
+		ro, co := p.ready(outID, c, outLane)
+		acc2[c], chg2[c] = max(acc, ri, ro), chg+ci+co
+	}
+	// The more promising child first, so that the bound tightens early.
+	first := 0
+	if acc2[1] < acc2[0] || acc2[1] == acc2[0] && chg2[1] < chg2[0] {
+		first = 1
+	}
+	for _, c := range [2]int{first, 1 - first} {
+		if q.worse(acc2[c], chg2[c]) {
+			continue
+		}
+		q.search(s+1, 2*b+c, acc2[c], chg2[c], bits|uint32(c)<<s)
+	}
+}
+
+// better reports whether (acc, chg) ranks strictly before the best path found so far.
+func (q *query) better(acc float64, chg int) bool {
+	return acc < q.bestStart || acc == q.bestStart && chg < q.bestChanges
+}
+
+// worse reports whether every path through a prefix with (acc, chg) ranks after the best path
+// found so far (a tie on both may still win on choices).
+func (q *query) worse(acc float64, chg int) bool {
+	return acc > q.bestStart || acc == q.bestStart && chg > q.bestChanges
+}
+
+// Start evaluates Start(S,p) = max over the traversals (s,i,j) of p of {I_{s,i}, O_{s,j}, q_{s,i,j}}
+// for the path (src, dst, choices), and the number of switches on it whose planned state changes.
+func (p *Plan) Start(src, dst int, choices uint32) (start float64, changes int) {
+	return p.partial(src, dst, choices, p.f.k-1)
+}
+
+// PartialStart is Start over only the traversals of levels 0..level, both the input-side and the
+// output-side ones; the choices above level are ignored. Tetris uses it to cost partially routed
+// paths. A level at or above the middle level covers the whole path.
+func (p *Plan) PartialStart(src, dst int, choices uint32, level int) float64 {
+	t, _ := p.partial(src, dst, choices, min(level, p.f.k-1))
+	return t
+}
+
+func (p *Plan) partial(src, dst int, choices uint32, level int) (start float64, changes int) {
+	start = math.Inf(-1)
+	for s := 0; s <= level; s++ {
+		in, out := p.f.LevelTraversals(src, dst, choices, s)
+		r, c := p.ready(p.f.SwitchID(in.Stage, in.Switch), in.In, in.Out)
+		start, changes = max(start, r), changes+c
+		if s == p.f.k-1 {
+			break
+		}
+		r, c = p.ready(p.f.SwitchID(out.Stage, out.Switch), out.In, out.Out)
+		start, changes = max(start, r), changes+c
+	}
+	return start, changes
+}
+
+// Commit records a circuit on the path (src, dst, choices) transmitting over [start, end). Every
+// switch whose planned state differs takes the new state, with its reconfiguration completing α_r
+// after its latest user ends (Q_s = F_s + α_r); then every traversed lane is released at end and
+// F_s becomes max(F_s, end). The caller guarantees start ≥ Start(S,p) (so start is not needed to
+// update S) and end ≥ start.
+func (p *Plan) Commit(src, dst int, choices uint32, start, end float64) {
+	for s := 0; s < p.f.k; s++ {
+		in, out := p.f.LevelTraversals(src, dst, choices, s)
+		p.commit(in, end)
+		if s == p.f.k-1 {
+			break
+		}
+		p.commit(out, end)
+	}
+}
+
+func (p *Plan) commit(t Traversal, end float64) {
+	s := &p.sw[p.f.SwitchID(t.Stage, t.Switch)]
+	if st := t.State(); s.state != st {
+		s.state, s.q = st, s.f+p.alpha
+	}
+	s.in[t.In] = max(s.in[t.In], end)
+	s.out[t.Out] = max(s.out[t.Out], end)
+	s.f = max(s.f, end)
+}
