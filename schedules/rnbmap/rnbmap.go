@@ -1,0 +1,139 @@
+package rnbmap
+
+import (
+	"fmt"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// Paths gives every circuit of plan a path through f: for each distinct planned start t, the
+// circuits live at t (Start ≤ t < End, or starting at t) are routed together with plain looping,
+// and those starting at t take the paths they get. The result is indexed like plan.
+//
+// It returns an error if a live set is not a partial permutation of f's ports (two live circuits
+// share a transmitter or a receiver, or a port is out of range): a valid non-blocking plan never
+// has one.
+func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
+	n := f.Ports()
+	for i, c := range plan {
+		if c.Src < 0 || c.Src >= n || c.Dst < 0 || c.Dst >= n {
+			return nil, fmt.Errorf("rnbmap: circuit %d (%d->%d): port out of range [0, %d)", i, c.Src, c.Dst, n)
+		}
+	}
+	byStart := StartOrder(plan)
+	paths := make([][]benes.Traversal, len(plan))
+	// liveAtTx[p] is the live circuit holding transmitter p, or -1; liveAtRx likewise.
+	liveAtTx, liveAtRx := make([]int, n), make([]int, n)
+	for p := range n {
+		liveAtTx[p], liveAtRx[p] = -1, -1
+	}
+	live := make([]int, 0, n) // never longer than n once the checks below pass
+	conns := make([]benes.Conn, 0, n)
+	for i := 0; i < len(byStart); {
+		t := plan[byStart[i]].Start
+		// Every live circuit started before t; those that ended by t leave (an empty one, which
+		// was live only at its own start, too).
+		kept := live[:0]
+		for _, c := range live {
+			if plan[c].End > t {
+				kept = append(kept, c)
+				continue
+			}
+			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = -1, -1
+		}
+		live = kept
+		j := i
+		for ; j < len(byStart) && plan[byStart[j]].Start == t; j++ {
+			c := byStart[j]
+			if o := liveAtTx[plan[c].Src]; o >= 0 {
+				return nil, conflict("transmitter", plan[c].Src, t, plan, o, c)
+			}
+			if o := liveAtRx[plan[c].Dst]; o >= 0 {
+				return nil, conflict("receiver", plan[c].Dst, t, plan, o, c)
+			}
+			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = c, c
+			live = append(live, c)
+		}
+		conns = conns[:0]
+		for _, c := range live {
+			conns = append(conns, benes.Conn{Src: plan[c].Src, Dst: plan[c].Dst})
+		}
+		choices, err := f.Route(conns, nil)
+		if err != nil {
+			return nil, fmt.Errorf("rnbmap: routing the %d circuits live at t = %g s: %w", len(conns), t, err)
+		}
+		for k, c := range live {
+			if plan[c].Start == t {
+				paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices[k])
+			}
+		}
+		i = j
+	}
+	return paths, nil
+}
+
+func conflict(side string, port int, t float64, plan []Circuit, a, b int) error {
+	return fmt.Errorf("rnbmap: at t = %g s %s %d is in two live circuits, %d (%d->%d, [%g, %g)) and %d (%d->%d, [%g, %g)): "+
+		"the live set is not a partial permutation", t, side, port,
+		a, plan[a].Src, plan[a].Dst, plan[a].Start, plan[a].End,
+		b, plan[b].Src, plan[b].Dst, plan[b].Start, plan[b].End)
+}
+
+// Schedule lays plan out as a partial-reconfiguration schedule for demand d: circuits in order of
+// planned start (ties in plan order), each with its planned interval and group; on the Beneš
+// fabric (o.Fabric empty or benes) with the paths Paths gives, on the crossbar with none (the
+// plan's own strictly non-blocking reference). The fabric has benes.SizeFor(d.N()) ports, the
+// ones above d.N() idle. options is recorded in the schedule's parameters.
+func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan []Circuit, options map[string]string) (*schedules.Schedule, error) {
+	ports := d.N()
+	if err := CheckPlan(plan, ports); err != nil {
+		return nil, fmt.Errorf("rnbmap: plan of %s: %w", algorithm, err)
+	}
+	fabric := o.Fabric
+	if fabric == "" {
+		fabric = schedules.Benes
+	}
+	n := benes.SizeFor(ports)
+	var paths [][]benes.Traversal
+	switch fabric {
+	case schedules.Benes:
+		f, err := benes.New(n)
+		if err != nil {
+			return nil, fmt.Errorf("rnbmap: %w", err)
+		}
+		if paths, err = Paths(f, plan); err != nil {
+			return nil, err
+		}
+	case schedules.Crossbar:
+	default:
+		return nil, fmt.Errorf("rnbmap: fabric %q is not \"benes\" or \"crossbar\"", fabric)
+	}
+	s := &schedules.Schedule{
+		Version:   schedules.FormatVersion,
+		Algorithm: algorithm,
+		N:         n,
+		Ports:     ports,
+		Fabric:    fabric,
+		Mode:      schedules.Partial,
+		Params: schedules.Params{
+			BandwidthBytesPerSecond: o.Bandwidth,
+			ReconfigSeconds:         o.Reconfig,
+			Options:                 options,
+		},
+		Circuits: make([]schedules.Circuit, 0, len(plan)),
+	}
+	for _, i := range StartOrder(plan) {
+		c := plan[i]
+		path := []benes.Traversal{}
+		if paths != nil {
+			path = paths[i]
+		}
+		start, end := c.Start, c.End
+		s.Circuits = append(s.Circuits, schedules.Circuit{
+			Src: c.Src, Dst: c.Dst, Bytes: c.Bytes, Group: c.Group, Path: path,
+			PlannedStart: &start, PlannedEnd: &end,
+		})
+	}
+	return s, nil
+}
