@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // TransferModel gives the time one circuit needs to move its bytes once its path is established.
@@ -28,7 +29,7 @@ type bandwidthModel struct{ b float64 }
 // BandwidthModel is the seed's simulation model: bytes / b, b in bytes per second (> 0).
 func BandwidthModel(bytesPerSecond float64) TransferModel { return bandwidthModel{bytesPerSecond} }
 
-func (m bandwidthModel) Name() string { return fmt.Sprintf("bandwidth %g B/s", m.b) }
+func (m bandwidthModel) Name() string { return "bandwidth " + units.FormatBandwidth(m.b) }
 
 func (m bandwidthModel) Seconds(_, _ int, bytes int64) (float64, error) {
 	if !(m.b > 0) {
@@ -295,7 +296,7 @@ type parallelModel struct{ alpha float64 }
 // concurrently, however many are requested at once.
 func ParallelReconfig(alphaR float64) ReconfigModel { return parallelModel{alphaR} }
 
-func (m parallelModel) Name() string                                { return fmt.Sprintf("parallel α_r=%gs", m.alpha) }
+func (m parallelModel) Name() string                                { return "parallel α_r=" + units.FormatSeconds(m.alpha) }
 func (m parallelModel) Nominal() float64                            { return m.alpha }
 func (m parallelModel) NewReconfigurer() Reconfigurer               { return m }
 func (m parallelModel) Command(t float64, _ int) (float64, float64) { return t, t + m.alpha }
@@ -308,7 +309,9 @@ type controllerModel struct{ tr, tw float64 }
 // switches at once (a barrier round, or everything one completion event unlocks) is one request.
 func ControllerReconfig(tr, tw float64) ReconfigModel { return controllerModel{tr, tw} }
 
-func (m controllerModel) Name() string     { return fmt.Sprintf("controller T_r=%gs T_w=%gs", m.tr, m.tw) }
+func (m controllerModel) Name() string {
+	return "controller T_r=" + units.FormatSeconds(m.tr) + " T_w=" + units.FormatSeconds(m.tw)
+}
 func (m controllerModel) Nominal() float64 { return m.tr + m.tw }
 func (m controllerModel) NewReconfigurer() Reconfigurer {
 	return &controllerState{m: m}

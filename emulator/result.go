@@ -6,7 +6,9 @@ import (
 
 // EndpointTime splits one endpoint's time from 0 to the completion of the whole run.
 type EndpointTime struct {
-	schedules.Endpoint
+	// Port and Rx name the endpoint: port Port's transmitter, or its receiver when Rx.
+	Port int  `json:"port"`
+	Rx   bool `json:"rx"`
 	// Busy is time spent transmitting (or receiving).
 	Busy float64 `json:"busy_seconds"`
 	// Reconfiguring is time the endpoint's next circuit had its path free but waited for switch
@@ -15,6 +17,11 @@ type EndpointTime struct {
 	// Idle is the rest: the "bubbles" of seed 000 §2.2 (waiting for a partner endpoint, for a
 	// path held by another circuit, for a barrier, or done early).
 	Idle float64 `json:"idle_seconds"`
+}
+
+// Endpoint names the endpoint as the schedules package does.
+func (e EndpointTime) Endpoint() schedules.Endpoint {
+	return schedules.Endpoint{Port: e.Port, Rx: e.Rx}
 }
 
 // Result summarises one execution of a schedule.

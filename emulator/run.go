@@ -363,8 +363,8 @@ func (e *engine) result(tl *schedules.Timeline, s *schedules.Schedule, d *schedu
 	ports := s.Ports
 	r.Endpoints = make([]EndpointTime, 2*ports)
 	for p := 0; p < ports; p++ {
-		r.Endpoints[p].Endpoint = schedules.Endpoint{Port: p}
-		r.Endpoints[ports+p].Endpoint = schedules.Endpoint{Port: p, Rx: true}
+		r.Endpoints[p].Port = p
+		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
 	}
 	for i, ct := range tl.Circuits {
 		c := s.Circuits[i]

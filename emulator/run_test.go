@@ -189,9 +189,9 @@ func TestSwitchChangesAndBubbles(t *testing.T) {
 		t.Fatalf("%d endpoints, want 4", len(res.Endpoints))
 	}
 	for _, e := range res.Endpoints {
-		w := want[e.Endpoint]
+		w := want[e.Endpoint()]
 		if !near([]float64{e.Busy, e.Reconfiguring, e.Idle}, w[:]) {
-			t.Errorf("%v: busy/reconfiguring/idle %g/%g/%g, want %v", e.Endpoint, e.Busy, e.Reconfiguring, e.Idle, w)
+			t.Errorf("%v: busy/reconfiguring/idle %g/%g/%g, want %v", e.Endpoint(), e.Busy, e.Reconfiguring, e.Idle, w)
 		}
 	}
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+var updateEmulateGolden = flag.Bool("update-emulate-golden", false, "rewrite testdata/emulate/*.golden.json")
+
+// emulateCLI runs the CLI in process and returns its standard output and exit code.
+func emulateCLI(t *testing.T, args ...string) (string, int, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"--log-level", "error"}, args...))
+	err := root.ExecuteContext(context.Background())
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case err == nil:
+		return out.String(), 0, nil
+	case errors.As(err, &ee):
+		return out.String(), ee.code, err
+	case errors.As(err, &ue):
+		return out.String(), 2, err
+	}
+	return out.String(), 1, err
+}
+
+func TestEmulateScheduleGolden(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+		"--demand", "testdata/emulate/hand4.csv", "--json", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := "testdata/emulate/hand4.golden.json"
+	if *updateEmulateGolden {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("emulate --json differs from %s (rerun with -update-emulate-golden after checking):\n%s", golden, got)
+	}
+	// The record's headline fields, worked by hand: receiver 1 takes 4000 + 5000 bytes at
+	// 1 GB/s (9 µs) from two partners (one α_r = 1 µs more: 10 µs).
+	var rep emulateReport
+	if err := json.Unmarshal(got, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(rep.Runs))
+	}
+	r := rep.Runs[0]
+	if r.Algorithm != "hand" || r.BandwidthBoundSeconds != 9e-6 || r.ReconfigBoundSeconds != 10e-6 || r.LowerBoundSeconds != 10e-6 {
+		t.Errorf("run %+v: want algorithm hand, bounds 9 µs and 10 µs", r)
+	}
+	if !strings.Contains(stdout, "hand") || !strings.Contains(stdout, "STATE CHANGES") {
+		t.Errorf("table lacks the run or its header:\n%s", stdout)
+	}
+}
+
+func TestEmulateTimelineFilesVerify(t *testing.T) {
+	dir := t.TempDir()
+	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+		"--reconfig-model", "controller", "--tr", "100ns", "--tw", "1us", "--timeline", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	s, err := schedules.LoadSchedule(filepath.Join(dir, "schedule-hand.schedule.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := readTimeline(filepath.Join(dir, "schedule-hand.timeline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := schedules.VerifyTimeline(s, tl); len(vs) > 0 {
+		t.Errorf("written timeline fails the verifier: %v", vs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "schedule-hand.trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Ph  string `json:"ph"`
+			Pid int    `json:"pid"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v", err)
+	}
+	slices := 0
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" && e.Pid == 1 {
+			slices++
+		}
+	}
+	if slices < len(s.Circuits) {
+		t.Errorf("%d transmitter slices for %d circuits", slices, len(s.Circuits))
+	}
+}
+
+func TestEmulateBadInput(t *testing.T) {
+	sched := "testdata/emulate/hand4.schedule.json"
+	csv := "testdata/emulate/hand4.csv"
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--demand", csv, "--algo", "no-such-algorithm"}, `--algo "no-such-algorithm"`},
+		{[]string{"--demand", csv, "--bandwidth", "800"}, `--bandwidth "800"`},
+		{[]string{"--demand", csv, "--reconfig", "-1us"}, `--reconfig "-1us"`},
+		{[]string{"--schedule", sched, "--demand", csv, "--matrix", "7"}, "--matrix 7"},
+		{[]string{"--schedule", sched, "--reconfig-model", "serial"}, `--reconfig-model "serial"`},
+		{[]string{"--schedule", sched, "--reconfig-model", "controller", "--tw", "-5us"}, `--tw "-5us"`},
+		{[]string{"--schedule", sched, "--algo", "tetris"}, "--algo: not with --schedule"},
+		{[]string{"--schedule", "testdata/emulate/missing.json"}, "--schedule"},
+		{[]string{"--schedule", sched, "--calibration", "testdata/emulate/missing.json"}, "--calibration"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, code, err := emulateCLI(t, append([]string{"emulate"}, tc.args...)...)
+			if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("exit %d, error %v; want exit 2 and one line containing %q", code, err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+func init() { subcommands = append(subcommands, newScheduleCmd) }
+
+// planFlags are the scheduler inputs shared by schedule, emulate and sweep-like commands: the
+// per-port bandwidth, α_r, the fabric and the ablations.
+type planFlags struct {
+	bandwidth, reconfig string
+	fabric              string
+	opts                schedules.Options
+}
+
+func (p *planFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&p.bandwidth, "bandwidth", "800Gbps", "per-port link bandwidth, with a unit: 800Gbps (bits), 100GB/s (bytes)")
+	fs.StringVar(&p.reconfig, "reconfig", "10us", "switch reconfiguration delay α_r, with a unit: 10ns, 10us, 1ms")
+	fs.StringVar(&p.fabric, "fabric", "benes", "fabric to plan and execute on: benes or crossbar (the ideal strictly non-blocking reference)")
+	fs.BoolVar(&p.opts.NoPartial, "no-partial", false, "Tetris ablation: execute each planning matching as a barrier round")
+	fs.BoolVar(&p.opts.NaiveRouting, "naive-routing", false, "Tetris ablation: route with plain looping, not RNB-aware routing")
+	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
+	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
+}
+
+// options parses the flags into scheduler options; errors name the flag and value.
+func (p *planFlags) options() (schedules.Options, error) {
+	o := p.opts
+	var err error
+	if o.Bandwidth, err = units.ParseBandwidth(p.bandwidth); err != nil {
+		return o, usagef("--bandwidth %q: %v", p.bandwidth, err)
+	}
+	if o.Reconfig, err = units.ParseDuration(p.reconfig); err != nil {
+		return o, usagef("--reconfig %q: %v", p.reconfig, err)
+	}
+	switch schedules.FabricKind(p.fabric) {
+	case schedules.Benes, schedules.Crossbar:
+		o.Fabric = schedules.FabricKind(p.fabric)
+	default:
+		return o, usagef("--fabric %q: want benes or crossbar", p.fabric)
+	}
+	if err := o.Check(); err != nil {
+		return o, &usageError{err}
+	}
+	return o, nil
+}
+
+// lookupAlgos resolves --algo (a comma-separated list, or "all") to registered scheduler names.
+func lookupAlgos(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "all" {
+		names := schedules.Names()
+		if len(names) == 0 {
+			return nil, usagef("--algo all: no scheduler is built into this binary")
+		}
+		return names, nil
+	}
+	var names []string
+	for _, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if _, err := schedules.Lookup(a); err != nil {
+			return nil, usagef("--algo %q: %v", a, err)
+		}
+		names = append(names, a)
+	}
+	if len(names) == 0 {
+		return nil, usagef("--algo %q: name at least one algorithm (or all)", list)
+	}
+	return names, nil
+}
+
+func newScheduleCmd() *cobra.Command {
+	var src demandSource
+	var plan planFlags
+	var algo, out string
+	cmd := &cobra.Command{
+		Use:   "schedule --algo NAME --demand FILE [--bandwidth 800Gbps] [--reconfig 10us] -o S.json",
+		Short: "Turn one demand matrix into a circuit schedule with a named scheduler",
+		Long: `schedule runs one scheduler on one demand matrix and writes the schedule file (the format
+every other command reads: circuits in schedule order with their Beneš paths, planning groups and
+planned times). The result is checked with the verifier before it is written: a scheduler that
+produces an invalid schedule is an internal error (exit 1), and nothing is written.
+
+Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
+		Example: `  tetris-hil schedule --algo tetris --demand m.csv -o s.json
+  tetris-hil schedule --algo bvn --demand trace.json --matrix 3 --reconfig 1us -o bvn.json
+  tetris-hil schedule --algo tetris --no-partial --demand m.csv -o ablation.json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := plan.options()
+			if err != nil {
+				return err
+			}
+			names, err := lookupAlgos(algo)
+			if err != nil {
+				return err
+			}
+			if len(names) != 1 {
+				return usagef("--algo %q: schedule takes one algorithm", algo)
+			}
+			ds, err := src.load()
+			if err != nil {
+				return err
+			}
+			if len(ds) != 1 {
+				return usagef("--demand %s holds %d matrices: pick one with --matrix", src.path, len(ds))
+			}
+			sch, _ := schedules.Lookup(names[0])
+			s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
+			}
+			if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
+				return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
+					names[0], ds[0].Label, vs[0], len(vs)-1)
+			}
+			if out == "" || out == "-" {
+				return writeIndentedJSON(cmd.OutOrStdout(), s)
+			}
+			if err := schedules.WriteJSONFile(out, s); err != nil {
+				return fmt.Errorf("-o %s: %w", out, err)
+			}
+			logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
+				Str("file", out).Msg("schedule written")
+			return nil
+		},
+	}
+	src.register(cmd.Flags())
+	plan.register(cmd.Flags())
+	cmd.Flags().StringVar(&algo, "algo", "tetris", "scheduler name")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "schedule file to write (default: standard output)")
+	return cmd
+}
+
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(v)
+}
