@@ -159,14 +159,15 @@ func Available() (Set, error) {
 }
 
 // StartPinned runs start on an OS thread that pin has bound to some CPUs, so that a child process
-// forked by start inherits that binding from birth; then it restores the thread. It returns the
-// set the child was started with.
+// forked by start inherits that binding from birth; then it restores the thread. start receives
+// the set the thread has after pin (the kernel may have cut it down), so it can tell the child
+// what to expect; StartPinned returns that set.
 //
 // pin must bind the calling thread (as NVML's SetCpuAffinity does). The work runs on a fresh
 // goroutine locked to its thread: if restoring fails, that goroutine exits still locked and the Go
 // runtime discards the thread rather than reuse a pinned one. Threads the runtime creates while
 // the goroutine is locked come from its template thread, not this one, so they are not pinned.
-func StartPinned(pin func() error, start func() error) (Set, error) {
+func StartPinned(pin func() error, start func(applied Set) error) (Set, error) {
 	type result struct {
 		set Set
 		err error
@@ -185,7 +186,7 @@ func StartPinned(pin func() error, start func() error) (Set, error) {
 		var startErr error
 		if pinErr == nil {
 			if applied, startErr = Thread(); startErr == nil {
-				startErr = start()
+				startErr = start(applied)
 			}
 		}
 		if err := SetThread(saved); err != nil {

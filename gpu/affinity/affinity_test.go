@@ -131,7 +131,7 @@ func TestStartPinned(t *testing.T) {
 	var out bytes.Buffer
 	cmd := exec.Command("/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
 	cmd.Stdout = &out
-	applied, err := StartPinned(func() error { return SetThread(target) }, cmd.Start)
+	applied, err := StartPinned(func() error { return SetThread(target) }, func(Set) error { return cmd.Start() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestStartPinned(t *testing.T) {
 
 func TestStartPinnedPinError(t *testing.T) {
 	started := false
-	_, err := StartPinned(func() error { return errors.New("nvml says no") }, func() error { started = true; return nil })
+	_, err := StartPinned(func() error { return errors.New("nvml says no") }, func(Set) error { started = true; return nil })
 	if err == nil || !strings.Contains(err.Error(), "nvml says no") || started {
 		t.Errorf("err = %v, started = %v; want the pin error and no start", err, started)
 	}

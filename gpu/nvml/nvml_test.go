@@ -203,7 +203,7 @@ func TestFakePin(t *testing.T) {
 		var out bytes.Buffer
 		cmd := exec.Command("/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status")
 		cmd.Stdout = &out
-		applied, err := affinity.StartPinned(func() error { return lib.Pin(gpu) }, cmd.Start)
+		applied, err := affinity.StartPinned(func() error { return lib.Pin(gpu) }, func(affinity.Set) error { return cmd.Start() })
 		if err != nil {
 			t.Fatal(err)
 		}
