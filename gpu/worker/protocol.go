@@ -1,0 +1,119 @@
+// Package worker runs one transfer engine per GPU in its own process and talks to it. The
+// coordinator starts a worker (the same binary, a hidden subcommand) from a thread pinned to the
+// GPU's CPUs, so the worker is pinned from birth; the worker checks that every one of its threads
+// is on those CPUs and says hello. Then they speak JSON lines over the worker's stdin and stdout:
+// one request, one response, in order. The worker's stderr is its log.
+//
+// A worker that exits while a request is outstanding (a driver crash) or does not answer within
+// the call's timeout (a hung kernel, a deadlock) is detected, killed if need be, and reported as an
+// *Error naming its GPU, its pid and the operation.
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+)
+
+// Operations a worker understands.
+const (
+	OpExport = "export" // Bytes -> Buffer, Handle
+	OpImport = "import" // Handle -> Buffer
+	OpPeer   = "peer"   // Peer, Bytes -> Buffer
+	OpCopy   = "copy"   // Buffer (destination), Copy -> TimesNS
+	OpFree   = "free"   // Buffer
+	OpCheck  = "check"  // -> Hello (re-runs the affinity check)
+	OpQuit   = "quit"
+)
+
+// Request is one line from coordinator to worker.
+type Request struct {
+	ID     uint64           `json:"id"`
+	Op     string           `json:"op"`
+	Bytes  int64            `json:"bytes,omitempty"`
+	Handle []byte           `json:"handle,omitempty"`
+	Buffer int              `json:"buffer,omitempty"`
+	Peer   *transfer.Device `json:"peer,omitempty"`
+	Copy   *transfer.Copy   `json:"copy,omitempty"`
+}
+
+// Response is one line from worker to coordinator; ID 0 is the hello the worker sends unasked.
+type Response struct {
+	ID      uint64  `json:"id"`
+	Error   string  `json:"error,omitempty"`
+	Code    string  `json:"code,omitempty"` // CodeIPCUnsupported, or empty
+	Buffer  int     `json:"buffer,omitempty"`
+	Handle  []byte  `json:"handle,omitempty"`
+	TimesNS []int64 `json:"times_ns,omitempty"`
+	Hello   *Hello  `json:"hello,omitempty"`
+}
+
+// CodeIPCUnsupported in a Response stands for transfer.ErrIPCUnsupported.
+const CodeIPCUnsupported = "ipc_unsupported"
+
+// Hello is the worker's report on itself.
+type Hello struct {
+	PID     int             `json:"pid"`
+	Device  transfer.Device `json:"device"`
+	Engine  string          `json:"engine"`
+	CPUs    string          `json:"cpus"`    // every thread's allowed CPUs (they agree, or the check failed)
+	Threads int             `json:"threads"` // threads checked
+}
+
+// Times converts the response's durations.
+func (r Response) Times() []time.Duration {
+	out := make([]time.Duration, len(r.TimesNS))
+	for i, ns := range r.TimesNS {
+		out[i] = time.Duration(ns)
+	}
+	return out
+}
+
+// Failure is how a worker stopped serving.
+type Failure string
+
+const (
+	// Crashed: the process exited (or closed its output) with a request outstanding.
+	Crashed Failure = "exited"
+	// Hung: no answer within the call's timeout; the process was killed.
+	Hung Failure = "hung"
+	// Refused: the worker answered with an error; it keeps serving.
+	Refused Failure = "failed"
+)
+
+// Error is a failed call; it names the worker's GPU.
+type Error struct {
+	GPU     int
+	PID     int
+	Op      string
+	Failure Failure
+	Detail  string // exit status, timeout, or the worker's message
+	Stderr  string // the last lines the worker logged, for a crash or hang
+	Err     error  // wrapped cause, e.g. transfer.ErrIPCUnsupported
+}
+
+func (e *Error) Error() string {
+	var msg string
+	switch e.Failure {
+	case Crashed:
+		msg = fmt.Sprintf("worker for GPU %d (pid %d) exited during %s: %s", e.GPU, e.PID, e.Op, e.Detail)
+	case Hung:
+		msg = fmt.Sprintf("worker for GPU %d (pid %d) hung in %s: %s", e.GPU, e.PID, e.Op, e.Detail)
+	default:
+		msg = fmt.Sprintf("worker for GPU %d: %s: %s", e.GPU, e.Op, e.Detail)
+	}
+	if e.Stderr != "" {
+		msg += "; its last log lines: " + e.Stderr
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsDead reports whether err means the worker process is gone (crashed or hung and killed).
+func IsDead(err error) bool {
+	var we *Error
+	return errors.As(err, &we) && (we.Failure == Crashed || we.Failure == Hung)
+}

@@ -1,0 +1,238 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+)
+
+// The test binary doubles as the worker: started with this variable set, it runs Main instead of
+// the tests, exactly as `tetris-hil worker` does.
+const envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envBeWorker) == "1" {
+		var cfg Config
+		fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+		cfg.Flags(fs)
+		if err := fs.Parse(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := Main(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func spec(gpu int, options string) Spec {
+	return Spec{
+		Config:  Config{Device: transfer.Device{GPU: gpu, CUDAOrdinal: gpu}, Engine: "fake", EngineOptions: options},
+		Command: []string{os.Args[0]},
+		Env:     []string{envBeWorker + "=1"},
+		Timeout: 10 * time.Second,
+	}
+}
+
+func start(t *testing.T, s Spec) *Worker {
+	t.Helper()
+	w, err := Start(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// TestFakeTransfersThroughWorkers runs the whole IPC path of a transfer (receiver exports, sender
+// imports and copies) across two real processes, and checks the medians against T(m) = α + m/B of
+// the pair worked out from the model.
+func TestFakeTransfersThroughWorkers(t *testing.T) {
+	ctx := context.Background()
+	m := fake.Defaults
+	m.Alpha, m.Bandwidth, m.Seed = 8e-6, 150e9, 42
+	src, dst := start(t, spec(2, m.String())), start(t, spec(6, m.String()))
+	_, h, err := dst.Export(ctx, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := src.Import(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha, bw := m.Pair(2, 6)
+	for _, n := range []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20, 1 << 30} {
+		times, err := src.Copy(ctx, buf, transfer.Copy{Bytes: n, Reps: 41, Warmup: 2, Kind: transfer.CE}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(times) != 41 {
+			t.Fatalf("%d times, want 41", len(times))
+		}
+		want := alpha + float64(n)/bw
+		if got := transfer.Median(times).Seconds(); math.Abs(got/want-1) > 0.03 {
+			t.Errorf("%d bytes: median %.4g s, model %.4g s", n, got, want)
+		}
+	}
+	if err := src.Free(ctx, buf); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPinnedWorkerAffinity starts real worker processes pinned through the fake NVML: each must
+// report (after checking all its threads) exactly its GPU's CPUs that this machine has.
+func TestPinnedWorkerAffinity(t *testing.T) {
+	lib, err := nvml.Open(nvml.Options{Fake: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	avail, err := affinity.Available()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for _, gpu := range []int{0, 4} {
+		s := spec(gpu, "")
+		s.Pin = func() error { return lib.Pin(gpu) }
+		w := start(t, s)
+		want := nvml.FakeCPUs(gpu, 8).Intersect(avail)
+		if len(want) == 0 {
+			want = avail
+		}
+		h := w.Hello()
+		if h.CPUs != want.String() || h.Threads < 2 || h.PID == os.Getpid() {
+			t.Errorf("GPU %d: hello %+v; want cpus %s over several threads of another process", gpu, h, want)
+		}
+		// Threads the worker's runtime started since must be pinned as well.
+		if h2, err := w.Check(context.Background()); err != nil || h2.CPUs != want.String() {
+			t.Errorf("GPU %d: re-check %+v, %v", gpu, h2, err)
+		}
+		got[gpu] = h.CPUs
+	}
+	if len(avail) >= 2 && got[0] == got[4] {
+		t.Errorf("workers of GPUs 0 and 4 (NUMA nodes 0 and 1) both on %s", got[0])
+	}
+}
+
+// TestAffinityCheckCatchesMismatch tells a worker to expect CPUs it does not run on: it must
+// refuse to start, naming its GPU and the offending threads.
+func TestAffinityCheckCatchesMismatch(t *testing.T) {
+	s := spec(5, "")
+	s.Env = append(s.Env, EnvExpectCPUs+"=1000-1001")
+	_, err := Start(context.Background(), s)
+	if err == nil {
+		t.Fatal("worker started although its threads are not on the expected CPUs")
+	}
+	for _, want := range []string{"GPU 5", "affinity check", "not on cpus 1000-1001", "thread"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestCrashDetected(t *testing.T) {
+	ctx := context.Background()
+	w := start(t, spec(3, "crash-on=copy"))
+	buf, _, err := w.Export(ctx, 1<<20) // a worker may copy into its own buffer: loopback
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.CE}, 0)
+	var we *Error
+	if !errors.As(err, &we) || we.Failure != Crashed || we.GPU != 3 || we.Op != OpCopy {
+		t.Fatalf("err = %v, want a crash of GPU 3's worker in copy", err)
+	}
+	for _, want := range []string{"GPU 3", "exited during copy", "exit status 3", "crashing in copy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if _, _, err := w.Export(ctx, 1); !IsDead(err) {
+		t.Errorf("call after the crash: %v, want the crash again", err)
+	}
+}
+
+func TestHangDetected(t *testing.T) {
+	ctx := context.Background()
+	w := start(t, spec(7, "hang-on=copy"))
+	buf, _, err := w.Export(ctx, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	_, err = w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.SM}, 200*time.Millisecond)
+	var we *Error
+	if !errors.As(err, &we) || we.Failure != Hung || we.GPU != 7 {
+		t.Fatalf("err = %v, want GPU 7's worker hung", err)
+	}
+	if !strings.Contains(err.Error(), "GPU 7") || !strings.Contains(err.Error(), "no answer within 200ms") {
+		t.Errorf("error %q does not name the GPU and the timeout", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("hang detected after %v", d)
+	}
+	select {
+	case <-w.dead:
+		if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("hung worker ended with %v, want killed", w.cmd.ProcessState)
+		}
+	default:
+		t.Error("hung worker not reaped")
+	}
+}
+
+func TestCancelKillsWorker(t *testing.T) {
+	w := start(t, spec(1, "hang-on=export"))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, _, err := w.Export(ctx, 1)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "GPU 1") {
+		t.Fatalf("err = %v, want the context's error naming GPU 1", err)
+	}
+	select {
+	case <-w.dead:
+	default:
+		t.Error("worker not reaped after cancellation")
+	}
+}
+
+func TestWorkerErrorsKeepItServing(t *testing.T) {
+	ctx := context.Background()
+	w := start(t, spec(0, ""))
+	_, err := w.Copy(ctx, 99, transfer.Copy{Bytes: 1, Reps: 1, Kind: transfer.CE}, 0)
+	var we *Error
+	if !errors.As(err, &we) || we.Failure != Refused || !strings.Contains(err.Error(), "no such buffer") {
+		t.Fatalf("err = %v, want a refused copy", err)
+	}
+	if _, _, err := w.Export(ctx, 4096); err != nil {
+		t.Errorf("worker stopped serving after a refused request: %v", err)
+	}
+	if _, err := w.Call(ctx, Request{Op: "dance"}, 0); err == nil || !strings.Contains(err.Error(), `unknown operation "dance"`) {
+		t.Errorf("unknown op: %v", err)
+	}
+}
+
+func TestStartFailureNamesGPU(t *testing.T) {
+	s := spec(2, "")
+	s.Config.Engine = "warp-drive"
+	_, err := Start(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "GPU 2") || !strings.Contains(err.Error(), `"warp-drive"`) {
+		t.Fatalf("err = %v, want an error naming GPU 2 and the engine", err)
+	}
+}
