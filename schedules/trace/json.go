@@ -16,11 +16,11 @@ import (
 // fileMatrix is Matrix as it appears in a file: numbers kept as text so that a fractional,
 // negative or huge value is reported with its position rather than as a type error.
 type fileMatrix struct {
-	Layer     json.Number     `json:"layer"`
-	Phase     string          `json:"phase"`
-	Iteration *json.Number    `json:"iteration"`
-	Dataset   string          `json:"dataset"`
-	Bytes     [][]json.Number `json:"bytes"`
+	Layer     json.Number         `json:"layer"`
+	Phase     string              `json:"phase"`
+	Iteration *json.Number        `json:"iteration"`
+	Dataset   string              `json:"dataset"`
+	Bytes     [][]json.RawMessage `json:"bytes"`
 }
 
 type fileTrace struct {
@@ -96,6 +96,9 @@ func decode(data []byte, maxPorts int) (*Trace, error) {
 		for i, row := range fm.Bytes {
 			m.Bytes[i] = make([]int64, len(row))
 			for j, s := range row {
+				if len(s) > 0 && (s[0] < '0' || s[0] > '9') && s[0] != '-' {
+					return nil, fmt.Errorf("%s.bytes[%d][%d]: value %s is not a number", f, i, j, s)
+				}
 				v, err := ByteCount(string(s))
 				if err != nil {
 					return nil, fmt.Errorf("%s.bytes[%d][%d]: %w", f, i, j, err)
@@ -170,6 +173,12 @@ func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end"):
+		line, _ := position(data, se.Offset)
+		return fmt.Errorf("line %d: truncated file: unexpected end of JSON input", line)
+	case errors.As(err, &se) && strings.Contains(se.Error(), "after top-level value"):
+		line, col := position(data, se.Offset-1)
+		return fmt.Errorf("line %d, column %d: trailing data after the JSON value", line, col)
 	case errors.As(err, &se):
 		line, col := position(data, se.Offset)
 		return fmt.Errorf("line %d, column %d: malformed JSON: %v", line, col, se)
