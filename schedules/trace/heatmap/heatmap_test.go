@@ -1,0 +1,97 @@
+package heatmap
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"image/png"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// The matrix of the trace package's hand-worked case: receiver 2 (load 10) is the one
+// bottleneck; transmitter 0 (load 7) is not.
+func handDemand(t *testing.T) *schedules.Demand {
+	d, err := schedules.DemandFromRows([][]int64{{9, 1, 6}, {2, 0, 4}, {0, 1, 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRenderMarksBottleneckAndShades(t *testing.T) {
+	d := handDemand(t)
+	img, err := Render(d, "hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LayoutFor(3)
+	at := func(i, j, dx, dy int) color.RGBA {
+		o := l.CellOrigin(i, j)
+		return img.RGBAAt(o.X+dx, o.Y+dy)
+	}
+	mid := l.Cell / 2
+	// Column 2 is outlined in red along its left edge in every row; column 1 is not.
+	for i := 0; i < 3; i++ {
+		if c := at(i, 2, 0, mid); c != Bottleneck {
+			t.Errorf("row %d, left edge of bottleneck column 2: %v, want red", i, c)
+		}
+		if c := at(i, 1, 0, mid); c == Bottleneck {
+			t.Errorf("row %d, column 1 is outlined but is not a bottleneck", i)
+		}
+	}
+	// No transmitter is a bottleneck: row 0's top edge over column 0..1 is not red.
+	if c := at(0, 1, mid, 0); c == Bottleneck {
+		t.Error("row 0 outlined but transmitter 0 is not a bottleneck")
+	}
+	// The diagonal is local traffic: grey even where it holds 9 bytes.
+	if c := at(0, 0, mid, mid); c != Local {
+		t.Errorf("cell (0,0) = %v, want the local grey", c)
+	}
+	// Shading: the largest off-diagonal entry (6, at (0,2)) is darkest; zero is white.
+	if c := at(0, 2, mid, mid); c != Shade(6, 6) {
+		t.Errorf("cell (0,2) = %v, want %v", c, Shade(6, 6))
+	}
+	if c := at(2, 0, mid, mid); c != Background {
+		t.Errorf("cell (2,0) holds 0 bytes: %v, want white", c)
+	}
+	if a, b := Shade(1, 6), Shade(4, 6); !(a.R > b.R && a.G > b.G) {
+		t.Errorf("Shade(1) = %v should be lighter than Shade(4) = %v", a, b)
+	}
+}
+
+func TestDrawPNG(t *testing.T) {
+	var b bytes.Buffer
+	if err := Draw(&b, handDemand(t), "hand"); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LayoutFor(3)
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != l.Left+3*l.Cell+l.Right || h != l.Top+3*l.Cell+l.Bottom {
+		t.Errorf("image %d×%d", w, h)
+	}
+	if _, err := Render(&schedules.Demand{}, "empty"); err == nil {
+		t.Error("an empty demand should be an error")
+	}
+}
+
+func TestLayoutFor(t *testing.T) {
+	for _, c := range []struct{ n, cell int }{{1, 48}, {8, 48}, {16, 48}, {32, 24}, {512, 1}, {4096, 1}} {
+		if got := LayoutFor(c.n).Cell; got != c.cell {
+			t.Errorf("LayoutFor(%d).Cell = %d, want %d", c.n, got, c.cell)
+		}
+	}
+}
+
+func ExampleRender() {
+	d, _ := schedules.DemandFromRows([][]int64{{0, 5}, {1, 0}})
+	img, _ := Render(d, "two GPUs")
+	l := LayoutFor(2)
+	o := l.CellOrigin(0, 1) // GPU 0 → GPU 1 carries everything receiver 1 takes: a bottleneck
+	fmt.Println(img.RGBAAt(o.X, o.Y+l.Cell/2) == Bottleneck)
+	// Output: true
+}
