@@ -41,6 +41,9 @@ type Model struct {
 	// CrashOn and HangOn name an operation (export, import, peer, copy) in which the worker process
 	// exits with status 3, or stops answering.
 	CrashOn, HangOn string
+	// NoIPC makes Export fail with transfer.ErrIPCUnsupported, as on a machine without CUDA IPC,
+	// so that the coordinator's fallback to same-process peer copies runs.
+	NoIPC bool
 }
 
 // Defaults are plausible for a copy-engine copy over NVLink4 on an H100/H200 (18 links, 450 GB/s
@@ -87,6 +90,9 @@ func (m Model) String() string {
 	if m.HangOn != "" {
 		parts = append(parts, "hang-on="+m.HangOn)
 	}
+	if m.NoIPC {
+		parts = append(parts, "no-ipc=true")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -128,8 +134,15 @@ func ParseModel(s string) (Model, error) {
 		case "hang-on":
 			m.HangOn = v
 			continue
+		case "no-ipc":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return m, fmt.Errorf("fake engine option no-ipc=%q: %w", v, err)
+			}
+			m.NoIPC = b
+			continue
 		default:
-			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on)", k)
+			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on, no-ipc)", k)
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -197,6 +210,9 @@ func (e *engine) Export(ctx context.Context, n int64) (int, []byte, error) {
 	e.fault(ctx, "export")
 	if n <= 0 {
 		return 0, nil, fmt.Errorf("export %d bytes: want > 0", n)
+	}
+	if e.model.NoIPC {
+		return 0, nil, fmt.Errorf("export: %w (fake engine with no-ipc)", transfer.ErrIPCUnsupported)
 	}
 	id := e.add(buffer{owner: e.dev.GPU, bytes: n})
 	h := make([]byte, 64)

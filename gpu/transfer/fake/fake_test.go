@@ -11,11 +11,11 @@ import (
 )
 
 func TestParseModel(t *testing.T) {
-	m, err := ParseModel("alpha=1e-05, bandwidth=2e11,seed=7,hang-on=copy")
+	m, err := ParseModel("alpha=1e-05, bandwidth=2e11,seed=7,hang-on=copy,no-ipc=true")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Alpha != 1e-5 || m.Bandwidth != 2e11 || m.Seed != 7 || m.HangOn != "copy" || m.Noise != Defaults.Noise {
+	if m.Alpha != 1e-5 || m.Bandwidth != 2e11 || m.Seed != 7 || m.HangOn != "copy" || !m.NoIPC || m.Noise != Defaults.Noise {
 		t.Errorf("ParseModel = %+v", m)
 	}
 	back, err := ParseModel(m.String())

@@ -1,0 +1,220 @@
+// Package bench is the coordinator side of a transfer measurement: it starts two pinned worker
+// processes (sender on the source GPU, receiver on the destination GPU; both may be the same GPU),
+// shares the receiver's buffer with the sender by IPC handle (or, where IPC is unavailable, has the
+// sender allocate on the destination itself), and runs a size sweep of timed copies, recording
+// the sender GPU's temperature, clocks and throttle reasons around each size. Fitting a cost model
+// to the result is calibration's business, not this package's.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
+)
+
+// Config is one sweep.
+type Config struct {
+	Lib      *nvml.Lib // GPU identities, pinning and telemetry
+	Src, Dst int       // NVML indices
+	Sizes    []int64
+	Reps     int
+	Warmup   int
+	Kind     transfer.Kind
+	// Engine and EngineOptions select the workers' transfer driver ("cuda" or "fake").
+	Engine        string
+	EngineOptions string
+	// Command starts a worker: program and leading arguments (the tetris-hil binary and "worker").
+	Command []string
+	Env     []string
+	// Visible is CUDA_VISIBLE_DEVICES (nil: unset), which decides the GPUs' CUDA ordinals.
+	Visible *string
+	// Unpinned starts the workers without CPU pinning.
+	Unpinned bool
+	// Timeout bounds each worker call; 0 means 60 s.
+	Timeout time.Duration
+	Log     io.Writer // the workers' logs
+}
+
+// Row is one message size.
+type Row struct {
+	Bytes  int64          `json:"bytes"`
+	Median time.Duration  `json:"median_ns"`
+	Min    time.Duration  `json:"min_ns"`
+	Max    time.Duration  `json:"max_ns"`
+	GBps   float64        `json:"gb_per_s"` // bytes / median, in 10^9 bytes per second
+	Times  []int64        `json:"times_ns"`
+	Before nvml.Telemetry `json:"before"` // source GPU
+	After  nvml.Telemetry `json:"after"`
+}
+
+// Result is a sweep.
+type Result struct {
+	Src     transfer.Device `json:"src"`
+	Dst     transfer.Device `json:"dst"`
+	Engine  string          `json:"engine"`
+	Kind    transfer.Kind   `json:"kind"`
+	Via     string          `json:"via"` // "ipc" (two processes) or "peer" (one process, the fallback)
+	Reps    int             `json:"reps"`
+	Warmup  int             `json:"warmup"`
+	SrcCPUs string          `json:"src_cpus"` // CPUs each worker was pinned to and checked on
+	DstCPUs string          `json:"dst_cpus"`
+	Rows    []Row           `json:"rows"`
+}
+
+// Sizes returns min, 2·min, 4·min, ... up to max (max included even off the doubling ladder).
+func Sizes(min, max int64) ([]int64, error) {
+	if min <= 0 || max < min {
+		return nil, fmt.Errorf("sizes %d..%d: want 0 < min <= max", min, max)
+	}
+	var out []int64
+	for s := min; s < max; s *= 2 {
+		out = append(out, s)
+	}
+	return append(out, max), nil
+}
+
+// Run starts the workers, runs the sweep and stops the workers.
+func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	if len(cfg.Sizes) == 0 || cfg.Reps <= 0 {
+		return nil, fmt.Errorf("sweep of %d sizes × %d reps: want at least one of each", len(cfg.Sizes), cfg.Reps)
+	}
+	if _, err := transfer.ParseKind(string(cfg.Kind)); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	inv, err := cfg.Lib.Inventory(cfg.Visible)
+	if err != nil {
+		return nil, err
+	}
+	src, err := device(inv, cfg.Src)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := device(inv, cfg.Dst)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Via: "ipc", Reps: cfg.Reps, Warmup: cfg.Warmup}
+
+	// Receiver first: if it cannot start there is no point pinning a sender.
+	rw, err := start(ctx, cfg, dst)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, rw.Close()) }()
+	sw, err := start(ctx, cfg, src)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, sw.Close()) }()
+	res.SrcCPUs, res.DstCPUs = sw.Hello().CPUs, rw.Hello().CPUs
+
+	maxBytes := slices.Max(cfg.Sizes)
+	buf, err := destination(ctx, sw, rw, dst, maxBytes, &res.Via)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range cfg.Sizes {
+		row := Row{Bytes: n}
+		row.Before, _ = cfg.Lib.Sample(src.GPU)
+		times, err := sw.Copy(ctx, buf, transfer.Copy{Bytes: n, Reps: cfg.Reps, Warmup: cfg.Warmup, Kind: cfg.Kind}, cfg.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("copies of %d bytes from GPU %d to GPU %d: %w", n, src.GPU, dst.GPU, err)
+		}
+		row.After, _ = cfg.Lib.Sample(src.GPU)
+		row.Median = transfer.Median(times)
+		row.Min, row.Max = slices.Min(times), slices.Max(times)
+		if row.Median > 0 {
+			row.GBps = float64(n) / row.Median.Seconds() / 1e9
+		}
+		for _, d := range times {
+			row.Times = append(row.Times, d.Nanoseconds())
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+func device(inv *nvml.Inventory, gpu int) (transfer.Device, error) {
+	if gpu < 0 || gpu >= len(inv.GPUs) {
+		return transfer.Device{}, fmt.Errorf("GPU %d: this machine has GPUs 0..%d", gpu, len(inv.GPUs)-1)
+	}
+	g := inv.GPUs[gpu]
+	if g.CUDAOrdinal < 0 {
+		return transfer.Device{}, fmt.Errorf("GPU %d (%s) is hidden from CUDA by CUDA_VISIBLE_DEVICES", gpu, g.PCIBusID)
+	}
+	return transfer.Device{GPU: gpu, CUDAOrdinal: g.CUDAOrdinal, BusID: g.PCIBusID}, nil
+}
+
+func start(ctx context.Context, cfg Config, dev transfer.Device) (*worker.Worker, error) {
+	spec := worker.Spec{
+		Config:  worker.Config{Device: dev, Engine: cfg.Engine, EngineOptions: cfg.EngineOptions},
+		Command: cfg.Command,
+		Env:     cfg.Env,
+		Timeout: cfg.Timeout,
+		Log:     cfg.Log,
+	}
+	if !cfg.Unpinned {
+		spec.Pin = func() error { return cfg.Lib.Pin(dev.GPU) }
+	}
+	return worker.Start(ctx, spec)
+}
+
+// destination gives the sender a buffer on the destination GPU: the receiver's, by IPC, or one the
+// sender allocates there itself when IPC is unavailable.
+func destination(ctx context.Context, sw, rw *worker.Worker, dst transfer.Device, n int64, via *string) (int, error) {
+	_, handle, err := rw.Export(ctx, n)
+	if err == nil {
+		var buf int
+		if buf, err = sw.Import(ctx, handle); err == nil {
+			return buf, nil
+		}
+	}
+	if !errors.Is(err, transfer.ErrIPCUnsupported) {
+		return 0, err
+	}
+	*via = "peer"
+	return sw.Peer(ctx, dst, n)
+}
+
+// WriteTable prints the sweep as an aligned table.
+func WriteTable(w io.Writer, r *Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "GPU %d -> GPU %d: %s copies via %s, engine %s, %d timed (+%d warmup) per size; workers on CPUs %s (src), %s (dst)\n",
+		r.Src.GPU, r.Dst.GPU, strings.ToUpper(string(r.Kind)), r.Via, r.Engine, r.Reps, r.Warmup, r.SrcCPUs, r.DstCPUs)
+	fmt.Fprintln(tw, "SIZE\tMEDIAN\tMIN\tMAX\tGB/S\tTEMP C\tSM MHZ\tTHROTTLE\t")
+	for _, row := range r.Rows {
+		reasons := strings.Join(row.After.ThrottleReasons, ",")
+		if reasons == "" {
+			reasons = "none"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%d→%d\t%d→%d\t%s\t\n", FormatBytes(row.Bytes),
+			us(row.Median), us(row.Min), us(row.Max), row.GBps,
+			row.Before.TemperatureC, row.After.TemperatureC, row.Before.SMClockMHz, row.After.SMClockMHz, reasons)
+	}
+	return tw.Flush()
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/1e3) }
+
+// FormatBytes writes a size with a binary unit ("4 KiB", "1 GiB", "1536 B").
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for i < len(units)-1 && n >= 1024 && n%1024 == 0 {
+		n /= 1024
+		i++
+	}
+	return fmt.Sprintf("%d %s", n, units[i])
+}

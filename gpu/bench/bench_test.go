@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
+)
+
+// The test binary doubles as the worker, as `tetris-hil worker` would be.
+const envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envBeWorker) == "1" {
+		var cfg worker.Config
+		fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+		cfg.Flags(fs)
+		if err := fs.Parse(os.Args[1:]); err != nil {
+			os.Exit(2)
+		}
+		if err := worker.Main(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func config(t *testing.T, src, dst int, model fake.Model) Config {
+	t.Helper()
+	lib, err := nvml.Open(nvml.Options{Fake: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, _ := Sizes(4<<10, 1<<20)
+	return Config{
+		Lib: lib, Src: src, Dst: dst, Sizes: sizes, Reps: 21, Warmup: 1, Kind: transfer.CE,
+		Engine: "fake", EngineOptions: model.String(),
+		Command: []string{os.Args[0]}, Env: []string{envBeWorker + "=1"},
+		Timeout: 10 * time.Second,
+	}
+}
+
+func checkModel(t *testing.T, res *Result, m fake.Model, src, dst int) {
+	t.Helper()
+	alpha, bw := m.Pair(src, dst)
+	if len(res.Rows) != 9 {
+		t.Fatalf("%d rows, want 9 (4 KiB..1 MiB)", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		want := alpha + float64(r.Bytes)/bw
+		if got := r.Median.Seconds(); math.Abs(got/want-1) > 0.03 {
+			t.Errorf("%s: median %.4g s, α+m/B = %.4g s", FormatBytes(r.Bytes), got, want)
+		}
+		if gb := float64(r.Bytes) / r.Median.Seconds() / 1e9; math.Abs(gb-r.GBps) > 1e-9*gb {
+			t.Errorf("%s: GB/s %g, bytes/median = %g", FormatBytes(r.Bytes), r.GBps, gb)
+		}
+		if len(r.Times) != 21 || r.Min > r.Median || r.Max < r.Median {
+			t.Errorf("%s: %d times, min %v median %v max %v", FormatBytes(r.Bytes), len(r.Times), r.Min, r.Median, r.Max)
+		}
+	}
+}
+
+func TestSweepOverIPC(t *testing.T) {
+	m := fake.Defaults
+	m.Alpha, m.Bandwidth = 6e-6, 200e9
+	res, err := Run(context.Background(), config(t, 1, 5, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Via != "ipc" || res.Src.GPU != 1 || res.Dst.GPU != 5 || res.Dst.BusID != "00000000:ab:00.0" {
+		t.Errorf("result %+v", res)
+	}
+	checkModel(t, res, m, 1, 5)
+	avail, _ := affinity.Available()
+	for gpu, got := range map[int]string{1: res.SrcCPUs, 5: res.DstCPUs} {
+		want := nvml.FakeCPUs(gpu, 8).Intersect(avail)
+		if len(want) == 0 {
+			want = avail
+		}
+		if got != want.String() {
+			t.Errorf("GPU %d's worker on %s, want %s", gpu, got, want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"GPU 1 -> GPU 5: CE copies via ipc", "4 KiB", "1 MiB", "GB/S", "gpu_idle"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSweepFallsBackToPeer(t *testing.T) {
+	m := fake.Defaults
+	m.NoIPC = true
+	res, err := Run(context.Background(), config(t, 3, 6, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Via != "peer" {
+		t.Errorf("via %q, want peer", res.Via)
+	}
+	checkModel(t, res, m, 3, 6)
+}
+
+func TestLoopbackOnOneGPU(t *testing.T) {
+	res, err := Run(context.Background(), config(t, 0, 0, fake.Defaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, res, fake.Defaults, 0, 0)
+}
+
+func TestErrorsNameTheGPU(t *testing.T) {
+	m := fake.Defaults
+	m.CrashOn = "copy"
+	_, err := Run(context.Background(), config(t, 2, 4, m))
+	if err == nil || !strings.Contains(err.Error(), "worker for GPU 2") || !strings.Contains(err.Error(), "exited during copy") {
+		t.Errorf("crash: %v", err)
+	}
+	cfg := config(t, 0, 1, fake.Defaults)
+	visible := "1"
+	cfg.Visible = &visible
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "GPU 0") || !strings.Contains(err.Error(), "hidden") {
+		t.Errorf("hidden GPU: %v", err)
+	}
+	cfg = config(t, 0, 9, fake.Defaults)
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "GPU 9") {
+		t.Errorf("missing GPU: %v", err)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	got, err := Sizes(4<<10, 1<<30)
+	if err != nil || len(got) != 19 || got[0] != 4096 || got[18] != 1<<30 {
+		t.Errorf("Sizes(4 KiB, 1 GiB) = %v, %v; want 19 powers of two", got, err)
+	}
+	if got, _ := Sizes(1000, 3000); !slices.Equal(got, []int64{1000, 2000, 3000}) {
+		t.Errorf("Sizes(1000, 3000) = %v", got)
+	}
+	if _, err := Sizes(0, 10); err == nil {
+		t.Error("Sizes(0, 10) succeeded")
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 3 << 20: "3 MiB", 0: "0 B"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
