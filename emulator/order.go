@@ -128,6 +128,10 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
 	o.txPred = make([]int32, nc)
 	o.rxPred = make([]int32, nc)
 	o.predIdx = make([]int32, 1, nc+1)
+	if f != nil {
+		// Most circuits share a few lanes with their predecessors: a guess that avoids regrowth.
+		o.pred = make([]int32, 0, nc*(f.Stages()+2)/2)
+	}
 	for i, c := range s.Circuits {
 		ci := int32(i)
 		add := func(r int) {
@@ -151,10 +155,9 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
 
 // buildEpochs derives the partial-mode epochs.
 func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
+	nc := len(s.Circuits)
 	o.reqIdx = []int32{0}
-	o.userIdx = []int32{0}
-	o.waitIdx = make([]int32, 1, len(s.Circuits)+1)
-	var users [][]int32 // users[e]: circuits waiting on epoch e, filled as circuits arrive
+	o.waitIdx = make([]int32, 1, nc+1)
 	if f == nil {
 		dst := make([]int, s.N)
 		for i := range dst {
@@ -171,13 +174,15 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 					}
 				}
 				o.reqIdx = append(o.reqIdx, int32(len(o.req)))
-				users = append(users, []int32{int32(i)})
 				o.wait = append(o.wait, e)
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
 	} else {
 		ns := f.NumSwitches()
+		o.epochs = make([]Epoch, 0, nc*f.Stages()/2)
+		o.wait = make([]int32, 0, nc*f.Stages()/2)
+		o.req = make([]int32, 0, nc*f.Stages()/2)
 		state := make([]benes.State, ns) // the switch's state in its current run
 		cur := make([][]int32, ns)       // users of the current run
 		epoch := make([]int32, ns)       // the epoch of the current run, −1 for the initial Bar
@@ -194,22 +199,17 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 					o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
 					o.req = append(o.req, cur[sw]...)
 					o.reqIdx = append(o.reqIdx, int32(len(o.req)))
-					users = append(users, nil)
 					state[sw], epoch[sw], cur[sw] = st, e, cur[sw][:0]
 				}
 				cur[sw] = append(cur[sw], ci)
 				if e := epoch[sw]; e >= 0 {
-					users[e] = append(users[e], ci)
 					o.wait = append(o.wait, e)
 				}
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
 	}
-	for _, u := range users {
-		o.user = append(o.user, u...)
-		o.userIdx = append(o.userIdx, int32(len(o.user)))
-	}
+	o.userIdx, o.user = csrInvert(len(o.epochs), o.waitIdx, o.wait)
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes.

@@ -54,8 +54,8 @@ type Result struct {
 	// RNBWait sums, over circuits, the time their endpoints were both free but their path was not
 	// (PathReady − Ready).
 	RNBWait float64 `json:"rnb_wait_seconds"`
-	// Events is the number of events the emulator processed (circuit completions and
-	// reconfiguration completions).
+	// Events is the number of events the emulator processed: circuit completions and single
+	// switch (or transmitter) reconfiguration completions.
 	Events int      `json:"events"`
 	Notes  []string `json:"notes,omitempty"`
 }

@@ -135,22 +135,37 @@ type engine struct {
 	dur []float64
 	// per circuit
 	tx, end []float64
-	ready   []float64 // barrier mode: the round start (partial mode computes it afterwards)
-	pathRdy []float64
-	rcStart []float64
+	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
+	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
+	// latest-ending reconfiguration it waits on (−1 for none).
+	pathRdy, rcStart, rcEnd []float64
 	// per epoch
 	epReq, epStart, epEnd []float64
 	batches               []batch
 	batchEps              []int32
 	events                int
+	h                     eventHeap
+	seq                   uint32
 }
 
 func newEngine(o *Order, s *schedules.Schedule) *engine {
 	nc, ne := len(s.Circuits), len(o.epochs)
-	f := make([]float64, 5*nc+3*ne)
-	return &engine{o: o, s: s,
-		dur: f[0:nc], tx: f[nc : 2*nc], end: f[2*nc : 3*nc], ready: f[3*nc : 4*nc], rcStart: f[4*nc : 5*nc],
-		epReq: f[5*nc : 5*nc+ne], epStart: f[5*nc+ne : 5*nc+2*ne], epEnd: f[5*nc+2*ne:]}
+	f := make([]float64, 6*nc+3*ne)
+	e := &engine{o: o, s: s,
+		dur: f[0:nc], tx: f[nc : 2*nc], end: f[2*nc : 3*nc], pathRdy: f[3*nc : 4*nc],
+		rcStart: f[4*nc : 5*nc], rcEnd: f[5*nc : 6*nc],
+		epReq: f[6*nc : 6*nc+ne], epStart: f[6*nc+ne : 6*nc+2*ne], epEnd: f[6*nc+2*ne:]}
+	for i := range e.rcEnd {
+		e.rcEnd[i] = -1
+	}
+	return e
+}
+
+func (e *engine) startCircuit(c int32, t float64) {
+	e.tx[c] = t
+	e.end[c] = t + e.dur[c]
+	e.seq++
+	e.h.push(event{e.end[c], e.seq, c})
 }
 
 // runPartial walks the dependency order on completion events.
@@ -161,36 +176,26 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	for c := 0; c < nc; c++ {
 		pending[c] = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
 	}
+	epPending := pending[nc:]
 	for ep := 0; ep < ne; ep++ {
-		pending[nc+ep] = o.reqIdx[ep+1] - o.reqIdx[ep]
+		epPending[ep] = o.reqIdx[ep+1] - o.reqIdx[ep]
 	}
-	h := make(eventHeap, 0, 64)
-	var seq uint32
+	e.h = make(eventHeap, 0, 64)
 	var reqs []int32 // epochs requested at reqT, not yet sent to the controller
 	reqT := 0.0
-	startCircuit := func(c int32, t float64) {
-		e.tx[c] = t
-		e.end[c] = t + e.dur[c]
-		seq++
-		h.push(event{e.end[c], seq, c})
-	}
-	request := func(ep int32, t float64) {
-		e.epReq[ep] = t
-		reqT = t
-		reqs = append(reqs, ep)
-	}
 	for ep := 0; ep < ne; ep++ {
-		if pending[nc+ep] == 0 {
-			request(int32(ep), 0)
+		if epPending[ep] == 0 {
+			e.epReq[ep] = 0
+			reqs = append(reqs, int32(ep))
 		}
 	}
 	for c := 0; c < nc; c++ {
 		if pending[c] == 0 {
-			startCircuit(int32(c), 0)
+			e.startCircuit(int32(c), 0)
 		}
 	}
 	for {
-		if len(reqs) > 0 && (len(h) == 0 || h[0].t > reqT) {
+		if len(reqs) > 0 && (len(e.h) == 0 || e.h[0].t > reqT) {
 			// Everything requested at reqT is known: send it as one command.
 			start, end := rc.Command(reqT, len(reqs))
 			b := int32(len(e.batches))
@@ -201,14 +206,14 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 				e.epStart[ep], e.epEnd[ep] = start, end
 			}
 			reqs = reqs[:0]
-			seq++
-			h.push(event{end, seq, -b - 1})
+			e.seq++
+			e.h.push(event{end, e.seq, -b - 1})
 			continue
 		}
-		if len(h) == 0 {
+		if len(e.h) == 0 {
 			break
 		}
-		ev := h.pop()
+		ev := e.h.pop()
 		e.events++
 		if e.events&0x3fff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -218,22 +223,33 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		if ev.id >= 0 {
 			c := ev.id
 			for _, x := range o.succ[o.succIdx[c]:o.succIdx[c+1]] {
+				e.pathRdy[x] = max(e.pathRdy[x], ev.t)
 				if pending[x]--; pending[x] == 0 {
-					startCircuit(x, ev.t)
+					e.startCircuit(x, ev.t)
 				}
 			}
 			for _, ep := range o.trig[o.trigIdx[c]:o.trigIdx[c+1]] {
-				if pending[int32(nc)+ep]--; pending[int32(nc)+ep] == 0 {
-					request(ep, ev.t)
+				if epPending[ep]--; epPending[ep] == 0 {
+					e.epReq[ep] = ev.t
+					reqT = ev.t
+					reqs = append(reqs, ep)
 				}
 			}
 			continue
 		}
 		b := e.batches[-ev.id-1]
+		// Each switch's change is an event of its own; a command only makes them simultaneous.
+		e.events += int(b.hi-b.lo) - 1
 		for _, ep := range e.batchEps[b.lo:b.hi] {
+			req := e.epReq[ep]
 			for _, x := range o.user[o.userIdx[ep]:o.userIdx[ep+1]] {
+				e.pathRdy[x] = max(e.pathRdy[x], req)
+				// Commands end in the order they start, so the latest end has the latest start.
+				if b.end > e.rcEnd[x] {
+					e.rcStart[x], e.rcEnd[x] = b.start, b.end
+				}
 				if pending[x]--; pending[x] == 0 {
-					startCircuit(x, ev.t)
+					e.startCircuit(x, ev.t)
 				}
 			}
 		}
@@ -263,12 +279,12 @@ func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
 				e.batchEps = append(e.batchEps, int32(ep))
 			}
 			e.batches = append(e.batches, batch{start, end, lo, int32(len(e.batchEps))})
-			e.events++
+			e.events += len(r.Changes)
 			txStart, rcStart = end, start
 		}
 		roundEnd := txStart + r.PlannedDuration
 		for _, c := range r.Circuits {
-			e.ready[c] = t
+			e.pathRdy[c] = t
 			e.rcStart[c] = rcStart
 			e.tx[c] = txStart
 			e.end[c] = txStart + e.dur[c]
@@ -289,7 +305,7 @@ func (e *engine) timeline() *schedules.Timeline {
 	for c := 0; c < nc; c++ {
 		ct := schedules.CircuitTiming{Circuit: c, TransmitStart: e.tx[c], End: e.end[c]}
 		if o.mode == schedules.Barrier {
-			ct.Ready, ct.PathReady, ct.ReconfigStart = e.ready[c], e.ready[c], e.rcStart[c]
+			ct.Ready, ct.PathReady, ct.ReconfigStart = e.pathRdy[c], e.pathRdy[c], e.rcStart[c]
 		} else {
 			if p := o.txPred[c]; p >= 0 {
 				ct.Ready = e.end[p]
@@ -297,45 +313,34 @@ func (e *engine) timeline() *schedules.Timeline {
 			if p := o.rxPred[c]; p >= 0 {
 				ct.Ready = max(ct.Ready, e.end[p])
 			}
-			ct.PathReady = ct.Ready
-			for _, p := range o.Predecessors(c) {
-				ct.PathReady = max(ct.PathReady, e.end[p])
-			}
-			for _, ep := range o.Waits(c) {
-				ct.PathReady = max(ct.PathReady, e.epReq[ep])
-			}
-			ct.ReconfigStart = math.Inf(-1)
-			for _, ep := range o.Waits(c) {
-				// A reconfiguration it waited for is one still under way when its path was free.
-				if e.epEnd[ep] > ct.PathReady {
-					ct.ReconfigStart = max(ct.ReconfigStart, e.epStart[ep])
-				}
-			}
-			if math.IsInf(ct.ReconfigStart, -1) {
-				ct.ReconfigStart = ct.TransmitStart
+			ct.PathReady = e.pathRdy[c]
+			// A reconfiguration it waited for is one still under way when its path was free.
+			ct.ReconfigStart = ct.TransmitStart
+			if e.rcEnd[c] > ct.PathReady {
+				ct.ReconfigStart = e.rcStart[c]
 			}
 		}
 		tl.Circuits[c] = ct
 	}
+	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
+		// Commands start in non-decreasing time, so listing them in order sorts the changes by
+		// start; within one command, by stage and switch.
 		tl.SwitchChanges = make([]schedules.SwitchChange, 0, len(o.epochs))
-		for i, ep := range o.epochs {
-			tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
-				Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: e.epStart[i], End: e.epEnd[i]})
-		}
-		slices.SortStableFunc(tl.SwitchChanges, func(a, b schedules.SwitchChange) int {
-			switch {
-			case a.Start < b.Start:
-				return -1
-			case a.Start > b.Start:
-				return 1
-			case a.Stage != b.Stage:
-				return a.Stage - b.Stage
+		for _, b := range e.batches {
+			lo := len(tl.SwitchChanges)
+			for _, i := range e.batchEps[b.lo:b.hi] {
+				ep := o.epochs[i]
+				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
+					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: e.epStart[i], End: e.epEnd[i]})
 			}
-			return a.Switch - b.Switch
-		})
-	} else {
-		tl.SwitchChanges = []schedules.SwitchChange{}
+			slices.SortFunc(tl.SwitchChanges[lo:], func(a, b schedules.SwitchChange) int {
+				if a.Stage != b.Stage {
+					return a.Stage - b.Stage
+				}
+				return a.Switch - b.Switch
+			})
+		}
 	}
 	return tl
 }

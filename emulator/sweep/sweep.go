@@ -1,0 +1,303 @@
+// Package sweep runs the grids of seed 000 Figures 8 and 10: for every (bandwidth, α_r) cell and
+// every matrix of a trace, it schedules the matrix with each algorithm, executes the schedule in
+// the emulator, and reports per cell and per algorithm the completion time summed over all matrices
+// (one inference pass) and its ratio to the reference algorithm's sum (Tetris in the paper).
+//
+// The work (cells × matrices × algorithms) is spread over a pool of workers. Results are stored by
+// index and summed in matrix order afterwards, so they are bit-for-bit the same for any number of
+// workers and any completion order.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+// DefaultReference is the algorithm every other one is compared with.
+const DefaultReference = "tetris"
+
+// Config is one sweep.
+type Config struct {
+	// Algorithms are registered scheduler names (schedules.Lookup); they must include Reference.
+	Algorithms []string
+	// Reference is the algorithm in the denominator of every ratio; empty means DefaultReference.
+	Reference string
+	// Bandwidths are the per-port bandwidths in bytes per second: the grid's rows.
+	Bandwidths []float64
+	// Reconfigs are the reconfiguration delays α_r in seconds: the grid's columns.
+	Reconfigs []float64
+	// Fabric is passed to every scheduler; empty lets each plan for its natural fabric (the ideal
+	// SNB reference runs on a crossbar, everything else on Beneš).
+	Fabric schedules.FabricKind
+	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
+	Jobs int
+	// Progress, when set, is called after every finished task (one algorithm on one matrix in one
+	// cell) with the number done so far and the total. Calls never overlap.
+	Progress func(done, total int)
+}
+
+// Result is a finished sweep.
+type Result struct {
+	Algorithms []string
+	Reference  string
+	Bandwidths []float64
+	Reconfigs  []float64
+	// Matrices is the number of demand matrices each cell summed over.
+	Matrices int
+	// Cells[r][c] is bandwidth r, reconfiguration delay c.
+	Cells [][]Cell
+}
+
+// Cell is one (bandwidth, α_r) point of the grid.
+type Cell struct {
+	Bandwidth float64 // bytes per second
+	Reconfig  float64 // seconds
+	// LowerBounds[m] is matrix m's lower bound (the larger of the two of schedules.LowerBound).
+	LowerBounds []float64
+	// LowerBound is the sum of LowerBounds.
+	LowerBound float64
+	// Algorithms follows Result.Algorithms.
+	Algorithms []AlgoResult
+}
+
+// AlgoResult is one algorithm in one cell.
+type AlgoResult struct {
+	Algorithm string
+	// Completions[m] is the emulated completion time of matrix m, in seconds.
+	Completions []float64
+	// Completion is the sum of Completions: the pass's All-to-All time.
+	Completion float64
+	// Ratio is Completion over the reference algorithm's Completion in the same cell: above 1 the
+	// reference finishes the pass faster (seed 000 Figure 8's cell value).
+	Ratio float64
+}
+
+// BoundRatios is, per matrix, completion over lower bound (seed 000 Figure 7(b)'s samples); a
+// matrix with nothing to send has no bound and is left out.
+func (c *Cell) BoundRatios(algo int) []float64 {
+	var rs []float64
+	for m, lb := range c.LowerBounds {
+		if lb > 0 {
+			rs = append(rs, c.Algorithms[algo].Completions[m]/lb)
+		}
+	}
+	return rs
+}
+
+// AlgoIndex is the position of name in r.Algorithms, or −1.
+func (r *Result) AlgoIndex(name string) int { return slices.Index(r.Algorithms, name) }
+
+// RatioGrid is algorithm name's ratio to the reference in every cell, rows bandwidth and columns α_r.
+func (r *Result) RatioGrid(name string) ([][]float64, error) {
+	a := r.AlgoIndex(name)
+	if a < 0 {
+		return nil, fmt.Errorf("sweep: algorithm %q was not swept (swept: %v)", name, r.Algorithms)
+	}
+	g := make([][]float64, len(r.Cells))
+	for i, row := range r.Cells {
+		g[i] = make([]float64, len(row))
+		for j := range row {
+			g[i][j] = row[j].Algorithms[a].Ratio
+		}
+	}
+	return g, nil
+}
+
+// check validates cfg against the demands and resolves the schedulers.
+func (cfg *Config) check(demands []*schedules.Demand) ([]schedules.Scheduler, error) {
+	if len(demands) == 0 {
+		return nil, errors.New("sweep: no demand matrices")
+	}
+	for m, d := range demands {
+		if d == nil || d.N() == 0 {
+			return nil, fmt.Errorf("sweep: demand matrix %d is empty", m)
+		}
+	}
+	if len(cfg.Bandwidths) == 0 || len(cfg.Reconfigs) == 0 {
+		return nil, fmt.Errorf("sweep: the grid has %d bandwidths and %d reconfiguration delays; both must be positive",
+			len(cfg.Bandwidths), len(cfg.Reconfigs))
+	}
+	for _, b := range cfg.Bandwidths {
+		if !(b > 0) || math.IsInf(b, 0) {
+			return nil, fmt.Errorf("sweep: bandwidth %g bytes/s is not a positive finite rate", b)
+		}
+	}
+	for _, a := range cfg.Reconfigs {
+		if !(a >= 0) || math.IsInf(a, 0) {
+			return nil, fmt.Errorf("sweep: reconfiguration delay %g s is not a non-negative finite time", a)
+		}
+	}
+	if cfg.Reference == "" {
+		cfg.Reference = DefaultReference
+	}
+	if !slices.Contains(cfg.Algorithms, cfg.Reference) {
+		return nil, fmt.Errorf("sweep: algorithms %v do not include the reference %q that ratios are taken against",
+			cfg.Algorithms, cfg.Reference)
+	}
+	scheds := make([]schedules.Scheduler, len(cfg.Algorithms))
+	for i, name := range cfg.Algorithms {
+		if slices.Index(cfg.Algorithms, name) != i {
+			return nil, fmt.Errorf("sweep: algorithm %q is listed twice", name)
+		}
+		s, err := schedules.Lookup(name)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		scheds[i] = s
+	}
+	return scheds, nil
+}
+
+// task is one algorithm on one matrix in one cell; tasks are numbered algorithm-fastest, then
+// matrix, then cell, so neighbouring tasks share a demand.
+type task struct{ cell, matrix, algo int }
+
+// Run sweeps the grid of cfg over demands. On the first failure, or when ctx is cancelled, the
+// workers stop taking tasks and Run returns the error; no partial result is returned.
+func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result, error) {
+	scheds, err := cfg.check(demands)
+	if err != nil {
+		return nil, err
+	}
+	nb, nr, nm, na := len(cfg.Bandwidths), len(cfg.Reconfigs), len(demands), len(cfg.Algorithms)
+	total := nb * nr * nm * na
+	// completions[t] belongs to task t.
+	completions := make([]float64, total)
+	decode := func(t int) task {
+		return task{cell: t / (nm * na), matrix: t / na % nm, algo: t % na}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := cfg.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	jobs = min(jobs, total)
+
+	var (
+		next     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	done := make(chan struct{}, jobs)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= total || ctx.Err() != nil {
+					return
+				}
+				tk := decode(t)
+				bw, rc := cfg.Bandwidths[tk.cell/nr], cfg.Reconfigs[tk.cell%nr]
+				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg.Fabric)
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %w",
+							units.FormatBandwidth(bw), units.FormatSeconds(rc), tk.matrix, cfg.Algorithms[tk.algo], err))
+					}
+					return
+				}
+				completions[t] = c
+				done <- struct{}{}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	n := 0
+	for range done {
+		n++
+		if cfg.Progress != nil {
+			cfg.Progress(n, total)
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sweep: stopped after %d of %d runs: %w", n, total, err)
+	}
+	return assemble(cfg, demands, completions), nil
+}
+
+// runOne schedules d with s and emulates the schedule at bandwidth bw and delay rc.
+func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64, fabric schedules.FabricKind) (float64, error) {
+	sch, err := s.Schedule(ctx, d, schedules.Options{Bandwidth: bw, Reconfig: rc, Fabric: fabric})
+	if err != nil {
+		return 0, fmt.Errorf("scheduling: %w", err)
+	}
+	res, _, err := emulator.Run(ctx, sch, d, emulator.Config{
+		Transfer: emulator.BandwidthModel(bw),
+		Reconfig: emulator.ParallelReconfig(rc),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("emulating: %w", err)
+	}
+	return res.Completion, nil
+}
+
+// assemble sums the per-task completions in a fixed order.
+func assemble(cfg Config, demands []*schedules.Demand, completions []float64) *Result {
+	nr, nm, na := len(cfg.Reconfigs), len(demands), len(cfg.Algorithms)
+	ref := slices.Index(cfg.Algorithms, cfg.Reference)
+	r := &Result{
+		Algorithms: slices.Clone(cfg.Algorithms),
+		Reference:  cfg.Reference,
+		Bandwidths: slices.Clone(cfg.Bandwidths),
+		Reconfigs:  slices.Clone(cfg.Reconfigs),
+		Matrices:   nm,
+		Cells:      make([][]Cell, len(cfg.Bandwidths)),
+	}
+	for i, bw := range cfg.Bandwidths {
+		r.Cells[i] = make([]Cell, nr)
+		for j, rc := range cfg.Reconfigs {
+			cell := &r.Cells[i][j]
+			cell.Bandwidth, cell.Reconfig = bw, rc
+			cell.LowerBounds = make([]float64, nm)
+			for m, d := range demands {
+				cell.LowerBounds[m] = schedules.LowerBound(d, bw, rc).Max()
+				cell.LowerBound += cell.LowerBounds[m]
+			}
+			base := (i*nr + j) * nm * na
+			cell.Algorithms = make([]AlgoResult, na)
+			for a, name := range cfg.Algorithms {
+				ar := &cell.Algorithms[a]
+				ar.Algorithm = name
+				ar.Completions = make([]float64, nm)
+				for m := range nm {
+					ar.Completions[m] = completions[base+m*na+a]
+					ar.Completion += ar.Completions[m]
+				}
+			}
+			refSum := cell.Algorithms[ref].Completion
+			for a := range cell.Algorithms {
+				ar := &cell.Algorithms[a]
+				switch {
+				case refSum > 0:
+					ar.Ratio = ar.Completion / refSum
+				case ar.Completion == 0:
+					ar.Ratio = 1 // nothing to send: every algorithm ties
+				default:
+					ar.Ratio = math.Inf(1)
+				}
+			}
+		}
+	}
+	return r
+}

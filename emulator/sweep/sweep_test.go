@@ -1,0 +1,369 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
+	_ "github.com/tetris-hil/tetris-hil/schedules/sunflow"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// Test-only schedulers on a crossbar, whose completion times are easy to work out by hand
+// (crossbar rules: every transmitter points nowhere at t = 0, so each circuit on a transmitter
+// that must re-point pays α_r first).
+const (
+	// parallelAlgo puts every pair in one partial-mode group: on a demand where every transmitter
+	// has one receiver, completion is α_r + (largest pair)/b.
+	parallelAlgo = "sweeptest-parallel"
+	// serialAlgo gives every pair its own barrier round: completion is Σ over pairs of α_r + bytes/b.
+	serialAlgo = "sweeptest-serial"
+	// failAlgo fails on any demand whose [0][1] entry is failBytes.
+	failAlgo  = "sweeptest-fail"
+	failBytes = 777
+	// slowAlgo is serialAlgo after a 20 ms sleep that ignores its context, like a scheduler that
+	// never checks for cancellation.
+	slowAlgo = "sweeptest-slow"
+)
+
+var slowCalls atomic.Int64
+
+func init() {
+	schedules.Register(parallelAlgo, "test: all pairs at once on a crossbar", schedules.SchedulerFunc(
+		func(_ context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+			return crossbarSchedule(parallelAlgo, d, o, schedules.Partial, false), nil
+		}))
+	schedules.Register(serialAlgo, "test: one pair per barrier round on a crossbar", schedules.SchedulerFunc(
+		func(_ context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+			return crossbarSchedule(serialAlgo, d, o, schedules.Barrier, true), nil
+		}))
+	schedules.Register(failAlgo, "test: fails on marked demands", schedules.SchedulerFunc(
+		func(_ context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+			if d.N() > 1 && d.Bytes[0][1] == failBytes {
+				return nil, errors.New("marked demand")
+			}
+			return crossbarSchedule(failAlgo, d, o, schedules.Partial, false), nil
+		}))
+	schedules.Register(slowAlgo, "test: slow and deaf to cancellation", schedules.SchedulerFunc(
+		func(_ context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+			slowCalls.Add(1)
+			time.Sleep(20 * time.Millisecond)
+			return crossbarSchedule(slowAlgo, d, o, schedules.Barrier, true), nil
+		}))
+}
+
+func crossbarSchedule(name string, d *schedules.Demand, o schedules.Options, mode schedules.Mode, roundEach bool) *schedules.Schedule {
+	s := &schedules.Schedule{
+		Version: schedules.FormatVersion, Algorithm: name, N: d.N(), Ports: d.N(),
+		Fabric: schedules.Crossbar, Mode: mode,
+		Params: schedules.Params{BandwidthBytesPerSecond: o.Bandwidth, ReconfigSeconds: o.Reconfig},
+	}
+	for k, p := range d.Pairs() {
+		g := 0
+		if roundEach {
+			g = k
+		}
+		s.Circuits = append(s.Circuits, schedules.Circuit{Src: p.Src, Dst: p.Dst, Bytes: p.Bytes, Group: g})
+	}
+	return s
+}
+
+func demand(t testing.TB, rows [][]int64) *schedules.Demand {
+	t.Helper()
+	d, err := schedules.DemandFromRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// handDemands: D1 has 0→1 1000 B and 1→0 500 B, D2 has 0→1 2000 B, D3 is empty.
+func handDemands(t testing.TB) []*schedules.Demand {
+	return []*schedules.Demand{
+		demand(t, [][]int64{{0, 1000}, {500, 0}}),
+		demand(t, [][]int64{{0, 2000}, {0, 0}}),
+		demand(t, [][]int64{{0, 0}, {0, 0}}),
+	}
+}
+
+func handConfig() Config {
+	return Config{
+		Algorithms: []string{serialAlgo, parallelAlgo},
+		Reference:  parallelAlgo,
+		Bandwidths: []float64{1000, 2000},
+		Reconfigs:  []float64{0, 1},
+	}
+}
+
+// TestRunHandWorked checks the sums and ratios of a 2×2 grid against hand-worked completions.
+//
+// parallel: D1 = α + 1000/b (0→1 is the longer of two concurrent circuits), D2 = α + 2000/b, D3 = 0.
+// serial:   D1 = (α + 1000/b) + (α + 500/b), D2 = α + 2000/b, D3 = 0.
+// Lower bounds (every endpoint has one partner, so no α term): D1 = 1000/b, D2 = 2000/b, D3 = 0.
+func TestRunHandWorked(t *testing.T) {
+	res, err := Run(context.Background(), handDemands(t), handConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		bw, rc           int
+		parallel, serial [3]float64
+		lb               float64
+	}{
+		{0, 0, [3]float64{1, 2, 0}, [3]float64{1.5, 2, 0}, 3},
+		{0, 1, [3]float64{2, 3, 0}, [3]float64{3.5, 3, 0}, 3},
+		{1, 0, [3]float64{0.5, 1, 0}, [3]float64{0.75, 1, 0}, 1.5},
+		{1, 1, [3]float64{1.5, 2, 0}, [3]float64{2.75, 2, 0}, 1.5},
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
+	for _, tc := range tests {
+		c := res.Cells[tc.bw][tc.rc]
+		name := fmt.Sprintf("b=%g α=%g", c.Bandwidth, c.Reconfig)
+		ser, par := c.Algorithms[0], c.Algorithms[1]
+		if ser.Algorithm != serialAlgo || par.Algorithm != parallelAlgo {
+			t.Fatalf("%s: algorithms in order %s, %s", name, ser.Algorithm, par.Algorithm)
+		}
+		var sumP, sumS float64
+		for m := range 3 {
+			if !near(par.Completions[m], tc.parallel[m]) || !near(ser.Completions[m], tc.serial[m]) {
+				t.Errorf("%s matrix %d: parallel %g serial %g, want %g and %g", name, m,
+					par.Completions[m], ser.Completions[m], tc.parallel[m], tc.serial[m])
+			}
+			sumP += tc.parallel[m]
+			sumS += tc.serial[m]
+		}
+		if !near(par.Completion, sumP) || !near(ser.Completion, sumS) {
+			t.Errorf("%s: sums %g, %g, want %g, %g", name, par.Completion, ser.Completion, sumP, sumS)
+		}
+		if !near(ser.Ratio, sumS/sumP) || par.Ratio != 1 {
+			t.Errorf("%s: ratios serial %g parallel %g, want %g and 1", name, ser.Ratio, par.Ratio, sumS/sumP)
+		}
+		if !near(c.LowerBound, tc.lb) {
+			t.Errorf("%s: lower-bound sum %g, want %g", name, c.LowerBound, tc.lb)
+		}
+		// The empty matrix has no bound and is not a sample of the distribution.
+		br := c.BoundRatios(1)
+		if len(br) != 2 || !near(br[0], tc.parallel[0]/(1000/c.Bandwidth)) || !near(br[1], tc.parallel[1]/(2000/c.Bandwidth)) {
+			t.Errorf("%s: parallel completion/lower bound = %v", name, br)
+		}
+	}
+	if res.Matrices != 3 || res.Reference != parallelAlgo {
+		t.Errorf("Matrices = %d, Reference = %q", res.Matrices, res.Reference)
+	}
+}
+
+func TestRatioGrid(t *testing.T) {
+	res, err := Run(context.Background(), handDemands(t), handConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := res.RatioGrid(serialAlgo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{3.5 / 3, 6.5 / 5}, {1.75 / 1.5, 4.75 / 3.5}}
+	for i := range want {
+		for j := range want[i] {
+			if math.Abs(g[i][j]-want[i][j]) > 1e-12 {
+				t.Errorf("ratio[%d][%d] = %g, want %g", i, j, g[i][j], want[i][j])
+			}
+		}
+	}
+	if _, err := res.RatioGrid("bvn"); err == nil || !strings.Contains(err.Error(), `"bvn"`) {
+		t.Errorf("RatioGrid of an algorithm not swept: err = %v", err)
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	res, err := Run(context.Background(), handDemands(t), handConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "handworked.csv")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("CSV differs from %s:\n%s", path, buf.String())
+	}
+}
+
+// skewed is a seeded demand with a few heavy receivers, as MoE dispatch traffic has.
+func skewed(n int, seed uint64) *schedules.Demand {
+	r := rand.New(rand.NewPCG(seed, 1))
+	d := schedules.NewDemand(n)
+	hot := r.IntN(n)
+	for i := range n {
+		for j := range n {
+			if i == j || r.IntN(4) == 0 {
+				continue
+			}
+			b := int64(1+r.IntN(64)) << 12
+			if j == hot {
+				b *= 4
+			}
+			d.Bytes[i][j] = b
+		}
+	}
+	return d
+}
+
+func TestRunDeterministicAcrossJobs(t *testing.T) {
+	var ds []*schedules.Demand
+	for k := range 6 {
+		ds = append(ds, skewed(8, uint64(k)))
+	}
+	cfg := Config{
+		Algorithms: []string{"sunflow", "bff", parallelAlgo, serialAlgo},
+		Reference:  "sunflow",
+		Bandwidths: []float64{12.5e9, 100e9},
+		Reconfigs:  []float64{10e-9, 10e-6, 1e-3},
+	}
+	var results []*Result
+	for _, jobs := range []int{1, 2, 5} {
+		cfg.Jobs = jobs
+		res, err := Run(context.Background(), ds, cfg)
+		if err != nil {
+			t.Fatalf("jobs %d: %v", jobs, err)
+		}
+		results = append(results, res)
+	}
+	for k := 1; k < len(results); k++ {
+		if !reflect.DeepEqual(results[0], results[k]) {
+			t.Errorf("result with jobs %d differs from jobs 1", []int{1, 2, 5}[k])
+		}
+	}
+	// Each cell's ratios are its own sums divided, whatever the order the runs finished in.
+	for _, row := range results[1].Cells {
+		for _, c := range row {
+			for _, a := range c.Algorithms {
+				var sum float64
+				for _, v := range a.Completions {
+					sum += v
+				}
+				if a.Completion != sum || a.Ratio != sum/c.Algorithms[0].Completion {
+					t.Errorf("%s at b=%g α=%g: sum %g ratio %g do not match its completions", a.Algorithm, c.Bandwidth, c.Reconfig, a.Completion, a.Ratio)
+				}
+			}
+		}
+	}
+}
+
+func TestRunProgress(t *testing.T) {
+	var calls, last, total int
+	cfg := handConfig()
+	cfg.Jobs = 2
+	cfg.Progress = func(done, tot int) {
+		calls++
+		if done != last+1 {
+			t.Errorf("progress went from %d to %d", last, done)
+		}
+		last, total = done, tot
+	}
+	if _, err := Run(context.Background(), handDemands(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	// 2 bandwidths × 2 delays × 3 matrices × 2 algorithms.
+	if calls != 24 || last != 24 || total != 24 {
+		t.Errorf("progress: %d calls, last %d of %d; want 24 of 24", calls, last, total)
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	var ds []*schedules.Demand
+	for k := range 50 {
+		ds = append(ds, skewed(4, uint64(k)))
+	}
+	cfg := Config{
+		Algorithms: []string{slowAlgo},
+		Reference:  slowAlgo,
+		Bandwidths: []float64{1e9, 2e9},
+		Reconfigs:  []float64{0, 1e-6},
+		Jobs:       2,
+	}
+	// 200 runs of 20 ms on 2 workers would take 2 s; cancelling after the first must stop within
+	// the runs already under way.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = func(done, _ int) {
+		if done == 1 {
+			cancel()
+		}
+	}
+	slowCalls.Store(0)
+	start := time.Now()
+	_, err := Run(ctx, ds, cfg)
+	elapsed := time.Since(start)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := slowCalls.Load(); n > 4 {
+		t.Errorf("%d scheduler calls after cancelling at the first; want at most one more per worker", n)
+	}
+	if elapsed > time.Second {
+		t.Errorf("Run took %v after cancellation", elapsed)
+	}
+
+	slowCalls.Store(0)
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := Run(done, ds, cfg); !errors.Is(err, context.Canceled) || slowCalls.Load() != 0 {
+		t.Errorf("already-cancelled context: err = %v after %d calls", err, slowCalls.Load())
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	marked := demand(t, [][]int64{{0, failBytes}, {1, 0}})
+	tests := []struct {
+		name    string
+		demands func(testing.TB) []*schedules.Demand
+		mutate  func(*Config)
+		want    string
+	}{
+		{"no matrices", func(testing.TB) []*schedules.Demand { return nil }, func(*Config) {}, "no demand matrices"},
+		{"no bandwidths", handDemands, func(c *Config) { c.Bandwidths = nil }, "0 bandwidths"},
+		{"zero bandwidth", handDemands, func(c *Config) { c.Bandwidths = []float64{0} }, "bandwidth 0 bytes/s"},
+		{"negative delay", handDemands, func(c *Config) { c.Reconfigs = []float64{-1e-6} }, "delay -1e-06 s"},
+		{"NaN delay", handDemands, func(c *Config) { c.Reconfigs = []float64{math.NaN()} }, "delay NaN"},
+		{"reference not swept", handDemands, func(c *Config) { c.Reference = "tetris" }, `reference "tetris"`},
+		{"default reference is tetris", handDemands, func(c *Config) { c.Reference = "" }, `reference "tetris"`},
+		{"unknown algorithm", handDemands, func(c *Config) { c.Algorithms = append(c.Algorithms, "nope") }, `"nope"`},
+		{"duplicate algorithm", handDemands, func(c *Config) { c.Algorithms = append(c.Algorithms, serialAlgo) }, "listed twice"},
+		{"scheduler fails", func(t testing.TB) []*schedules.Demand { return append(handDemands(t), marked) },
+			func(c *Config) { c.Algorithms = append(c.Algorithms, failAlgo) }, "matrix 3, algorithm sweeptest-fail: scheduling: marked demand"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := handConfig()
+			tc.mutate(&cfg)
+			res, err := Run(context.Background(), tc.demands(t), cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || res != nil {
+				t.Errorf("err = %v, result %v; want an error mentioning %q and no result", err, res, tc.want)
+			}
+		})
+	}
+}
