@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+)
+
+func init() { subcommands = append(subcommands, newDevicesCmd) }
+
+// fakeGPUFlags are --fake and --fake-gpus, shared by the commands that touch GPUs.
+type fakeGPUFlags struct {
+	fake bool
+	gpus int
+}
+
+func (f *fakeGPUFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.fake, "fake", false, "use a fake 8-GPU NVLink server (go-nvml mock of a DGX H200) instead of NVML")
+	cmd.Flags().IntVar(&f.gpus, "fake-gpus", 8, "number of GPUs of the fake server (with --fake)")
+}
+
+func (f *fakeGPUFlags) open() (*nvml.Lib, error) {
+	if f.gpus < 1 || f.gpus > 64 {
+		return nil, usagef("--fake-gpus %d: want 1..64", f.gpus)
+	}
+	return nvml.Open(nvml.Options{Fake: f.fake, FakeGPUs: f.gpus})
+}
+
+// cudaVisible is CUDA_VISIBLE_DEVICES, nil when unset (set and empty means no GPU for CUDA).
+func cudaVisible() *string {
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		return &v
+	}
+	return nil
+}
+
+func newDevicesCmd() *cobra.Command {
+	var ff fakeGPUFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "devices",
+		Short: "List the GPUs (NVML): identity, NUMA node and local CPUs, clocks, and the topology matrix",
+		Long: `devices lists what NVML reports: per GPU its index and CUDA ordinal (mapped by PCI bus id,
+honouring CUDA_VISIBLE_DEVICES), UUID, name, PCI bus id, memory, NUMA node, the CPUs local to it
+(workers are pinned to these), NVLinks up, clocks, temperature and throttle reasons; per pair the
+PCIe topology level, P2P support and NVLink, printed as a matrix like nvidia-smi topo -m.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lib, err := ff.open()
+			if err != nil {
+				return err
+			}
+			defer lib.Close()
+			inv, err := lib.Inventory(cudaVisible())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return nvml.WriteJSON(out, inv)
+			}
+			if err := nvml.WriteTable(out, inv); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			if err := nvml.WriteMatrix(out, inv); err != nil {
+				return err
+			}
+			if inv.Fake {
+				return writeFakeAffinityNote(out, inv)
+			}
+			return nil
+		},
+	}
+	ff.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the inventory as JSON")
+	return cmd
+}
+
+// writeFakeAffinityNote says what pinning to the fake CPU sets means on this machine: the kernel
+// can only pin to CPUs that exist here, so workers get the intersection.
+func writeFakeAffinityNote(w io.Writer, inv *nvml.Inventory) error {
+	avail, err := affinity.Available()
+	if err != nil {
+		return err
+	}
+	var parts []string
+	for _, g := range inv.GPUs {
+		set, err := affinity.Parse(g.CPUAffinity)
+		if err != nil {
+			return err
+		}
+		here := set.Intersect(avail)
+		s := here.String()
+		if len(here) == 0 {
+			s = "none, left on " + avail.String()
+		}
+		parts = append(parts, fmt.Sprintf("GPU%d %s", g.Index, s))
+	}
+	_, err = fmt.Fprintf(w, "\nFake CPU affinity: this machine lets tetris-hil use CPUs %s, so a worker is pinned to the\nCPUs of its GPU's fake set that exist here: %s.\n", avail, strings.Join(parts, "; "))
+	return err
+}

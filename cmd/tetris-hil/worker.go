@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
+
+	// The transfer engines a worker can run.
+	_ "github.com/tetris-hil/tetris-hil/gpu/transfer/cudaengine"
+	_ "github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+)
+
+func init() { subcommands = append(subcommands, newWorkerCmd) }
+
+// newWorkerCmd is the process the harness starts per GPU (hidden: people do not run it). It speaks
+// JSON lines on stdin/stdout; its log goes to stderr.
+func newWorkerCmd() *cobra.Command {
+	var cfg worker.Config
+	cmd := &cobra.Command{
+		Use:    "worker",
+		Short:  "Serve transfer requests for one GPU (started by the harness, one per GPU)",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return worker.Main(cmd.Context(), cfg, os.Stdin, os.Stdout)
+		},
+	}
+	cfg.Flags(cmd.Flags())
+	return cmd
+}
