@@ -1,0 +1,26 @@
+package tetris
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// BenchmarkTetris plans one seeded skewed MoE-like demand per size at 800 Gbps and α_r = 10 µs.
+// The names are fixed so figures compare across commits.
+func BenchmarkTetris(b *testing.B) {
+	o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}
+	for _, n := range []int{8, 16, 32, 64, 128} {
+		d := moeDemand(1, n, 1.0, 0)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Schedule(context.Background(), d, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package tetris
+
+import (
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// fabricPlan is the schedule-so-far S on one fabric: what the planner asks of it is the same on a
+// Beneš network and on a crossbar, only the resources differ.
+type fabricPlan interface {
+	// query is the read-only path query of step 3: the earliest start of (u, v) against S over all
+	// of its paths, and the path that achieves it.
+	query(u, v int) (start float64, choices uint32)
+	// route picks a path for every connection of a planning matching (step 6).
+	route(conns []benes.Conn, r *router) ([]uint32, error)
+	// start is Start(S, p) for the routed path (step 7).
+	start(u, v int, choices uint32) float64
+	// commit adds a circuit on that path transmitting over [start, end) to S.
+	commit(u, v int, choices uint32, start, end float64)
+	// path is the circuit's traversals as written in a schedule (none on a crossbar).
+	path(u, v int, choices uint32) []benes.Traversal
+}
+
+// benesPlan is S on a Beneš fabric: per switch σ_s, F_s, Q_s and lane release times (benes.Plan).
+type benesPlan struct {
+	f *benes.Fabric
+	p *benes.Plan
+}
+
+func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
+	return &benesPlan{f: f, p: benes.NewPlan(f, alphaR)}
+}
+
+func (b *benesPlan) query(u, v int) (float64, uint32) {
+	choices, start, _ := b.p.Query(u, v)
+	return start, choices
+}
+
+func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
+	if r == nil {
+		return b.f.Route(conns, nil)
+	}
+	r.bind(b, conns)
+	return b.f.Route(conns, r.choose)
+}
+
+func (b *benesPlan) start(u, v int, choices uint32) float64 {
+	t, _ := b.p.Start(u, v, choices)
+	return t
+}
+
+func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
+	b.p.Commit(u, v, choices, start, end)
+}
+
+func (b *benesPlan) path(u, v int, choices uint32) []benes.Traversal {
+	return b.f.PathFrom(u, v, choices)
+}
+
+// crossbarPlan is S on the ideal strictly non-blocking crossbar: only endpoints conflict. A
+// transmitter points at one receiver at a time (none at t = 0); pointing it at another takes α_r,
+// which starts once both endpoints are free.
+type crossbarPlan struct {
+	alpha  float64
+	txFree []float64
+	rxFree []float64
+	dest   []int
+}
+
+func newCrossbarPlan(n int, alphaR float64) *crossbarPlan {
+	c := &crossbarPlan{alpha: alphaR, txFree: make([]float64, n), rxFree: make([]float64, n), dest: make([]int, n)}
+	for i := range c.dest {
+		c.dest[i] = -1
+	}
+	return c
+}
+
+func (c *crossbarPlan) query(u, v int) (float64, uint32) { return c.start(u, v, 0), 0 }
+
+// route has nothing to choose on a crossbar: every connection has the one direct path.
+func (c *crossbarPlan) route(conns []benes.Conn, _ *router) ([]uint32, error) {
+	return make([]uint32, len(conns)), nil
+}
+
+func (c *crossbarPlan) start(u, v int, _ uint32) float64 {
+	t := max(c.txFree[u], c.rxFree[v])
+	if c.dest[u] != v {
+		t += c.alpha
+	}
+	return t
+}
+
+func (c *crossbarPlan) commit(u, v int, _ uint32, _, end float64) {
+	c.txFree[u] = max(c.txFree[u], end)
+	c.rxFree[v] = max(c.rxFree[v], end)
+	c.dest[u] = v
+}
+
+func (c *crossbarPlan) path(int, int, uint32) []benes.Traversal { return []benes.Traversal{} }

@@ -1,0 +1,88 @@
+package tetris
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// router is Algorithm 3 (seed 000 §3.2): benes.Route decides the Beneš levels from the root down
+// and asks it to orient each constraint component. For each of the two legal orientations it forms
+// every affected connection's partial path (the ancestor traversals already fixed plus the entry and
+// exit switches of this level), takes the time t that partial path becomes available against S, and
+// costs both endpoints of the connection as t − α_r + W_e. The orientation whose costs, sorted in
+// decreasing order, are lexicographically smaller wins; on a tie, the one with fewer switch state
+// changes at this level; on a further tie, orientation 0. W stays fixed while a matching is routed.
+type router struct {
+	w     []float64 // W_e: transmitters 0..n−1, then receivers n..2n−1
+	n     int
+	alpha float64
+
+	plan  *benesPlan
+	conns []benes.Conn
+
+	costs [2][]float64
+	rec   func(orientation)
+}
+
+// orientation records one component decision, for tests and explanations.
+type orientation struct {
+	Level, Block int
+	Conns        []benes.Conn
+	// Costs[q] are orientation q's endpoint costs in decreasing order; Changes[q] its switch state
+	// changes at this level.
+	Costs   [2][]float64
+	Changes [2]int
+	Flip    bool
+}
+
+func (r *router) bind(p *benesPlan, conns []benes.Conn) {
+	r.plan, r.conns = p, conns
+}
+
+func (r *router) choose(c benes.Component, choices []uint32) bool {
+	var changes [2]int
+	for q := range 2 {
+		costs := r.costs[q][:0]
+		for k, i := range c.Conns {
+			cn := r.conns[i]
+			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
+			t := r.plan.p.PartialStart(cn.Src, cn.Dst, ch, c.Level)
+			costs = append(costs, t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
+			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
+			changes[q] += r.changed(in)
+			if out != in {
+				changes[q] += r.changed(out)
+			}
+		}
+		slices.SortFunc(costs, func(a, b float64) int { return cmp.Compare(b, a) })
+		r.costs[q] = costs
+	}
+	flip := false
+	switch slices.Compare(r.costs[0], r.costs[1]) {
+	case 1:
+		flip = true
+	case 0:
+		flip = changes[1] < changes[0]
+	}
+	if r.rec != nil {
+		o := orientation{Level: c.Level, Block: c.Block, Changes: changes, Flip: flip}
+		for _, i := range c.Conns {
+			o.Conns = append(o.Conns, r.conns[i])
+		}
+		o.Costs[0] = slices.Clone(r.costs[0])
+		o.Costs[1] = slices.Clone(r.costs[1])
+		r.rec(o)
+	}
+	return flip
+}
+
+// changed is 1 when the traversal needs a state other than its switch's planned state σ_s.
+func (r *router) changed(t benes.Traversal) int {
+	st, _, _ := r.plan.p.SwitchState(t.Stage, t.Switch)
+	if st != t.State() {
+		return 1
+	}
+	return 0
+}

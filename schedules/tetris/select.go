@@ -1,0 +1,226 @@
+package tetris
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// candidate is one residual demand (u, v) with the result of its read-only path query.
+type candidate struct {
+	u, v    int
+	bytes   int64
+	start   float64 // s_uv = Start(S, p_uv)
+	choices uint32  // p_uv on a Beneš fabric
+	cost    float64 // c_uv = s_uv − α_r + max(W_u, W_v)
+	key     float64 // max(W_u, W_v): the greedy walk's order
+}
+
+// selector picks one planning matching (seed 000 §3.1, Algorithm 2). Its buffers are reused
+// across iterations so that planning does not allocate per matching.
+type selector struct {
+	n          int
+	tx, rx     *sideMatcher // tx: required transmitters -> receivers; rx: required receivers -> transmitters
+	usedTx     []bool
+	usedRx     []bool
+	thresholds []float64
+	order      []int
+	snap       [4][]int32
+}
+
+func newSelector(n int) *selector {
+	s := &selector{
+		n:      n,
+		tx:     newSideMatcher(n),
+		rx:     newSideMatcher(n),
+		usedTx: make([]bool, n),
+		usedRx: make([]bool, n),
+	}
+	for i := range s.snap {
+		s.snap[i] = make([]int32, n)
+	}
+	return s
+}
+
+// load builds the candidate graph A = {(u,v) : cost ≤ h} into both side matchers, with every
+// endpoint free and no matching.
+func (s *selector) load(cands []candidate, h float64) {
+	for i := 0; i < s.n; i++ {
+		s.tx.adj[i].reset()
+		s.rx.adj[i].reset()
+		s.usedTx[i], s.usedRx[i] = false, false
+	}
+	for _, c := range cands {
+		if c.cost <= h {
+			s.tx.adj[c.u].set(c.v)
+			s.rx.adj[c.v].set(c.u)
+		}
+	}
+	for _, m := range []*sideMatcher{s.tx, s.rx} {
+		m.free.reset()
+		for i := 0; i < s.n; i++ {
+			m.free.set(i)
+		}
+		m.clearMatching()
+	}
+}
+
+// covers reports whether A(h) contains a matching covering every endpoint of C (cTx transmitters,
+// cRx receivers), leaving in the side matchers one matching per side that does.
+func (s *selector) covers(cands []candidate, h float64, cTx, cRx []int) bool {
+	s.load(cands, h)
+	return s.tx.saturate(cTx) && s.rx.saturate(cRx)
+}
+
+// threshold finds H, the smallest value ≥ B for which A(H) contains a matching covering C.
+// A(H) changes only at candidate costs, so the values worth trying are B itself and the distinct
+// costs above it; feasibility only grows with H, so a binary search over them finds the smallest.
+// When every cost is ≤ B the only value is B, where A holds every candidate.
+func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (float64, error) {
+	ts := append(s.thresholds[:0], b)
+	for _, c := range cands {
+		if c.cost > b {
+			ts = append(ts, c.cost)
+		}
+	}
+	slices.Sort(ts[1:])
+	ts = slices.Compact(ts)
+	s.thresholds = ts
+	// Every candidate is in A at the largest value, and every bipartite graph has a matching
+	// covering all of its maximum-degree vertices (König), so the search cannot fail unless the
+	// caller's C is not the maximum-degree set.
+	if !s.covers(cands, ts[len(ts)-1], cTx, cRx) {
+		return 0, fmt.Errorf("tetris: no matching of the residual demand covers the %d maximum-degree endpoints", len(cTx)+len(cRx))
+	}
+	lo, hi := 0, len(ts)-1 // ts[hi] is feasible
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if s.covers(cands, ts[mid], cTx, cRx) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return ts[lo], nil
+}
+
+// greedy walks A(h) by decreasing max(W_u, W_v), ties by decreasing R_uv (then by (u, v), so the
+// result is deterministic), and keeps (u, v) when both endpoints are free and the candidates that
+// remain between free endpoints can still cover every endpoint of C not yet matched. It appends the
+// indices of the chosen candidates to m in the order chosen and returns m.
+//
+// Walking every candidate this way always ends with C covered: an endpoint of C left unmatched would
+// have an edge to a free endpoint in the final covering matching, and adding that edge was feasible
+// when it was reached, since the free endpoints only shrink.
+func (s *selector) greedy(cands []candidate, h float64, cTx, cRx []int, m []int) []int {
+	order := s.order[:0]
+	for i, c := range cands {
+		if c.cost <= h {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := &cands[i], &cands[j]
+		if c := cmp.Compare(b.key, a.key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.u, b.u); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.v, b.v)
+	})
+	s.order = order
+	s.load(cands, h)
+	s.tx.saturate(cTx)
+	s.rx.saturate(cRx)
+	for _, i := range order {
+		c := &cands[i]
+		if s.usedTx[c.u] || s.usedRx[c.v] {
+			continue
+		}
+		if s.take(c.u, c.v) {
+			m = append(m, i)
+		}
+	}
+	return m
+}
+
+// take adds (u, v) to the matching if the required endpoints still unmatched stay coverable by
+// edges between free endpoints, repairing each side's covering matching with one augmenting path
+// where (u, v) took an endpoint it used.
+func (s *selector) take(u, v int) bool {
+	tx, rx := s.tx, s.rx
+	repair := tx.matchR[v] >= 0 && int(tx.matchR[v]) != u || rx.matchR[u] >= 0 && int(rx.matchR[u]) != v
+	if repair {
+		tx.snapshot(s.snap[0], s.snap[1])
+		rx.snapshot(s.snap[2], s.snap[3])
+	}
+	s.usedTx[u], s.usedRx[v] = true, true
+	tx.free.clear(v)
+	rx.free.clear(u)
+	// u and v are matched now: they need no covering partner any more.
+	if r := tx.matchL[u]; r >= 0 {
+		tx.matchL[u], tx.matchR[r] = -1, -1
+	}
+	if r := rx.matchL[v]; r >= 0 {
+		rx.matchL[v], rx.matchR[r] = -1, -1
+	}
+	ok := true
+	// A required transmitter that was covered through receiver v needs another receiver, and a
+	// required receiver covered through transmitter u needs another transmitter.
+	if l := tx.matchR[v]; l >= 0 {
+		tx.matchL[l], tx.matchR[v] = -1, -1
+		tx.seen.reset()
+		ok = tx.augment(int(l))
+	}
+	if l := rx.matchR[u]; ok && l >= 0 {
+		rx.matchL[l], rx.matchR[u] = -1, -1
+		rx.seen.reset()
+		ok = rx.augment(int(l))
+	}
+	if !ok {
+		s.usedTx[u], s.usedRx[v] = false, false
+		tx.free.set(v)
+		rx.free.set(u)
+		tx.restore(s.snap[0], s.snap[1])
+		rx.restore(s.snap[2], s.snap[3])
+	}
+	return ok
+}
+
+// greedyByCost is the no-degree-coverage ablation: every candidate is in A, walked by increasing
+// cost (ties by decreasing R_uv, then (u, v)), taken whenever both endpoints are free.
+func (s *selector) greedyByCost(cands []candidate, m []int) []int {
+	order := s.order[:0]
+	for i := range cands {
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := &cands[i], &cands[j]
+		if c := cmp.Compare(a.cost, b.cost); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.u, b.u); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.v, b.v)
+	})
+	s.order = order
+	for i := 0; i < s.n; i++ {
+		s.usedTx[i], s.usedRx[i] = false, false
+	}
+	for _, i := range order {
+		c := &cands[i]
+		if !s.usedTx[c.u] && !s.usedRx[c.v] {
+			s.usedTx[c.u], s.usedRx[c.v] = true, true
+			m = append(m, i)
+		}
+	}
+	return m
+}
