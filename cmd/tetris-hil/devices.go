@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 )
 
@@ -42,14 +44,18 @@ func cudaVisible() *string {
 
 func newDevicesCmd() *cobra.Command {
 	var ff fakeGPUFlags
-	var asJSON bool
+	var asJSON, checkWorkers bool
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs (NVML): identity, NUMA node and local CPUs, clocks, and the topology matrix",
 		Long: `devices lists what NVML reports: per GPU its index and CUDA ordinal (mapped by PCI bus id,
 honouring CUDA_VISIBLE_DEVICES), UUID, name, PCI bus id, memory, NUMA node, the CPUs local to it
 (workers are pinned to these), NVLinks up, clocks, temperature and throttle reasons; per pair the
-PCIe topology level, P2P support and NVLink, printed as a matrix like nvidia-smi topo -m.`,
+PCIe topology level, P2P support and NVLink, printed as a matrix like nvidia-smi topo -m.
+
+--check-workers then starts a worker process per GPU, pinned from birth to the GPU's CPUs (with
+the CUDA engine, or the fake one under --fake), and has each check that all its threads run on
+exactly those CPUs (of the ones this process may use); exit status 1 if any does not.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lib, err := ff.open()
@@ -73,13 +79,19 @@ PCIe topology level, P2P support and NVLink, printed as a matrix like nvidia-smi
 				return err
 			}
 			if inv.Fake {
-				return writeFakeAffinityNote(out, inv)
+				if err := writeFakeAffinityNote(out, inv); err != nil {
+					return err
+				}
+			}
+			if checkWorkers {
+				return checkWorkerPinning(cmd, lib, ff.fake, len(inv.GPUs))
 			}
 			return nil
 		},
 	}
 	ff.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the inventory as JSON")
+	cmd.Flags().BoolVar(&checkWorkers, "check-workers", false, "start a pinned worker per GPU and check every thread's CPUs")
 	return cmd
 }
 
@@ -105,4 +117,35 @@ func writeFakeAffinityNote(w io.Writer, inv *nvml.Inventory) error {
 	}
 	_, err = fmt.Fprintf(w, "\nFake CPU affinity: this machine lets tetris-hil use CPUs %s, so a worker is pinned to the\nCPUs of its GPU's fake set that exist here: %s.\n", avail, strings.Join(parts, "; "))
 	return err
+}
+
+func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, n int) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this binary to start workers: %w", err)
+	}
+	cfg := bench.Config{Lib: lib, Engine: "cuda", Command: []string{exe, "worker"}, Visible: cudaVisible(),
+		Timeout: 60 * time.Second, Log: os.Stderr}
+	if fake {
+		cfg.Engine = "fake"
+	}
+	gpus := make([]int, n)
+	for i := range gpus {
+		gpus[i] = i
+	}
+	ps, err := bench.CheckPinning(cmd.Context(), cfg, gpus)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "\nWorker pinning (%s engine):\n", cfg.Engine)
+	if err := bench.WritePinning(out, ps); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if !p.OK {
+			return &exitError{code: 1, msg: fmt.Sprintf("worker pinning check failed for GPU %d", p.GPU)}
+		}
+	}
+	return nil
 }

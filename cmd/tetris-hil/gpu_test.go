@@ -79,6 +79,20 @@ func TestDevicesFakeTable(t *testing.T) {
 	}
 }
 
+// TestDevicesCheckWorkers starts a pinned worker per fake GPU (this test binary acting as
+// tetris-hil worker) and checks the report.
+func TestDevicesCheckWorkers(t *testing.T) {
+	unsetCUDAVisible(t)
+	t.Setenv(envBeCLI, "1")
+	out, code, err := emulateCLI(t, "devices", "--fake", "--fake-gpus", "2", "--check-workers")
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	if !strings.Contains(out, "Worker pinning (fake engine)") || strings.Count(out, " ok\n") != 2 {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // TestDevicesWithoutNVIDIA runs where there is no NVIDIA driver (this machine, CI): the command
 // must fail, name what is missing and suggest --fake.
 func TestDevicesWithoutNVIDIA(t *testing.T) {

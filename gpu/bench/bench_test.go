@@ -168,3 +168,38 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPinning(t *testing.T) {
+	cfg := config(t, 0, 0, fake.Defaults)
+	ps, err := CheckPinning(context.Background(), cfg, []int{0, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	avail, _ := affinity.Available()
+	for i, gpu := range []int{0, 4} {
+		p := ps[i]
+		want := nvml.FakeCPUs(gpu, 8).Intersect(avail)
+		if len(want) == 0 {
+			want = avail
+		}
+		if !p.OK || p.GPU != gpu || p.Got != want.String() || p.Threads < 2 || p.NVMLCPUs != nvml.FakeCPUs(gpu, 8).String() {
+			t.Errorf("GPU %d: %+v; want ok on %s", gpu, p, want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WritePinning(&buf, ps); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(buf.String(), " ok\n") != 2 || !strings.Contains(buf.String(), "(112 CPUs)") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+
+	cfg.EngineOptions = "crash-on=nothing,bogus=1" // the worker cannot open its engine
+	ps, err = CheckPinning(context.Background(), cfg, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].OK || !strings.Contains(ps[0].Error, "GPU 3") {
+		t.Errorf("failed worker reported as %+v", ps[0])
+	}
+}
