@@ -60,6 +60,14 @@ func (p *Plan) ready(id, in, out int) (float64, int) {
 	return max(t, s.f+p.alpha), 1
 }
 
+// TraversalReady is max{I_{s,i}, O_{s,j}, q_{s,i,j}} for one traversal and whether it changes the
+// switch's planned state; Start is the maximum of it over a path. Tetris uses it to cost the
+// switches a component's orientation decides.
+func (p *Plan) TraversalReady(t Traversal) (ready float64, change bool) {
+	r, c := p.ready(p.f.SwitchID(t.Stage, t.Switch), t.In, t.Out)
+	return r, c == 1
+}
+
 // Query returns the path from src to dst with the earliest Start(S,p) (seed 000 §3.3) over all
 // n/2 paths, with that start and its number of switch state changes. Among paths with the minimum
 // start it returns one with the fewest state changes, and among those the smallest choices. Ports

@@ -25,6 +25,29 @@ func bruteStart(p *Plan, src, dst int, choices uint32) (float64, int) {
 	return start, changes
 }
 
+// Hand-worked on a 4-port plan holding 0->0 on the upper child (all bar) over [0,10), α_r = 1.
+func TestTraversalReady(t *testing.T) {
+	f, _ := New(4)
+	p := NewPlan(f, 1)
+	p.Commit(0, 0, 0, 0, 10)
+	cases := []struct {
+		tr     Traversal
+		ready  float64
+		change bool
+	}{
+		{Traversal{0, 0, 0, 0}, 10, false}, // lanes busy until 10, state already bar
+		{Traversal{0, 0, 1, 1}, 0, false},  // the other bar lanes are free
+		{Traversal{0, 0, 1, 0}, 11, true},  // cross after the bar user ends: F + α_r
+		{Traversal{0, 1, 0, 1}, 1, true},   // an unused switch: F = 0, so α_r
+		{Traversal{2, 0, 1, 1}, 0, false},  // output switch 0, other lanes, bar
+	}
+	for _, c := range cases {
+		if r, ch := p.TraversalReady(c.tr); r != c.ready || ch != c.change {
+			t.Errorf("TraversalReady(%v) = (%v, %v), want (%v, %v)", c.tr, r, ch, c.ready, c.change)
+		}
+	}
+}
+
 // bruteQuery tries all n/2 paths: minimum start T*, then the fewest changes among the paths whose
 // every traversal is ready by T*, then the smallest choices.
 func bruteQuery(p *Plan, src, dst int) (uint32, float64, int) {
@@ -218,6 +241,17 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 			bs, bch := bruteStart(p, src, dst, c)
 			if s != bs || ch != bch {
 				t.Fatalf("Start(%d,%d,%b) = (%v, %d), definition (%v, %d)", src, dst, c, s, ch, bs, bch)
+			}
+			ts, tch := math.Inf(-1), 0
+			for _, tr := range f.PathFrom(src, dst, c) {
+				r, change := p.TraversalReady(tr)
+				ts = max(ts, r)
+				if change {
+					tch++
+				}
+			}
+			if ts != bs || tch != bch {
+				t.Fatalf("TraversalReady over %d->%d (%b) gives (%v, %d), definition (%v, %d)", src, dst, c, ts, tch, bs, bch)
 			}
 			level := rapid.IntRange(0, k-1).Draw(t, "level")
 			if got, want := p.PartialStart(src, dst, c, level), brutePartial(p, src, dst, c, level); got != want {
