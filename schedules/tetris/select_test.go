@@ -1,0 +1,169 @@
+package tetris
+
+import (
+	"slices"
+	"testing"
+)
+
+func cand(u, v int, cost float64) candidate { return candidate{u: u, v: v, bytes: 1, cost: cost} }
+
+// TestThreshold checks step 4 on graphs small enough to see the answer: H is the smallest value
+// ≥ B at which the candidates costing at most H contain a matching covering C.
+func TestThreshold(t *testing.T) {
+	cases := []struct {
+		name     string
+		cands    []candidate
+		b        float64
+		cTx, cRx []int
+		want     float64
+	}{{
+		// Tx0 is covered by (0,1) at cost 3 ≤ B: no need to admit (1,2) at 8, and H never drops
+		// below B.
+		name: "covered at B", cands: []candidate{cand(0, 1, 3), cand(1, 2, 8)}, b: 5, cTx: []int{0}, want: 5,
+	}, {
+		// Below 7 both required transmitters only reach Rx0; (1,2) at 7 frees it; (1,1) at 9 is
+		// never needed.
+		name: "raised to the cheapest cost that covers",
+		cands: []candidate{cand(0, 0, 2), cand(1, 0, 3), cand(1, 1, 9), cand(1, 2, 7)}, b: 4, cTx: []int{0, 1}, want: 7,
+	}, {
+		// Every candidate is already below B.
+		name: "all costs below B", cands: []candidate{cand(0, 1, 1), cand(2, 1, 2)}, b: 10, cRx: []int{1}, want: 10,
+	}, {
+		// Receivers 0 and 1 both lean on Tx0 until (2,0) is admitted at 4.
+		name:  "receiver side",
+		cands: []candidate{cand(0, 0, 1), cand(0, 1, 1), cand(1, 1, 6), cand(2, 0, 4)}, b: 2, cRx: []int{0, 1}, want: 4,
+	}, {
+		// Tx0 is coverable from cost 1, Rx1 only from 3 (by (1,1)); at 3 each side can be covered
+		// on its own, which is enough for one matching to cover both (Mendelsohn–Dulmage).
+		name:  "both sides",
+		cands: []candidate{cand(0, 0, 1), cand(0, 2, 3), cand(1, 1, 3), cand(2, 1, 5)}, b: 0, cTx: []int{0}, cRx: []int{1}, want: 3,
+	}, {
+		name:  "binary search over many costs",
+		cands: []candidate{cand(0, 1, 10), cand(0, 2, 20), cand(0, 3, 30), cand(1, 0, 40), cand(2, 0, 50)}, b: 0, cTx: []int{0, 1}, want: 40,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSelector(4)
+			h, err := s.threshold(c.cands, c.b, c.cTx, c.cRx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h != c.want {
+				t.Errorf("H = %g, want %g", h, c.want)
+			}
+		})
+	}
+}
+
+// TestThresholdImpossibleCover: C must be the maximum-degree set for a cover to exist; a C that
+// is not (two required transmitters with one receiver between them) is reported, not looped on.
+func TestThresholdImpossibleCover(t *testing.T) {
+	s := newSelector(2)
+	if _, err := s.threshold([]candidate{cand(0, 0, 1), cand(1, 0, 1)}, 0, []int{0, 1}, nil); err == nil {
+		t.Fatal("two transmitters covered through one receiver: want an error")
+	}
+}
+
+// TestGreedy checks step 5: A is walked by decreasing max(W_u, W_v), then decreasing R_uv, and an
+// edge is kept only if the rest of A can still cover C.
+func TestGreedy(t *testing.T) {
+	type e struct {
+		u, v  int
+		key   float64
+		bytes int64
+	}
+	cases := []struct {
+		name     string
+		edges    []e
+		cTx, cRx []int
+		want     [][2]int
+	}{{
+		// (2,0) has the most remaining work but takes Rx0, leaving Tx0 and Tx1 to share Rx1:
+		// it is refused. Without the check Tx1 would be left uncovered.
+		name:  "refuses an edge that blocks C",
+		edges: []e{{2, 0, 10, 1}, {0, 0, 5, 1}, {0, 1, 5, 1}, {1, 1, 4, 1}},
+		cTx:   []int{0, 1}, want: [][2]int{{0, 0}, {1, 1}},
+	}, {
+		// Same key: the longer demand first.
+		name:  "ties by residual time",
+		edges: []e{{0, 1, 3, 1}, {0, 2, 3, 7}, {1, 1, 1, 1}},
+		cTx:   []int{0}, want: [][2]int{{0, 2}, {1, 1}},
+	}, {
+		// Edges outside C are taken whenever C stays coverable: (3,3) first (Rx0 still has Tx1
+		// and Tx2), then (2,0) covers Rx0, and (1,2) fills in.
+		name:  "fills beyond C",
+		edges: []e{{3, 3, 9, 1}, {1, 0, 2, 1}, {2, 0, 8, 1}, {1, 2, 1, 1}},
+		cRx:   []int{0}, want: [][2]int{{3, 3}, {2, 0}, {1, 2}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var cands []candidate
+			for _, x := range c.edges {
+				cands = append(cands, candidate{u: x.u, v: x.v, bytes: x.bytes, key: x.key})
+			}
+			s := newSelector(4)
+			var got [][2]int
+			for _, i := range s.greedy(cands, 0, c.cTx, c.cRx, nil) {
+				got = append(got, [2]int{cands[i].u, cands[i].v})
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("matching %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestGreedyRespectsThreshold: candidates costing more than H are not in A.
+func TestGreedyRespectsThreshold(t *testing.T) {
+	cands := []candidate{{u: 0, v: 1, cost: 5, key: 9, bytes: 1}, {u: 0, v: 2, cost: 2, key: 1, bytes: 1}}
+	s := newSelector(3)
+	m := s.greedy(cands, 4, []int{0}, nil, nil)
+	if len(m) != 1 || cands[m[0]].v != 2 {
+		t.Fatalf("with H = 4 only (0,2) is in A, got %v", m)
+	}
+}
+
+// TestGreedyByCost is the no-degree-coverage ablation: cheapest first, endpoints free.
+func TestGreedyByCost(t *testing.T) {
+	cands := []candidate{
+		{u: 0, v: 0, cost: 3, bytes: 1},
+		{u: 0, v: 1, cost: 1, bytes: 1},
+		{u: 1, v: 1, cost: 2, bytes: 1},
+		{u: 1, v: 0, cost: 4, bytes: 1},
+	}
+	s := newSelector(2)
+	var got [][2]int
+	for _, i := range s.greedyByCost(cands, nil) {
+		got = append(got, [2]int{cands[i].u, cands[i].v})
+	}
+	// (0,1) at 1, then (1,1) is blocked by Rx1, (0,0) by Tx0, and (1,0) at 4 completes it.
+	if want := [][2]int{{0, 1}, {1, 0}}; !slices.Equal(got, want) {
+		t.Errorf("matching %v, want %v", got, want)
+	}
+}
+
+// TestSideMatcherAugments: an alternating path moves an earlier choice to make room.
+func TestSideMatcherAugments(t *testing.T) {
+	m := newSideMatcher(3)
+	m.adj[0].set(0)
+	m.adj[1].set(0)
+	m.adj[1].set(1)
+	m.adj[2].set(1)
+	for i := 0; i < 3; i++ {
+		m.free.set(i)
+	}
+	m.clearMatching()
+	if !m.saturate([]int{1, 0}) {
+		t.Fatal("{0,1} can be saturated: 0–0, 1–1")
+	}
+	if m.matchL[0] != 0 || m.matchL[1] != 1 {
+		t.Errorf("matching %v, want [0 1 -1]", m.matchL)
+	}
+	// Now 2 can only have 1, which 1 needs, and 1's alternative 0 is 0's only receiver.
+	if m.saturate([]int{2}) {
+		t.Error("three left vertices on two right vertices: want false")
+	}
+	if m.matchL[0] != 0 || m.matchL[1] != 1 {
+		t.Errorf("a failed augmentation changed the matching: %v", m.matchL)
+	}
+}
