@@ -23,7 +23,7 @@ func TestThreshold(t *testing.T) {
 	}, {
 		// Below 7 both required transmitters only reach Rx0; (1,2) at 7 frees it; (1,1) at 9 is
 		// never needed.
-		name: "raised to the cheapest cost that covers",
+		name:  "raised to the cheapest cost that covers",
 		cands: []candidate{cand(0, 0, 2), cand(1, 0, 3), cand(1, 1, 9), cand(1, 2, 7)}, b: 4, cTx: []int{0, 1}, want: 7,
 	}, {
 		// Every candidate is already below B.
