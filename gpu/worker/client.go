@@ -44,6 +44,8 @@ type Worker struct {
 	hello   Hello
 	cpus    affinity.Set
 
+	stopKill func() bool
+
 	mu     sync.Mutex // one call at a time
 	nextID uint64
 	broken error // set once the worker is gone; every later call returns it
@@ -52,7 +54,7 @@ type Worker struct {
 const defaultTimeout = 30 * time.Second
 
 // Start starts a worker, pinned if spec.Pin is set, and waits for its hello, which carries the
-// result of its affinity check.
+// result of its affinity check. The worker is killed when ctx ends.
 func Start(ctx context.Context, spec Spec) (*Worker, error) {
 	if len(spec.Command) == 0 {
 		return nil, errors.New("worker spec: empty command")
@@ -90,19 +92,22 @@ func Start(ctx context.Context, spec Spec) (*Worker, error) {
 		return nil, fmt.Errorf("starting worker for GPU %d (%s): %w", gpu, spec.Command[0], err)
 	}
 	go w.read(stdout)
+	// As with exec.CommandContext, the context given to Start bounds the worker's life: cancelling
+	// it (SIGINT through signal.NotifyContext) kills the worker even between calls.
+	w.stopKill = context.AfterFunc(ctx, func() { _ = w.cmd.Process.Kill() })
 
 	resp, err := w.await(ctx, 0, "start", spec.Timeout)
 	if err != nil {
-		w.kill()
+		w.abort()
 		return nil, err
 	}
 	if resp.Hello == nil {
-		w.kill()
+		w.abort()
 		return nil, &Error{GPU: gpu, PID: w.pid(), Op: "start", Failure: Refused, Detail: "first message is not a hello"}
 	}
 	w.hello = *resp.Hello
 	if spec.Pin != nil && w.hello.CPUs != w.cpus.String() {
-		w.kill()
+		w.abort()
 		return nil, &Error{GPU: gpu, PID: w.pid(), Op: "start", Failure: Refused,
 			Detail: fmt.Sprintf("worker reports cpus %s, started on %s", w.hello.CPUs, w.cpus)}
 	}
@@ -122,6 +127,12 @@ func (w *Worker) read(stdout io.Reader) {
 }
 
 func (w *Worker) pid() int { return w.cmd.Process.Pid }
+
+// abort kills a worker that failed to start.
+func (w *Worker) abort() {
+	w.kill()
+	w.stopKill()
+}
 
 func (w *Worker) kill() {
 	_ = w.cmd.Process.Kill()
@@ -254,6 +265,7 @@ func (w *Worker) Close() error {
 	case <-time.After(5 * time.Second):
 		w.kill()
 	}
+	w.stopKill()
 	return nil
 }
 

@@ -236,3 +236,21 @@ func TestStartFailureNamesGPU(t *testing.T) {
 		t.Fatalf("err = %v, want an error naming GPU 2 and the engine", err)
 	}
 }
+
+func TestCancelKillsIdleWorker(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := Start(ctx, spec(4, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cancel()
+	select {
+	case <-w.dead:
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle worker still running 5 s after its context ended")
+	}
+	if _, _, err := w.Export(context.Background(), 1); !IsDead(err) || !strings.Contains(err.Error(), "GPU 4") {
+		t.Errorf("call to a killed worker: %v", err)
+	}
+}
