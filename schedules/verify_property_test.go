@@ -82,13 +82,17 @@ func TestVerifyPropertyCatchesMutations(t *testing.T) {
 			h := rapid.IntRange(0, len(c.Path)-1).Draw(t, "hop")
 			c.Path[h].Out ^= 1
 		case 2: // send the circuit to another receiver than its bytes are owed to
-			c.Dst = (c.Dst + 1) % s.Ports
-			if c.Dst == c.Src {
-				c.Dst = (c.Dst + 1) % s.Ports
+			var others []int
+			for p := 0; p < s.Ports; p++ {
+				if p != c.Src && p != c.Dst {
+					others = append(others, p)
+				}
 			}
-			if c.Dst == c.Src { // two ports: no other receiver
+			if len(others) == 0 { // two ports: there is no other receiver
 				c.Bytes++
+				break
 			}
+			c.Dst = rapid.SampledFrom(others).Draw(t, "dst")
 		case 3: // duplicate a circuit in the same round: an endpoint is used twice
 			s.Circuits = append(s.Circuits, *c)
 			d.Bytes[c.Src][c.Dst] += c.Bytes
