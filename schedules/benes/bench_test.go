@@ -50,3 +50,22 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryUniform queries a plan in which every switch was last used until the same time, so
+// that many paths tie and the search prunes little: closer to Query's worst case than
+// BenchmarkQuery.
+func BenchmarkQueryUniform(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			f, _ := New(n)
+			p := NewPlan(f, 1)
+			for src := range n {
+				p.Commit(src, src, 0, 0, 5)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Query(1, n-2)
+			}
+		})
+	}
+}

@@ -52,12 +52,7 @@ func (p *Plan) LaneRelease(stage, sw, lane int) (in, out float64) {
 // reconfiguration that set it completes (Q_s); otherwise it can only be reconfigured after its last
 // user ends, which takes α_r (F_s + α_r).
 func (p *Plan) ready(id, in, out int) (float64, int) {
-	s := &p.sw[id]
-	t := max(s.in[in], s.out[out])
-	if s.state == State(in^out) {
-		return max(t, s.q), 0
-	}
-	return max(t, s.f+p.alpha), 1
+	return p.reach(&p.sw[id], in, out, math.Inf(-1), 0)
 }
 
 // TraversalReady is max{I_{s,i}, O_{s,j}, q_{s,i,j}} for one traversal and whether it changes the
@@ -77,7 +72,7 @@ func (p *Plan) TraversalReady(t Traversal) (ready float64, change bool) {
 // The minimum is found in one depth-first pass that carries each path's (start, changes) down the
 // tree: a path's start is the maximum and its changes the sum over its traversals, both monotone
 // along the path, so a subtree can be skipped once its prefix is lexicographically worse than the
-// best complete path. Ranking complete paths by (start, changes, choices) is exactly "minimum
+// best complete path, or ties it and cannot yield smaller choices. Ranking complete paths by (start, changes, choices) is exactly "minimum
 // start T*, then fewest changes among the paths whose every traversal is ready by T*": such paths
 // are precisely the ones whose start is T*.
 func (p *Plan) Query(src, dst int) (choices uint32, start float64, changes int) {
@@ -102,35 +97,58 @@ type query struct {
 func (q *query) search(s, b int, acc float64, chg int, bits uint32) {
 	p := q.p
 	if s == q.mid {
-		r, c := p.ready(q.mid*q.nh+b, (q.src>>s)&1, (q.dst>>s)&1)
-		acc, chg = max(acc, r), chg+c
+		acc, chg = p.reach(&p.sw[q.mid*q.nh+b], (q.src>>s)&1, (q.dst>>s)&1, acc, chg)
 		if q.better(acc, chg) || acc == q.bestStart && chg == q.bestChanges && bits < q.bestChoices {
 			q.bestStart, q.bestChanges, q.bestChoices = acc, chg, bits
 		}
 		return
 	}
 	half := p.f.n >> (s + 1)
-	inID := s*q.nh + b*half + q.src>>(s+1)
-	outID := (2*q.mid-s)*q.nh + b*half + q.dst>>(s+1)
+	in := &p.sw[s*q.nh+b*half+q.src>>(s+1)]
+	out := &p.sw[(2*q.mid-s)*q.nh+b*half+q.dst>>(s+1)]
 	inLane, outLane := (q.src>>s)&1, (q.dst>>s)&1
-	var acc2 [2]float64
-	var chg2 [2]int
-	for c := range 2 {
-		ri, ci := p.ready(inID, inLane, c)
-		ro, co := p.ready(outID, c, outLane)
-		acc2[c], chg2[c] = max(acc, ri, ro), chg+ci+co
-	}
-	// The more promising child first, so that the bound tightens early.
-	first := 0
-	if acc2[1] < acc2[0] || acc2[1] == acc2[0] && chg2[1] < chg2[0] {
-		first = 1
-	}
-	for _, c := range [2]int{first, 1 - first} {
-		if q.worse(acc2[c], chg2[c]) {
-			continue
+	a0, c0 := p.reach(in, inLane, 0, acc, chg)
+	a0, c0 = p.reach(out, 0, outLane, a0, c0)
+	a1, c1 := p.reach(in, inLane, 1, acc, chg)
+	a1, c1 = p.reach(out, 1, outLane, a1, c1)
+	b0, b1 := bits, bits|1<<s
+	// The more promising child first, so that the bound tightens early; on a tie the upper one,
+	// whose choices are smaller.
+	if a1 < a0 || a1 == a0 && c1 < c0 {
+		if !q.worse(a1, c1, b1) {
+			q.search(s+1, 2*b+1, a1, c1, b1)
 		}
-		q.search(s+1, 2*b+c, acc2[c], chg2[c], bits|uint32(c)<<s)
+		if !q.worse(a0, c0, b0) {
+			q.search(s+1, 2*b, a0, c0, b0)
+		}
+		return
 	}
+	if !q.worse(a0, c0, b0) {
+		q.search(s+1, 2*b, a0, c0, b0)
+	}
+	if !q.worse(a1, c1, b1) {
+		q.search(s+1, 2*b+1, a1, c1, b1)
+	}
+}
+
+// reach extends a prefix's (acc, chg) by the traversal of sw from lane in to lane out, as ready
+// does, with plain comparisons (no NaN can occur) because this is Query's inner loop.
+func (p *Plan) reach(sw *switchPlan, in, out int, acc float64, chg int) (float64, int) {
+	if t := sw.in[in]; t > acc {
+		acc = t
+	}
+	if t := sw.out[out]; t > acc {
+		acc = t
+	}
+	t := sw.q
+	if sw.state != State(in^out) {
+		t = sw.f + p.alpha
+		chg++
+	}
+	if t > acc {
+		acc = t
+	}
+	return acc, chg
 }
 
 // better reports whether (acc, chg) ranks strictly before the best path found so far.
@@ -138,10 +156,12 @@ func (q *query) better(acc float64, chg int) bool {
 	return acc < q.bestStart || acc == q.bestStart && chg < q.bestChanges
 }
 
-// worse reports whether every path through a prefix with (acc, chg) ranks after the best path
-// found so far (a tie on both may still win on choices).
-func (q *query) worse(acc float64, chg int) bool {
-	return acc > q.bestStart || acc == q.bestStart && chg > q.bestChanges
+// worse reports whether no path through a prefix with (acc, chg) and choices bits (the bits up
+// to the current level) can rank before the best path found so far. Its completions have higher
+// bits only, so on a tie in (acc, chg) they lose to the best unless the best has higher bits set
+// or lower bits that exceed the prefix's: both fail exactly when bestChoices ≤ bits.
+func (q *query) worse(acc float64, chg int, bits uint32) bool {
+	return acc > q.bestStart || acc == q.bestStart && (chg > q.bestChanges || chg == q.bestChanges && q.bestChoices <= bits)
 }
 
 // Start evaluates Start(S,p) = max over the traversals (s,i,j) of p of {I_{s,i}, O_{s,j}, q_{s,i,j}}

@@ -69,8 +69,8 @@ func (f *Fabric) RoutePaths(conns []Conn) ([][]Traversal, error) {
 
 // LevelTraversals returns the input-stage and output-stage traversals at recursion level level of
 // the path (src, dst, choices); only bits 0..level of choices matter, and 0 ≤ level ≤ k−1. At the
-// middle level (k−1) both are the one middle-stage traversal. Tetris costs a component's orientations with it
-// without building whole paths.
+// middle level (k−1) both are the one middle-stage traversal. Tetris costs a component's
+// orientations with it without building whole paths.
 func (f *Fabric) LevelTraversals(src, dst int, choices uint32, level int) (in, out Traversal) {
 	k := f.k
 	// The block at this level is the sequence of earlier choices read with bit 0 most significant
