@@ -20,6 +20,7 @@ type Weight interface {
 // float64 weights must be finite.
 func MaxWeightAssignment[W Weight](w [][]W) (perm []int, total W, err error) {
 	n := len(w)
+	var largest float64
 	for i, row := range w {
 		if len(row) != n {
 			return nil, 0, fmt.Errorf("matching: weight row %d has %d entries, want %d", i, len(row), n)
@@ -28,7 +29,13 @@ func MaxWeightAssignment[W Weight](w [][]W) (perm []int, total W, err error) {
 			if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
 				return nil, 0, fmt.Errorf("matching: weight [%d][%d] = %v is not finite", i, j, f)
 			}
+			largest = max(largest, math.Abs(float64(x)))
 		}
+	}
+	// Potentials and path lengths stay within 2(n+1)·max|w|; for an integer W (where 1/2 is 0)
+	// that must fit in an int64, or the sums would wrap silently.
+	if W(1)/2 == 0 && largest*2*float64(n+1) >= math.MaxInt64/2 {
+		return nil, 0, fmt.Errorf("matching: weights up to %g on %d rows could overflow int64 potentials", largest, n)
 	}
 	// Minimise cost = −w. Arrays are 1-based with column 0 a virtual column holding the row being
 	// inserted, which keeps the augmenting-path bookkeeping free of special cases.

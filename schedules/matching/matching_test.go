@@ -320,6 +320,12 @@ func TestMaxWeightAssignmentRejectsBadInput(t *testing.T) {
 	if _, _, err := MaxWeightAssignment([][]int64{{1, 2}, {3}}); err == nil {
 		t.Error("ragged matrix accepted")
 	}
+	if _, _, err := MaxWeightAssignment([][]int64{{1 << 61, 0}, {0, 1}}); err == nil {
+		t.Error("weights that overflow int64 potentials accepted")
+	}
+	if _, _, err := MaxWeightAssignment([][]float64{{1 << 61, 0}, {0, 1}}); err != nil {
+		t.Errorf("float64 weights of 2^61 rejected: %v", err)
+	}
 }
 
 func TestMaxWeightAssignmentMatchesBruteForce(t *testing.T) {
@@ -416,5 +422,36 @@ func BenchmarkPerfectOnSupport(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestPerfectAtLeast(t *testing.T) {
+	m := [][]int64{{8, 3}, {5, 8}}
+	tests := []struct {
+		t    int64
+		perm []int
+		ok   bool
+	}{
+		{9, nil, false},
+		{8, []int{0, 1}, true},
+		{4, []int{0, 1}, true},
+		{1, []int{0, 1}, true},
+	}
+	for _, tc := range tests {
+		perm, ok, err := PerfectAtLeast(m, tc.t, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != tc.ok || !slices.Equal(perm, tc.perm) {
+			t.Errorf("threshold %d: %v, %v; want %v, %v", tc.t, perm, ok, tc.perm, tc.ok)
+		}
+	}
+	// Only the anti-diagonal survives a threshold of 5 here.
+	perm, ok, err := PerfectAtLeast([][]int64{{1, 6}, {5, 9}}, 5, nil)
+	if err != nil || !ok || !slices.Equal(perm, []int{1, 0}) {
+		t.Errorf("anti-diagonal: %v, %v, %v; want [1 0], true", perm, ok, err)
+	}
+	if _, _, err := PerfectAtLeast(m, 0, nil); err == nil {
+		t.Error("threshold 0 accepted")
 	}
 }

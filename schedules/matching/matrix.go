@@ -1,9 +1,6 @@
 package matching
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // checkSquare rejects a matrix that is not n×n with non-negative entries.
 func checkSquare(m [][]int64) error {
@@ -47,10 +44,20 @@ func newAdj(n int) [][]int {
 // entries (perm[i] = j with m[i][j] > 0), or ok = false if there is none. warm, if not nil, is a
 // matching to start from (see MaxMatching).
 func PerfectOnSupport(m [][]int64, warm []int) (perm []int, ok bool, err error) {
+	return PerfectAtLeast(m, 1, warm)
+}
+
+// PerfectAtLeast returns a perfect matching of the square matrix m that uses only entries ≥ t
+// (t ≥ 1), or ok = false if there is none; warm as in MaxMatching. Solstice's threshold slicing
+// asks exactly this question.
+func PerfectAtLeast(m [][]int64, t int64, warm []int) (perm []int, ok bool, err error) {
 	if err := checkSquare(m); err != nil {
 		return nil, false, err
 	}
-	mate, size, err := MaxMatching(atLeast(m, 1, newAdj(len(m))), warm)
+	if t < 1 {
+		return nil, false, fmt.Errorf("matching: threshold %d is below 1 (zero entries are not edges)", t)
+	}
+	mate, size, err := MaxMatching(atLeast(m, t, newAdj(len(m))), warm)
 	if err != nil {
 		return nil, false, err
 	}
@@ -64,12 +71,13 @@ func PerfectOnSupport(m [][]int64, warm []int) (perm []int, ok bool, err error) 
 // smallest entry is as large as possible (the max-min or bottleneck assignment), and that smallest
 // entry; ok = false if m has no perfect matching on its positive entries.
 //
-// It binary-searches the distinct positive values for the largest threshold t at which the entries
-// ≥ t still hold a perfect matching. Every probe starts Hopcroft–Karp from the best matching found
-// so far, restricted to the probe's graph, so that most probes only re-augment a few rows. The
-// search never looks above min(smallest row maximum, smallest column maximum), which no perfect
-// matching can exceed, and it probes that ceiling first because on skewed matrices it is often the
-// answer.
+// It searches the positive values for the largest threshold t at which the entries ≥ t still hold
+// a perfect matching. No perfect matching can beat min(smallest row maximum, smallest column
+// maximum), so that ceiling is probed first: on skewed matrices it is often the answer. Below it,
+// each probe takes the median of three candidates as the threshold and keeps only the candidates
+// above it (feasible) or below it (infeasible), so the candidates are never sorted and their
+// handling costs O(n²) in all. Every probe starts Hopcroft–Karp from the maximum matching of the
+// last failed probe, so most probes only re-augment a few rows.
 func Bottleneck(m [][]int64) (perm []int, bottleneck int64, ok bool, err error) {
 	if err := checkSquare(m); err != nil {
 		return nil, 0, false, err
@@ -96,43 +104,44 @@ func Bottleneck(m [][]int64) (perm []int, bottleneck int64, ok bool, err error) 
 	if ceiling == 0 {
 		return nil, 0, false, nil
 	}
-	var values []int64
+	adj := newAdj(n)
+	// Every probe is below the lowest threshold that failed so far, so that failure's maximum
+	// matching uses only edges the probe has too: a valid warm start lacking just a few rows.
+	var best, failed []int
+	probe := func(t int64) bool {
+		mate, size, _ := MaxMatching(atLeast(m, t, adj), failed)
+		if size < n {
+			failed = mate
+			return false
+		}
+		best, bottleneck = mate, t
+		return true
+	}
+	if probe(ceiling) {
+		return best, ceiling, true, nil
+	}
+	var cands []int64
 	for _, row := range m {
 		for _, v := range row {
-			if v > 0 && v <= ceiling {
-				values = append(values, v)
+			if v > 0 && v < ceiling {
+				cands = append(cands, v)
 			}
 		}
 	}
-	slices.Sort(values)
-	values = slices.Compact(values)
-
-	adj := newAdj(n)
-	var best []int
-	probe := func(k int) bool {
-		mate, size, _ := MaxMatching(atLeast(m, values[k], adj), best)
-		if size < n {
-			return false
+	for len(cands) > 0 {
+		a, b, c := cands[0], cands[len(cands)/2], cands[len(cands)-1]
+		pivot := max(min(a, b), min(max(a, b), c)) // median of three
+		above := probe(pivot)
+		kept := cands[:0]
+		for _, v := range cands {
+			if above && v > pivot || !above && v < pivot {
+				kept = append(kept, v)
+			}
 		}
-		best = mate
-		return true
+		cands = kept
 	}
-	lo, hi := 0, len(values)-1 // the answer, if any, is values[lo..hi]
-	if probe(hi) {
-		return best, values[hi], true, nil
-	}
-	hi--
-	if !probe(lo) {
+	if best == nil {
 		return nil, 0, false, nil
 	}
-	// Invariant: values[lo] is feasible (best is a matching for it), values[hi+1] is not.
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if probe(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return best, values[lo], true, nil
+	return best, bottleneck, true, nil
 }

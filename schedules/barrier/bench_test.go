@@ -1,0 +1,33 @@
+package barrier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+func benchScheduler(b *testing.B, f schedules.SchedulerFunc) {
+	for _, n := range []int{8, 16, 32, 64, 128} {
+		d := skewedDemand(n, 1)
+		o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var s *schedules.Schedule
+			for b.Loop() {
+				var err error
+				if s, err = f(context.Background(), d, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rounds, _ := strconv.Atoi(s.Params.Options["rounds"])
+			b.ReportMetric(float64(rounds), "rounds")
+		})
+	}
+}
+
+func BenchmarkBvN(b *testing.B)       { benchScheduler(b, BvN) }
+func BenchmarkBvNMaxMin(b *testing.B) { benchScheduler(b, BvNMaxMin) }
+func BenchmarkMaxWeight(b *testing.B) { benchScheduler(b, MaxWeight) }
+func BenchmarkSolstice(b *testing.B)  { benchScheduler(b, Solstice) }
