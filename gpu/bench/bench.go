@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -158,10 +159,16 @@ func device(inv *nvml.Inventory, gpu int) (transfer.Device, error) {
 }
 
 func start(ctx context.Context, cfg Config, dev transfer.Device) (*worker.Worker, error) {
+	env := cfg.Env
+	if _, ok := os.LookupEnv("CUDA_DEVICE_ORDER"); !ok {
+		// CUDA's default order (fastest first) need not be bus order; the ordinals were mapped in
+		// bus order, and the worker checks the bus id it gets.
+		env = append(slices.Clone(env), "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+	}
 	spec := worker.Spec{
 		Config:  worker.Config{Device: dev, Engine: cfg.Engine, EngineOptions: cfg.EngineOptions},
 		Command: cfg.Command,
-		Env:     cfg.Env,
+		Env:     env,
 		Timeout: cfg.Timeout,
 		Log:     cfg.Log,
 	}

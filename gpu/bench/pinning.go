@@ -44,7 +44,8 @@ func CheckPinning(ctx context.Context, cfg Config, gpus []int) ([]Pinning, error
 		}
 		nvmlSet, err := cfg.Lib.CPUs(gpu)
 		if err != nil {
-			return nil, err
+			out = append(out, Pinning{GPU: gpu, Error: err.Error()})
+			continue
 		}
 		want := nvmlSet.Intersect(avail)
 		if len(want) == 0 {

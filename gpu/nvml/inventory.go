@@ -125,11 +125,11 @@ func (l *Lib) gpu(i int) (GPU, error) {
 	if node, ret := d.GetNumaNodeId(); ret == nv.SUCCESS {
 		g.NUMANode = node
 	}
-	cpus, err := l.CPUs(i)
-	if err != nil {
-		return g, err
+	// Some virtual machines do not report an affinity; the inventory says so with an empty list
+	// rather than failing, and pinning that GPU's worker fails with NVML's own error.
+	if cpus, err := l.CPUs(i); err == nil {
+		g.CPUAffinity = cpus.String()
 	}
-	g.CPUAffinity = cpus.String()
 	g.NVLinksUp = nvlinksUp(d)
 	if v, ret := d.GetMaxClockInfo(nv.CLOCK_SM); ret == nv.SUCCESS {
 		g.MaxSMClockMHz = v
