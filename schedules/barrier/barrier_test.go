@@ -466,3 +466,39 @@ func checkTimes(t *rapid.T, name string, s *schedules.Schedule, o schedules.Opti
 		t.Fatalf("%s: option rounds = %q, schedule uses %d rounds", name, s.Params.Options["rounds"], s.Groups())
 	}
 }
+
+// TestSkewedDemands runs every scheduler on seeded skewed demands of several sizes, including
+// sizes that need padding to a power of two, on both fabrics.
+func TestSkewedDemands(t *testing.T) {
+	for _, n := range []int{5, 8, 12, 24} {
+		d := skewedDemand(n, uint64(n))
+		rounds := map[string]int{}
+		for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
+			o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6, Fabric: fabric}
+			lb := schedules.LowerBound(d, o.Bandwidth, o.Reconfig)
+			for _, name := range []string{"bvn", "bvn-maxmin", "maxweight", "solstice"} {
+				f, _ := schedules.Lookup(name)
+				s, err := f.Schedule(context.Background(), d, o)
+				if err != nil {
+					t.Fatalf("n=%d %s %s: %v", n, fabric, name, err)
+				}
+				if vs := schedules.Verify(s, d); len(vs) > 0 {
+					t.Fatalf("n=%d %s %s: %v", n, fabric, name, schedules.ViolationsError(vs))
+				}
+				end := 0.0
+				for _, c := range s.Circuits {
+					end = max(end, *c.PlannedEnd)
+				}
+				if end < lb.Max() {
+					t.Errorf("n=%d %s %s: planned completion %g below the bound %g", n, fabric, name, end, lb.Max())
+				}
+				rounds[name], _ = strconv.Atoi(s.Params.Options["rounds"])
+			}
+		}
+		// The claim for the max-min variant, on these demands.
+		if rounds["bvn-maxmin"] > rounds["bvn"] {
+			t.Errorf("n=%d: bvn-maxmin needs %d rounds, plain bvn %d", n, rounds["bvn-maxmin"], rounds["bvn"])
+		}
+		t.Logf("n=%d rounds: %v", n, rounds)
+	}
+}
