@@ -9,6 +9,9 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
+// benchScheduler times a scheduler on seeded skewed demands (skewedDemand) on the default Beneš
+// fabric, and reports the rounds and circuits it made, since those drive both its running time and
+// the schedule's reconfiguration cost.
 func benchScheduler(b *testing.B, f schedules.SchedulerFunc) {
 	for _, n := range []int{8, 16, 32, 64, 128} {
 		d := skewedDemand(n, 1)
@@ -23,6 +26,7 @@ func benchScheduler(b *testing.B, f schedules.SchedulerFunc) {
 			}
 			rounds, _ := strconv.Atoi(s.Params.Options["rounds"])
 			b.ReportMetric(float64(rounds), "rounds")
+			b.ReportMetric(float64(len(s.Circuits)), "circuits")
 		})
 	}
 }
