@@ -58,7 +58,7 @@ func Distribution(w io.Writer, format, title, yLabel string, series []Series) er
 	}
 	p.Y.Min, p.Y.Max = lo-pad, hi+pad
 	p.Add(&hRule{y: 1})
-	width := vg.Length(160 + 70*len(series))
+	width := max(vg.Length(160+70*len(series)), p.Title.TextStyle.Width(title)+40)
 	return render(w, format, width, 300, p.Draw)
 }
 

@@ -97,7 +97,7 @@ func Heatmap(w io.Writer, format string, g Grid) error {
 	p.X.Min, p.X.Max = -0.5, float64(len(g.Cols))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(g.Rows))-0.5
 	p.Add(&cells{g: g, logMax: logMax})
-	width := vg.Length(110 + 62*len(g.Cols))
+	width := max(vg.Length(110+62*len(g.Cols)), p.Title.TextStyle.Width(g.Title)+40)
 	height := vg.Length(90 + 30*len(g.Rows))
 	return render(w, format, width, height, p.Draw)
 }

@@ -301,3 +301,22 @@ func assemble(cfg Config, demands []*schedules.Demand, completions []float64) *R
 	}
 	return r
 }
+
+// Nearest is the cell closest to (bandwidth, reconfig) on logarithmic scales, the way the grid's
+// axes are spaced; a zero delay counts as 1 ps. Ties go to the earlier row or column.
+func (r *Result) Nearest(bandwidth, reconfig float64) (row, col int) {
+	logDist := func(a, b float64) float64 {
+		const floor = 1e-12
+		return math.Abs(math.Log(math.Max(a, floor)) - math.Log(math.Max(b, floor)))
+	}
+	closest := func(vs []float64, want float64) int {
+		best := 0
+		for i, v := range vs {
+			if logDist(v, want) < logDist(vs[best], want) {
+				best = i
+			}
+		}
+		return best
+	}
+	return closest(r.Bandwidths, bandwidth), closest(r.Reconfigs, reconfig)
+}

@@ -91,11 +91,11 @@ func demand(t testing.TB, rows [][]int64) *schedules.Demand {
 	return d
 }
 
-// handDemands: D1 has 0→1 1000 B and 1→0 500 B, D2 has 0→1 2000 B, D3 is empty.
+// handDemands: D1 has 0→1 1 GB and 1→0 0.5 GB, D2 has 0→1 2 GB, D3 is empty.
 func handDemands(t testing.TB) []*schedules.Demand {
 	return []*schedules.Demand{
-		demand(t, [][]int64{{0, 1000}, {500, 0}}),
-		demand(t, [][]int64{{0, 2000}, {0, 0}}),
+		demand(t, [][]int64{{0, 1e9}, {5e8, 0}}),
+		demand(t, [][]int64{{0, 2e9}, {0, 0}}),
 		demand(t, [][]int64{{0, 0}, {0, 0}}),
 	}
 }
@@ -104,16 +104,17 @@ func handConfig() Config {
 	return Config{
 		Algorithms: []string{serialAlgo, parallelAlgo},
 		Reference:  parallelAlgo,
-		Bandwidths: []float64{1000, 2000},
+		Bandwidths: []float64{1e9, 2e9}, // 8 and 16 Gbps
 		Reconfigs:  []float64{0, 1},
 	}
 }
 
 // TestRunHandWorked checks the sums and ratios of a 2×2 grid against hand-worked completions.
 //
-// parallel: D1 = α + 1000/b (0→1 is the longer of two concurrent circuits), D2 = α + 2000/b, D3 = 0.
-// serial:   D1 = (α + 1000/b) + (α + 500/b), D2 = α + 2000/b, D3 = 0.
-// Lower bounds (every endpoint has one partner, so no α term): D1 = 1000/b, D2 = 2000/b, D3 = 0.
+// With b in GB/s and α in seconds:
+// parallel: D1 = α + 1/b (0→1 is the longer of two concurrent circuits), D2 = α + 2/b, D3 = 0.
+// serial:   D1 = (α + 1/b) + (α + 0.5/b), D2 = α + 2/b, D3 = 0.
+// Lower bounds (every endpoint has one partner, so no α term): D1 = 1/b, D2 = 2/b, D3 = 0.
 func TestRunHandWorked(t *testing.T) {
 	res, err := Run(context.Background(), handDemands(t), handConfig())
 	if err != nil {
@@ -157,7 +158,7 @@ func TestRunHandWorked(t *testing.T) {
 		}
 		// The empty matrix has no bound and is not a sample of the distribution.
 		br := c.BoundRatios(1)
-		if len(br) != 2 || !near(br[0], tc.parallel[0]/(1000/c.Bandwidth)) || !near(br[1], tc.parallel[1]/(2000/c.Bandwidth)) {
+		if len(br) != 2 || !near(br[0], tc.parallel[0]/(1e9/c.Bandwidth)) || !near(br[1], tc.parallel[1]/(2e9/c.Bandwidth)) {
 			t.Errorf("%s: parallel completion/lower bound = %v", name, br)
 		}
 	}
@@ -365,5 +366,31 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("err = %v, result %v; want an error mentioning %q and no result", err, res, tc.want)
 			}
 		})
+	}
+}
+
+func TestNearest(t *testing.T) {
+	r := &Result{
+		Bandwidths: []float64{12.5e9, 25e9, 50e9, 100e9},
+		Reconfigs:  []float64{0, 10e-9, 1e-6, 10e-6, 1e-3},
+	}
+	tests := []struct {
+		bw, rc       float64
+		wantR, wantC int
+		why          string
+	}{
+		{100e9, 10e-6, 3, 3, "exact cell"},
+		{200e9, 10e-6, 3, 3, "beyond the last row"},
+		{35e9, 30e-6, 1, 3, "35 is nearer 25 than 50 on a log scale (log 1.4 < log 1.43)"},
+		{1e9, 0, 0, 0, "zero delay matches the zero column"},
+		{1e9, 1e-9, 0, 1, "1 ns is nearer 10 ns than the 1 ps a zero delay stands for"},
+		{1e9, 50e-6, 0, 3, "50 µs is nearer 10 µs (×5) than 1 ms (×20)"},
+		{1e9, 300e-6, 0, 4, "300 µs is nearer 1 ms (×3.3) than 10 µs (×30)"},
+	}
+	for _, tc := range tests {
+		r0, c0 := r.Nearest(tc.bw, tc.rc)
+		if r0 != tc.wantR || c0 != tc.wantC {
+			t.Errorf("Nearest(%g, %g) = (%d, %d), want (%d, %d): %s", tc.bw, tc.rc, r0, c0, tc.wantR, tc.wantC, tc.why)
+		}
 	}
 }

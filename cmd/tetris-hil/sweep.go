@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tetris-hil/tetris-hil/emulator/plot"
+	"github.com/tetris-hil/tetris-hil/emulator/sweep"
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
+)
+
+func init() { subcommands = append(subcommands, newSweepCmd) }
+
+// The grid of seed 000 Figure 8, and the cell (its default configuration) that Figure 7(b)'s
+// distribution is drawn for.
+const (
+	defaultSweepBandwidths = "100Gbps,200Gbps,400Gbps,800Gbps"
+	defaultSweepReconfigs  = "10ns,100ns,1us,10us,100us,1ms,10ms"
+	distributionBandwidth  = 100e9 // 800 Gbps in bytes per second
+	distributionReconfig   = 10e-6
+)
+
+type sweepFlags struct {
+	demand     demandSource
+	algo       string
+	reference  string
+	bandwidths string
+	reconfigs  string
+	out        string
+	jobs       int
+	progress   string
+}
+
+func newSweepCmd() *cobra.Command {
+	f := &sweepFlags{}
+	cmd := &cobra.Command{
+		Use:   "sweep --out DIR [--demand FILE] [--algo LIST] [--bandwidth LIST] [--reconfig LIST]",
+		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (seed Figures 7(b), 8, 10)",
+		Long: `sweep schedules every matrix of a trace with every algorithm at every (bandwidth, α_r)
+cell of a grid, executes each schedule in the emulator (transfer time bytes/b, parallel switch
+reconfiguration α_r), and sums completion times over all matrices: one inference pass.
+
+Per cell and per baseline it reports the ratio of the baseline's summed completion time to the
+reference's (tetris): above 1, Tetris finishes the pass faster.
+
+Files written to --out:
+  sweep.csv                          one row per (bandwidth, α_r, algorithm)
+  speedup-<algo>.svg, .png           heatmap per baseline: rows bandwidth, columns α_r
+  completion-vs-lower-bound.svg, .png  per-matrix completion / lower bound at 800Gbps, 10us
+                                       (or the nearest cell of the grid)
+
+The work runs on --jobs workers (default: every core).`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
+	}
+	fs := cmd.Flags()
+	f.demand.register(fs)
+	fs.StringVar(&f.algo, "algo", "all", "schedulers to run: a comma-separated list, or all")
+	fs.StringVar(&f.reference, "reference", sweep.DefaultReference, "the algorithm every ratio is taken against")
+	fs.StringVar(&f.bandwidths, "bandwidth", defaultSweepBandwidths, "grid rows: per-port bandwidths, comma-separated, with units")
+	fs.StringVar(&f.reconfigs, "reconfig", defaultSweepReconfigs, "grid columns: reconfiguration delays α_r, comma-separated, with units")
+	fs.StringVar(&f.out, "out", "", "directory for the CSV and the plots (created if missing)")
+	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
+	return cmd
+}
+
+// parseList splits a comma-separated flag value and parses each element; errors name the flag
+// and the element.
+func parseList(flag, list string, parse func(string) (float64, error)) ([]float64, error) {
+	var vs []float64
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		v, err := parse(s)
+		if err != nil {
+			return nil, usagef("--%s %q: %v", flag, s, err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return nil, usagef("--%s %q: give at least one value", flag, list)
+	}
+	return vs, nil
+}
+
+func (f *sweepFlags) config() (sweep.Config, error) {
+	var cfg sweep.Config
+	if f.out == "" {
+		return cfg, usagef("--out: an output directory is required")
+	}
+	if f.jobs < 0 {
+		return cfg, usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return cfg, usagef("--progress %q: want auto, on or off", f.progress)
+	}
+	var err error
+	if cfg.Bandwidths, err = parseList("bandwidth", f.bandwidths, units.ParseBandwidth); err != nil {
+		return cfg, err
+	}
+	if cfg.Reconfigs, err = parseList("reconfig", f.reconfigs, units.ParseDuration); err != nil {
+		return cfg, err
+	}
+	if cfg.Algorithms, err = lookupAlgos(f.algo); err != nil {
+		return cfg, err
+	}
+	if !containsString(cfg.Algorithms, f.reference) {
+		return cfg, usagef("--reference %q: not among --algo %q (%s); every ratio is taken against it",
+			f.reference, f.algo, strings.Join(cfg.Algorithms, ","))
+	}
+	cfg.Reference = f.reference
+	cfg.Jobs = f.jobs
+	if cfg.Jobs == 0 {
+		cfg.Jobs = runtime.GOMAXPROCS(0)
+	}
+	return cfg, nil
+}
+
+func containsString(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// showProgress says whether to draw a progress bar on w.
+func showProgress(mode string, w io.Writer) bool {
+	switch mode {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func runSweep(cmd *cobra.Command, f *sweepFlags) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	named, err := f.demand.load()
+	if err != nil {
+		return err
+	}
+	demands := make([]*schedules.Demand, len(named))
+	for i, nd := range named {
+		demands[i] = nd.Demand
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return usagef("--out %q: %v", f.out, err)
+	}
+	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
+	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
+		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Msg("sweep")
+	var bar *progressbar.ProgressBar
+	if showProgress(f.progress, cmd.ErrOrStderr()) {
+		bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+			progressbar.OptionSetDescription("sweep"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		cfg.Progress = func(done, _ int) { _ = bar.Set(done) }
+	}
+	start := time.Now()
+	res, err := sweep.Run(cmd.Context(), demands, cfg)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep done")
+	files, err := writeSweepFiles(f.out, res)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if err := printSweepSummary(w, res); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
+	return err
+}
+
+// writeSweepFiles writes the CSV and the plots into dir and returns their paths.
+func writeSweepFiles(dir string, res *sweep.Result) ([]string, error) {
+	var files []string
+	write := func(name string, fill func(io.Writer) error) error {
+		var buf bytes.Buffer
+		if err := fill(&buf); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := schedules.WriteFileAtomic(path, buf.Bytes()); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+	if err := write("sweep.csv", res.WriteCSV); err != nil {
+		return nil, err
+	}
+	rows, cols := sweepAxisLabels(res)
+	for _, algo := range res.Algorithms {
+		if algo == res.Reference {
+			continue
+		}
+		values, err := res.RatioGrid(algo)
+		if err != nil {
+			return nil, err
+		}
+		g := plot.Grid{
+			Title: fmt.Sprintf("%s / %s completion, summed over %d matrices (>1: %s faster)",
+				algo, res.Reference, res.Matrices, res.Reference),
+			RowTitle: "bandwidth", ColTitle: "reconfiguration delay α_r",
+			Rows: rows, Cols: cols, Values: values,
+		}
+		for _, format := range plot.Formats {
+			if err := write("speedup-"+algo+"."+format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r, c := res.Nearest(distributionBandwidth, distributionReconfig)
+	cell := &res.Cells[r][c]
+	var series []plot.Series
+	for a, algo := range res.Algorithms {
+		if vs := cell.BoundRatios(a); len(vs) > 0 {
+			series = append(series, plot.Series{Name: algo, Values: vs})
+		}
+	}
+	if len(series) == 0 {
+		return files, nil // every matrix is empty: there is no bound to compare with
+	}
+	title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
+		units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
+	for _, format := range plot.Formats {
+		if err := write("completion-vs-lower-bound."+format, func(w io.Writer) error {
+			return plot.Distribution(w, format, title, "completion / lower bound", series)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+func sweepAxisLabels(res *sweep.Result) (rows, cols []string) {
+	for _, b := range res.Bandwidths {
+		rows = append(rows, units.FormatBandwidth(b))
+	}
+	for _, a := range res.Reconfigs {
+		cols = append(cols, units.FormatSeconds(a))
+	}
+	return rows, cols
+}
+
+// printSweepSummary prints, per baseline, the grid of ratios (rows bandwidth, columns α_r), then
+// each algorithm's summed completion over the summed lower bound per cell.
+func printSweepSummary(w io.Writer, res *sweep.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	rows, cols := sweepAxisLabels(res)
+	header := "BANDWIDTH\t" + strings.Join(cols, "\t") + "\t\n"
+	for _, algo := range res.Algorithms {
+		if algo == res.Reference {
+			continue
+		}
+		g, err := res.RatioGrid(algo)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s / %s completion over %d matrices (>1: %s faster)\n", algo, res.Reference, res.Matrices, res.Reference)
+		fmt.Fprint(tw, header)
+		for i, row := range g {
+			fmt.Fprintf(tw, "%s\t", rows[i])
+			for _, v := range row {
+				fmt.Fprintf(tw, "%.2f\t", v)
+			}
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw)
+	}
+	for a, algo := range res.Algorithms {
+		fmt.Fprintf(tw, "%s completion / lower bound (sums over %d matrices)\n", algo, res.Matrices)
+		fmt.Fprint(tw, header)
+		for i, row := range res.Cells {
+			fmt.Fprintf(tw, "%s\t", rows[i])
+			for _, c := range row {
+				if c.LowerBound > 0 {
+					fmt.Fprintf(tw, "%.2f\t", c.Algorithms[a].Completion/c.LowerBound)
+				} else {
+					fmt.Fprint(tw, "–\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		if a < len(res.Algorithms)-1 {
+			fmt.Fprintln(tw)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sweepCLI runs the CLI in process and returns standard output, standard error and the exit code.
+func sweepCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(append([]string{"--log-level", "error"}, args...))
+	err = root.ExecuteContext(context.Background())
+	var ue *usageError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		code = 2
+	default:
+		code = 1
+	}
+	return out.String(), errOut.String(), code, err
+}
+
+// sweepTrace is one synthetic Mixtral-8x7B layer on 8 GPUs (trace gen --layers 1 --seed 1
+// --tokens-per-gpu 512): its dispatch and combine matrices.
+const sweepTrace = "testdata/sweep/one-layer.json"
+
+// smallSweep is the two matrices of sweepTrace on a 2×2 grid with two partial-reconfiguration
+// baselines, small enough for a unit test.
+func smallSweep(dir string, jobs int) []string {
+	return []string{"sweep", "--demand", sweepTrace, "--algo", "sunflow,bff", "--reference", "sunflow",
+		"--bandwidth", "800Gbps, 100Gbps", "--reconfig", "10ns,10us", "--out", dir, "--jobs", strconv.Itoa(jobs)}
+}
+
+func TestSweepWritesGridAndPlots(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code, err := sweepCLI(t, append(smallSweep(dir, 2), "--progress", "on")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header, then 2 bandwidths × 2 delays × 2 algorithms in grid order.
+	if len(recs) != 1+8 {
+		t.Fatalf("sweep.csv has %d records, want 9", len(recs))
+	}
+	if got := strings.Join(recs[0], ","); !strings.Contains(got, "ratio_vs_sunflow") {
+		t.Errorf("header %q lacks the reference ratio column", got)
+	}
+	wantOrder := [][3]string{{"800Gbps", "10ns", "sunflow"}, {"800Gbps", "10ns", "bff"}, {"800Gbps", "10µs", "sunflow"}}
+	for i, w := range wantOrder {
+		if r := recs[1+i]; r[0] != w[0] || r[2] != w[1] || r[4] != w[2] || r[5] != "2" {
+			t.Errorf("row %d = %v, want %v over 2 matrices", i+1, r, w)
+		}
+	}
+	for _, r := range recs[1:] {
+		sum, _ := strconv.ParseFloat(r[6], 64)
+		lb, _ := strconv.ParseFloat(r[7], 64)
+		if !(sum >= lb && lb > 0) {
+			t.Errorf("row %v: completion sum %g below the lower-bound sum %g", r, sum, lb)
+		}
+		if r[4] == "sunflow" && r[8] != "1" {
+			t.Errorf("row %v: the reference's ratio to itself is %s", r, r[8])
+		}
+	}
+	for _, name := range []string{"speedup-bff.svg", "completion-vs-lower-bound.svg"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s: %v, not an SVG", name, err)
+		}
+	}
+	for _, name := range []string{"speedup-bff.png", "completion-vs-lower-bound.png"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err == nil {
+			_, err = png.Decode(bytes.NewReader(b))
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "speedup-sunflow.svg")); err == nil {
+		t.Error("a heatmap of the reference against itself was written")
+	}
+	for _, want := range []string{"bff / sunflow completion over 2 matrices", "BANDWIDTH", "800Gbps", "10µs"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// 2 bandwidths × 2 delays × 2 matrices × 2 algorithms.
+	if !strings.Contains(stderr, "sweep") || !strings.Contains(stderr, "/16)") {
+		t.Errorf("--progress on drew no bar counting to 16 on stderr: %q", stderr)
+	}
+}
+
+func TestSweepSameOutputForAnyJobs(t *testing.T) {
+	one, two := t.TempDir(), t.TempDir()
+	for _, dir := range []string{one, two} {
+		jobs := 1
+		if dir == two {
+			jobs = 2
+		}
+		_, stderr, code, err := sweepCLI(t, smallSweep(dir, jobs)...)
+		if code != 0 {
+			t.Fatalf("--jobs %d: exit %d: %v", jobs, code, err)
+		}
+		if stderr != "" {
+			t.Errorf("--progress auto drew on a standard error that is not a terminal: %q", stderr)
+		}
+	}
+	for _, name := range []string{"sweep.csv", "speedup-bff.svg", "completion-vs-lower-bound.svg"} {
+		a, errA := os.ReadFile(filepath.Join(one, name))
+		b, errB := os.ReadFile(filepath.Join(two, name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between --jobs 1 and --jobs 2 (%v, %v)", name, errA, errB)
+		}
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bandwidth without unit", []string{"--bandwidth", "800Gbps,800"}, `--bandwidth "800"`},
+		{"negative delay", []string{"--reconfig", "10ns,-1us"}, `--reconfig "-1us"`},
+		{"empty delay list", []string{"--reconfig", ","}, `--reconfig ","`},
+		{"unknown algorithm", []string{"--algo", "sunflow,nope"}, `--algo "nope"`},
+		{"reference not swept", []string{"--algo", "sunflow,bff", "--reference", "tetris"}, `--reference "tetris"`},
+		{"negative jobs", []string{"--jobs", "-1"}, "--jobs -1"},
+		{"bad progress mode", []string{"--progress", "maybe"}, `--progress "maybe"`},
+		{"missing demand file", []string{"--demand", filepath.Join(dir, "none.csv")}, "--demand"},
+		{"matrix out of range", []string{"--matrix", "999"}, "--matrix 999"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"sweep", "--demand", sweepTrace, "--out", dir, "--algo", "sunflow,bff", "--reference", "sunflow"}, tc.args...)
+			_, _, code, err := sweepCLI(t, args...)
+			if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("exit %d, err %v; want exit 2 naming %s", code, err, tc.want)
+			}
+		})
+	}
+	if _, _, code, err := sweepCLI(t, "sweep", "--algo", "sunflow", "--reference", "sunflow"); code != 2 || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("no --out: exit %d, err %v", code, err)
+	}
+}
