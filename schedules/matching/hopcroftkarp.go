@@ -53,6 +53,9 @@ type hk struct {
 	// the DFS calls of one phase makes a phase O(E) (each edge is tried once).
 	it    []int
 	stack []int
+	// limit is the BFS layer from which the shortest augmenting paths reach a free right vertex;
+	// a phase augments along shortest paths only, which is what bounds the phases by O(√V).
+	limit int
 }
 
 const unmatched = -1
@@ -106,20 +109,23 @@ func (h *hk) bfs(g Graph) bool {
 			h.dist[u] = inf
 		}
 	}
-	found := false
+	h.limit = inf
 	for qi := 0; qi < len(h.queue); qi++ {
 		u := h.queue[qi]
+		if h.dist[u] >= h.limit {
+			break // the queue is in layer order: nothing beyond the shortest paths is needed
+		}
 		for _, v := range g.Adj[u] {
 			w := h.mateR[v]
 			if w == unmatched {
-				found = true
+				h.limit = h.dist[u]
 			} else if h.dist[w] == inf {
 				h.dist[w] = h.dist[u] + 1
 				h.queue = append(h.queue, w)
 			}
 		}
 	}
-	return found
+	return h.limit != inf
 }
 
 // augment searches, iteratively so that long paths cannot exhaust the goroutine stack, for an
@@ -135,7 +141,7 @@ func (h *hk) augment(g Graph, root int) bool {
 		}
 		v := g.Adj[u][h.it[u]]
 		w := h.mateR[v]
-		if w == unmatched {
+		if w == unmatched && h.dist[u] == h.limit {
 			// Flip the path: stack[k] takes the right vertex stack[k] was advancing on.
 			for k := len(h.stack) - 1; k >= 0; k-- {
 				x := h.stack[k]
@@ -145,7 +151,7 @@ func (h *hk) augment(g Graph, root int) bool {
 			}
 			return true
 		}
-		if h.dist[w] == h.dist[u]+1 {
+		if w != unmatched && h.dist[u] < h.limit && h.dist[w] == h.dist[u]+1 {
 			h.stack = append(h.stack, w)
 			continue
 		}

@@ -455,3 +455,58 @@ func TestPerfectAtLeast(t *testing.T) {
 		t.Error("threshold 0 accepted")
 	}
 }
+
+// kuhn is the simple O(V·E) augmenting-path algorithm, a reference for graphs too big to
+// enumerate.
+func kuhn(g Graph) int {
+	mateR := make([]int, g.Right)
+	for i := range mateR {
+		mateR[i] = unmatched
+	}
+	var try func(u int, seen []bool) bool
+	try = func(u int, seen []bool) bool {
+		for _, v := range g.Adj[u] {
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			if mateR[v] == unmatched || try(mateR[v], seen) {
+				mateR[v] = u
+				return true
+			}
+		}
+		return false
+	}
+	size := 0
+	for u := range g.Adj {
+		if try(u, make([]bool, g.Right)) {
+			size++
+		}
+	}
+	return size
+}
+
+func TestMaxMatchingMatchesKuhnOnLargerGraphs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		left := rapid.IntRange(1, 40).Draw(t, "left")
+		right := rapid.IntRange(1, 40).Draw(t, "right")
+		// Sparse graphs have long augmenting paths, which is where layering mistakes show.
+		deg := rapid.IntRange(0, 4).Draw(t, "degree")
+		g := Graph{Adj: make([][]int, left), Right: right}
+		for u := range g.Adj {
+			for range deg {
+				g.Adj[u] = append(g.Adj[u], rapid.IntRange(0, right-1).Draw(t, "v"))
+			}
+		}
+		mate, size, err := MaxMatching(g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := isMatching(g, mate); why != "" {
+			t.Fatalf("mate %v: %s", mate, why)
+		}
+		if want := kuhn(g); size != want {
+			t.Fatalf("size %d, Kuhn's algorithm %d", size, want)
+		}
+	})
+}
