@@ -38,6 +38,7 @@ func TestDecomposeHandWorked(t *testing.T) {
 	stuffed3 := [][]int64{{0, 4, 1}, {4, 0, 1}, {1, 1, 3}}
 	// Every line sums to 6; the ones sit on [0 2 1] and the fives on [1 0 2].
 	cycle := [][]int64{{1, 5, 0}, {5, 0, 1}, {0, 1, 5}}
+	threes := [][]int64{{1, 3, 1}, {3, 1, 1}, {1, 1, 3}}
 	tests := []struct {
 		name      string
 		decompose func(context.Context, [][]int64) ([]Slice, error)
@@ -70,6 +71,18 @@ func TestDecomposeHandWorked(t *testing.T) {
 			// 1), and at 1 the same matching runs once more, then the two 3-cycles.
 			name: "solstice 3x3", decompose: DecomposeSolstice, m: stuffed3,
 			want: []Slice{{[]int{1, 0, 2}, 2}, {[]int{1, 0, 2}, 1}, {[]int{1, 2, 0}, 1}, {[]int{2, 0, 1}, 1}},
+		},
+		{
+			// Lines sum to 5. Hopcroft–Karp in row order takes the identity (smallest entry 1),
+			// which breaks the threes apart: 4 slices.
+			name: "bvn on threes", decompose: bvnAny, m: threes,
+			want: []Slice{{[]int{0, 1, 2}, 1}, {[]int{1, 0, 2}, 2}, {[]int{1, 2, 0}, 1}, {[]int{2, 0, 1}, 1}},
+		},
+		{
+			// Every row and column maximum is 3 and the threes form a permutation, so max-min
+			// takes them whole; the ones left are two 3-cycles: 3 slices instead of 4.
+			name: "bvn-maxmin on threes needs fewer slices", decompose: bvnMaxMin, m: threes,
+			want: []Slice{{[]int{1, 0, 2}, 3}, {[]int{2, 1, 0}, 1}, {[]int{0, 2, 1}, 1}},
 		},
 		{name: "empty matrix", decompose: bvnAny, m: [][]int64{{0, 0}, {0, 0}}, want: nil},
 	}
