@@ -7,9 +7,11 @@ import (
 // fabricPlan is the schedule-so-far S on one fabric: what the planner asks of it is the same on a
 // Beneš network and on a crossbar, only the resources differ.
 type fabricPlan interface {
+	// refresh prepares query for the plan as it is now.
+	refresh()
 	// query is the read-only path query of step 3: the earliest start of (u, v) against S over all
-	// of its paths, and the path that achieves it.
-	query(u, v int) (start float64, choices uint32)
+	// of its paths.
+	query(u, v int) float64
 	// route picks a path for every connection of a planning matching (step 6).
 	route(conns []benes.Conn, r *router) ([]uint32, error)
 	// start is Start(S, p) for the routed path (step 7).
@@ -22,18 +24,18 @@ type fabricPlan interface {
 
 // benesPlan is S on a Beneš fabric: per switch σ_s, F_s, Q_s and lane release times (benes.Plan).
 type benesPlan struct {
-	f *benes.Fabric
-	p *benes.Plan
+	f   *benes.Fabric
+	p   *benes.Plan
+	all *allPairs
 }
 
 func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
-	return &benesPlan{f: f, p: benes.NewPlan(f, alphaR)}
+	p := benes.NewPlan(f, alphaR)
+	return &benesPlan{f: f, p: p, all: newAllPairs(p)}
 }
 
-func (b *benesPlan) query(u, v int) (float64, uint32) {
-	choices, start, _ := b.p.Query(u, v)
-	return start, choices
-}
+func (b *benesPlan) refresh()               { b.all.refresh() }
+func (b *benesPlan) query(u, v int) float64 { return b.all.start(u, v) }
 
 func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	if r == nil {
@@ -74,7 +76,8 @@ func newCrossbarPlan(n int, alphaR float64) *crossbarPlan {
 	return c
 }
 
-func (c *crossbarPlan) query(u, v int) (float64, uint32) { return c.start(u, v, 0), 0 }
+func (c *crossbarPlan) refresh()               {}
+func (c *crossbarPlan) query(u, v int) float64 { return c.start(u, v, 0) }
 
 // route has nothing to choose on a crossbar: every connection has the one direct path.
 func (c *crossbarPlan) route(conns []benes.Conn, _ *router) ([]uint32, error) {

@@ -2,6 +2,7 @@ package tetris
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
@@ -21,6 +22,10 @@ type router struct {
 
 	plan  *benesPlan
 	conns []benes.Conn
+	// anc[i] is the readiness of connection i's traversals on the levels below ancLevels[i], all
+	// already decided: the ancestor part of its partial path, extended as routing descends.
+	anc       []float64
+	ancLevels []int
 
 	costs [2][]float64
 	rec   func(orientation)
@@ -39,6 +44,30 @@ type orientation struct {
 
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
+	r.anc, r.ancLevels = r.anc[:0], r.ancLevels[:0]
+	for range conns {
+		r.anc = append(r.anc, math.Inf(-1))
+		r.ancLevels = append(r.ancLevels, 0)
+	}
+}
+
+// partialStart is Plan.PartialStart(src, dst, ch, level) for connection i: when its partial path
+// through levels 0..level can be established. It reads the traversal readiness the path query
+// computed for this iteration (S does not change while a matching is routed) and keeps the
+// ancestor levels' maximum, so each call costs one level.
+func (r *router) partialStart(i int, ch uint32, level int, choices []uint32) float64 {
+	f, cn := r.plan.f, r.conns[i]
+	for r.ancLevels[i] < level {
+		in, out := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
+		r.anc[i] = max(r.anc[i], r.ready(in), r.ready(out))
+		r.ancLevels[i]++
+	}
+	in, out := f.LevelTraversals(cn.Src, cn.Dst, ch, level)
+	return max(r.anc[i], r.ready(in), r.ready(out))
+}
+
+func (r *router) ready(t benes.Traversal) float64 {
+	return r.plan.all.ready[4*r.plan.f.SwitchID(t.Stage, t.Switch)+t.In<<1|t.Out]
 }
 
 func (r *router) choose(c benes.Component, choices []uint32) bool {
@@ -48,7 +77,7 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 		for k, i := range c.Conns {
 			cn := r.conns[i]
 			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
-			t := r.plan.p.PartialStart(cn.Src, cn.Dst, ch, c.Level)
+			t := r.partialStart(i, ch, c.Level, choices)
 			costs = append(costs, t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
 			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
 			changes[q] += r.changed(in)

@@ -1,19 +1,17 @@
 package tetris
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 )
 
 // candidate is one residual demand (u, v) with the result of its read-only path query.
 type candidate struct {
-	u, v    int
-	bytes   int64
-	start   float64 // s_uv = Start(S, p_uv)
-	choices uint32  // p_uv on a Beneš fabric
-	cost    float64 // c_uv = s_uv − α_r + max(W_u, W_v)
-	key     float64 // max(W_u, W_v): the greedy walk's order
+	u, v  int
+	bytes int64
+	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
+	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
+	key   float64 // max(W_u, W_v): the greedy walk's order
 }
 
 // selector picks one planning matching (seed 000 §3.1, Algorithm 2). Its buffers are reused
@@ -24,7 +22,9 @@ type selector struct {
 	usedTx     []bool
 	usedRx     []bool
 	thresholds []float64
-	order      []int
+	walk       []walkItem
+	seenTx     []bool
+	seenRx     []bool
 	snap       [4][]int32
 }
 
@@ -35,6 +35,8 @@ func newSelector(n int) *selector {
 		rx:     newSideMatcher(n),
 		usedTx: make([]bool, n),
 		usedRx: make([]bool, n),
+		seenTx: make([]bool, n),
+		seenRx: make([]bool, n),
 	}
 	for i := range s.snap {
 		s.snap[i] = make([]int32, n)
@@ -104,48 +106,110 @@ func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (floa
 	return ts[lo], nil
 }
 
-// greedy walks A(h) by decreasing max(W_u, W_v), ties by decreasing R_uv (then by (u, v), so the
-// result is deterministic), and keeps (u, v) when both endpoints are free and the candidates that
-// remain between free endpoints can still cover every endpoint of C not yet matched. It appends the
-// indices of the chosen candidates to m in the order chosen and returns m.
+// greedy walks A(h) by decreasing max(W_u, W_v), ties by decreasing R_uv (then by candidate
+// order, which the planner makes (u, v) order, so the result is deterministic), and keeps (u, v)
+// when both endpoints are free and the candidates that remain between free endpoints can still
+// cover every endpoint of C not yet matched. It appends the indices of the chosen candidates to m
+// in the order chosen and returns m.
 //
 // Walking every candidate this way always ends with C covered: an endpoint of C left unmatched would
 // have an edge to a free endpoint in the final covering matching, and adding that edge was feasible
 // when it was reached, since the free endpoints only shrink.
+//
+// The walk pops candidates from a heap rather than sorting A, and stops once every transmitter or
+// every receiver that has a candidate in A is taken: in dense demands the matching is perfect after
+// about n candidates, long before A (about n² of them) is exhausted.
 func (s *selector) greedy(cands []candidate, h float64, cTx, cRx []int, m []int) []int {
-	order := s.order[:0]
-	for i, c := range cands {
-		if c.cost <= h {
-			order = append(order, i)
-		}
-	}
-	slices.SortFunc(order, func(i, j int) int {
-		a, b := &cands[i], &cands[j]
-		if c := cmp.Compare(b.key, a.key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.u, b.u); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.v, b.v)
-	})
-	s.order = order
 	s.load(cands, h)
 	s.tx.saturate(cTx)
 	s.rx.saturate(cRx)
-	for _, i := range order {
-		c := &cands[i]
+	w := s.walk[:0]
+	for i, c := range cands {
+		if c.cost <= h {
+			w = append(w, walkItem{key: c.key, bytes: c.bytes, idx: int32(i)})
+		}
+	}
+	m = s.walkHeap(cands, w, m, s.take)
+	return m
+}
+
+// walkItem is one candidate in the greedy walk's heap.
+type walkItem struct {
+	key   float64
+	bytes int64
+	idx   int32
+}
+
+// before orders the walk: larger key, then more bytes, then earlier candidate.
+func (a walkItem) before(b walkItem) bool {
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	if a.bytes != b.bytes {
+		return a.bytes > b.bytes
+	}
+	return a.idx < b.idx
+}
+
+// walkHeap pops w in walk order, offering each candidate whose endpoints are free to take, until
+// the heap is empty or no transmitter or no receiver of the walk is left free.
+func (s *selector) walkHeap(cands []candidate, w []walkItem, m []int, take func(u, v int) bool) []int {
+	txLeft, rxLeft := 0, 0
+	seenTx, seenRx := s.seenTx, s.seenRx
+	for i := range seenTx {
+		seenTx[i], seenRx[i] = false, false
+	}
+	for _, it := range w {
+		c := &cands[it.idx]
+		if !seenTx[c.u] {
+			seenTx[c.u] = true
+			txLeft++
+		}
+		if !seenRx[c.v] {
+			seenRx[c.v] = true
+			rxLeft++
+		}
+	}
+	for i := len(w)/2 - 1; i >= 0; i-- {
+		siftDown(w, i)
+	}
+	for len(w) > 0 && txLeft > 0 && rxLeft > 0 {
+		it := w[0]
+		last := len(w) - 1
+		w[0] = w[last]
+		w = w[:last]
+		siftDown(w, 0)
+		c := &cands[it.idx]
 		if s.usedTx[c.u] || s.usedRx[c.v] {
 			continue
 		}
-		if s.take(c.u, c.v) {
-			m = append(m, i)
+		if take(c.u, c.v) {
+			m = append(m, int(it.idx))
+			txLeft--
+			rxLeft--
 		}
 	}
+	s.walk = w
 	return m
+}
+
+func siftDown(w []walkItem, i int) {
+	n := len(w)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && w[r].before(w[l]) {
+			j = r
+		}
+		if !w[j].before(w[i]) {
+			return
+		}
+		w[i], w[j] = w[j], w[i]
+		i = j
+	}
 }
 
 // take adds (u, v) to the matching if the required endpoints still unmatched stay coverable by
@@ -192,35 +256,17 @@ func (s *selector) take(u, v int) bool {
 }
 
 // greedyByCost is the no-degree-coverage ablation: every candidate is in A, walked by increasing
-// cost (ties by decreasing R_uv, then (u, v)), taken whenever both endpoints are free.
+// cost (ties by decreasing R_uv, then candidate order), taken whenever both endpoints are free.
 func (s *selector) greedyByCost(cands []candidate, m []int) []int {
-	order := s.order[:0]
-	for i := range cands {
-		order = append(order, i)
-	}
-	slices.SortFunc(order, func(i, j int) int {
-		a, b := &cands[i], &cands[j]
-		if c := cmp.Compare(a.cost, b.cost); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.u, b.u); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.v, b.v)
-	})
-	s.order = order
 	for i := 0; i < s.n; i++ {
 		s.usedTx[i], s.usedRx[i] = false, false
 	}
-	for _, i := range order {
-		c := &cands[i]
-		if !s.usedTx[c.u] && !s.usedRx[c.v] {
-			s.usedTx[c.u], s.usedRx[c.v] = true, true
-			m = append(m, i)
-		}
+	w := s.walk[:0]
+	for i, c := range cands {
+		w = append(w, walkItem{key: -c.cost, bytes: c.bytes, idx: int32(i)})
 	}
-	return m
+	return s.walkHeap(cands, w, m, func(u, v int) bool {
+		s.usedTx[u], s.usedRx[v] = true, true
+		return true
+	})
 }

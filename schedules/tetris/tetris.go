@@ -35,7 +35,6 @@ package tetris
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -93,16 +92,10 @@ type planner struct {
 	a, w           []float64
 	cTx, cRx       []int
 	cands          []candidate
-	// qStart and qChoices cache each pair's path query (qStart NaN: not asked yet). Every lane
-	// release and switch readiness time in S only grows as circuits are committed, so every path's
-	// Start only grows; if the cached best path's Start is unchanged it is still a minimum and the
-	// full query over all n/2 paths can be skipped.
-	qStart   []float64
-	qChoices []uint32
-	times    []float64 // backing store of the circuits' planned times
-	matching []int
-	conns    []benes.Conn
-	sel      *selector
+	times          []float64 // backing store of the circuits' planned times
+	matching       []int
+	conns          []benes.Conn
+	sel            *selector
 }
 
 func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step)) (*schedules.Schedule, error) {
@@ -202,10 +195,6 @@ func (p *planner) init() {
 			p.rxDeg[v]++
 		}
 	}
-	p.qStart, p.qChoices = make([]float64, n*n), make([]uint32, n*n)
-	for i := range p.qStart {
-		p.qStart[i] = math.NaN()
-	}
 	p.sel = newSelector(n)
 	if p.router != nil {
 		p.router.w = p.w
@@ -240,6 +229,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.w[n+e] = float64(p.rxLoad[e])/p.b + float64(p.rxDeg[e])*p.alpha
 	}
 	// Step 3: candidate costs.
+	p.fp.refresh()
 	p.cands = p.cands[:0]
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
@@ -247,9 +237,9 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 			if x == 0 {
 				continue
 			}
-			start, ch := p.query(u, v)
+			start := p.fp.query(u, v)
 			key := max(p.w[u], p.w[n+v])
-			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start, choices: ch,
+			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start,
 				cost: start - p.alpha + key, key: key})
 		}
 	}
@@ -320,15 +310,4 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.rxDeg[v]--
 	}
 	return true, nil
-}
-
-// query is the path query of step 3 through the cache described at planner.qStart.
-func (p *planner) query(u, v int) (float64, uint32) {
-	i := u*p.n + v
-	if t := p.qStart[i]; !math.IsNaN(t) && p.fp.start(u, v, p.qChoices[i]) == t {
-		return t, p.qChoices[i]
-	}
-	t, ch := p.fp.query(u, v)
-	p.qStart[i], p.qChoices[i] = t, ch
-	return t, ch
 }

@@ -1,0 +1,92 @@
+package tetris
+
+import "github.com/tetris-hil/tetris-hil/schedules/benes"
+
+// allPairs answers step 3's path query for every (src, dst) at once: the earliest Start(S, p) over
+// all n/2 paths p from src to dst, the same minimum benes.Plan.Query finds one pair at a time.
+// Tetris asks it for every residual demand in every iteration, and in dense demands every endpoint
+// gets a new circuit each iteration, so every answer changes; one dynamic programme over the
+// recursive structure costs O(n²) per iteration where n² separate queries cost O(n³).
+//
+// The programme rests on two facts of the wiring convention (benes package doc): at recursion level
+// s a path from src to dst is at local input port src>>s and local output port dst>>s of whichever
+// block it is in, and its choice c at that level fixes the lanes of that level's input and output
+// switch and sends it to child block 2b+c. So the best start of the rest of a path depends only on
+// (s, b, src>>s, dst>>s):
+//
+//	best(s, b, i, j) = min over c of max(ready(in switch, i&1 → c), ready(out switch, c → j&1), best(s+1, 2b+c, i>>1, j>>1))
+//
+// with the middle level (blocks of one switch) as the base case. Start is a maximum and the query a
+// minimum of maxima, so the values are exactly those of Plan.Query, with no rounding.
+type allPairs struct {
+	p    *benes.Plan
+	n, k int
+	// ready holds, per switch (SwitchID), the readiness of its four traversals, index in<<1|out.
+	ready []float64
+	// tab[s] holds best(s, b, i, j) at b·m² + i·m + j, m = n>>s.
+	tab [][]float64
+}
+
+func newAllPairs(p *benes.Plan) *allPairs {
+	f := p.Fabric()
+	a := &allPairs{p: p, n: f.Ports(), k: f.Levels(), ready: make([]float64, 4*f.NumSwitches())}
+	a.tab = make([][]float64, a.k)
+	for s := range a.tab {
+		a.tab[s] = make([]float64, a.n*a.n>>s)
+	}
+	return a
+}
+
+// refresh recomputes every pair's earliest start against the plan as it is now.
+func (a *allPairs) refresh() {
+	f := a.p.Fabric()
+	alpha := a.p.AlphaR()
+	for stage := 0; stage < f.Stages(); stage++ {
+		for sw := 0; sw < f.SwitchesPerStage(); sw++ {
+			state, fs, q := a.p.SwitchState(stage, sw)
+			r := a.ready[4*f.SwitchID(stage, sw):][:4]
+			for in := range 2 {
+				inRel, _ := a.p.LaneRelease(stage, sw, in)
+				for out := range 2 {
+					_, outRel := a.p.LaneRelease(stage, sw, out)
+					sr := fs + alpha
+					if benes.StateOf(in, out) == state {
+						sr = q
+					}
+					r[in<<1|out] = max(inRel, outRel, sr)
+				}
+			}
+		}
+	}
+	n, k, nh := a.n, a.k, a.n/2
+	mid := a.tab[k-1]
+	for b := 0; b < n/2; b++ {
+		r := a.ready[4*((k-1)*nh+b):][:4]
+		copy(mid[4*b:4*b+4], r)
+	}
+	for s := k - 2; s >= 0; s-- {
+		m, half := n>>s, n>>(s+1)
+		cur, next := a.tab[s], a.tab[s+1]
+		inStage, outStage := s, 2*k-2-s
+		for b := 0; b < 1<<s; b++ {
+			child0 := next[(2*b)*half*half:][:half*half]
+			child1 := next[(2*b+1)*half*half:][:half*half]
+			for i := 0; i < m; i++ {
+				rin := a.ready[4*(inStage*nh+b*half+i>>1):][:4]
+				in0, in1 := rin[(i&1)<<1], rin[(i&1)<<1|1]
+				row := cur[b*m*m+i*m:][:m]
+				c0 := child0[(i>>1)*half:][:half]
+				c1 := child1[(i>>1)*half:][:half]
+				for j := 0; j < m; j++ {
+					rout := a.ready[4*(outStage*nh+b*half+j>>1):][:4]
+					x0 := max(in0, rout[j&1], c0[j>>1])
+					x1 := max(in1, rout[2|j&1], c1[j>>1])
+					row[j] = min(x0, x1)
+				}
+			}
+		}
+	}
+}
+
+// start is the earliest Start(S, p) over all paths from src to dst as of the last refresh.
+func (a *allPairs) start(src, dst int) float64 { return a.tab[0][src*a.n+dst] }
