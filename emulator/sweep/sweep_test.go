@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
 	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
 	_ "github.com/tetris-hil/tetris-hil/schedules/sunflow"
+	_ "github.com/tetris-hil/tetris-hil/schedules/tetris"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -239,8 +241,7 @@ func TestRunDeterministicAcrossJobs(t *testing.T) {
 		ds = append(ds, skewed(8, uint64(k)))
 	}
 	cfg := Config{
-		Algorithms: []string{"sunflow", "bff", parallelAlgo, serialAlgo},
-		Reference:  "sunflow",
+		Algorithms: append(realAlgorithms(), parallelAlgo, serialAlgo),
 		Bandwidths: []float64{12.5e9, 100e9},
 		Reconfigs:  []float64{10e-9, 10e-6, 1e-3},
 	}
