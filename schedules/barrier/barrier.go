@@ -11,6 +11,9 @@
 //     circuit ends, which is where the "scheduling bubbles" of §2.2 come from.
 //   - solstice: the stuffed demand sliced by power-of-two thresholds (Liu et al., CoNEXT 2015).
 //
+// Stuffing may put idle time on the diagonal when the demand ignores it (see package stuffing):
+// such a cell pairs port i with itself for a piece, which carries nothing and gets no circuit.
+//
 // A decomposition round lasts its stuffed duration even when its real bytes finish sooner: the
 // stuffing is idle capacity that BvN and Solstice pay for (recorded as Round.PlannedDuration).
 // Within a pair's pieces real bytes go first. Each round's partial permutation gets Beneš paths
@@ -22,6 +25,7 @@ package barrier
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -63,10 +67,17 @@ func decomposed(ctx context.Context, algo string, d *schedules.Demand, o schedul
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
-	real := realMatrix(d)
+	real, err := realMatrix(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
 	stuffed, norm, err := stuffing.Stuff(real)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	if n := int64(len(real)); n > 0 && norm > math.MaxInt64/n {
+		// The stuffed matrix holds n·norm bytes in all; its sums must stay exact.
+		return nil, fmt.Errorf("%s: %d ports with %d bytes on the busiest line overflow int64 totals", algo, n, norm)
 	}
 	var added int64
 	for i := range stuffed {
@@ -92,7 +103,10 @@ func MaxWeight(ctx context.Context, d *schedules.Demand, o schedules.Options) (*
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("maxweight: %w", err)
 	}
-	res := realMatrix(d)
+	res, err := realMatrix(d)
+	if err != nil {
+		return nil, fmt.Errorf("maxweight: %w", err)
+	}
 	left := 0
 	for _, row := range res {
 		for _, v := range row {

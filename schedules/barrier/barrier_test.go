@@ -292,6 +292,25 @@ func TestRejectsBadOptions(t *testing.T) {
 	}
 }
 
+func TestRejectsBadDemand(t *testing.T) {
+	ragged := &schedules.Demand{Bytes: [][]int64{{0, 1}, {1}}}
+	negative := &schedules.Demand{Bytes: [][]int64{{0, -1}, {1, 0}}}
+	// Every line fits, but three lines of MaxInt64/2 do not.
+	huge := mustDemand(t, [][]int64{{0, math.MaxInt64 / 2, 0}, {math.MaxInt64 / 2, 0, 0}, {0, 0, 0}})
+	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
+		for name, d := range map[string]*schedules.Demand{"ragged": ragged, "negative": negative} {
+			if _, err := f(context.Background(), d, schedules.Options{Bandwidth: 1}); err == nil {
+				t.Errorf("%s demand accepted", name)
+			}
+		}
+	}
+	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, Solstice} {
+		if _, err := f(context.Background(), huge, schedules.Options{Bandwidth: 1}); err == nil {
+			t.Error("a demand whose stuffed total overflows int64 was accepted")
+		}
+	}
+}
+
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -320,12 +339,18 @@ func drawDemand(t *rapid.T, maxN int) *schedules.Demand {
 	return d
 }
 
-func matrixOf(d *schedules.Demand) [][]int64 { return realMatrix(d) }
+func matrixOf(t *rapid.T, d *schedules.Demand) [][]int64 {
+	m, err := realMatrix(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 func TestDecompositionsReconstructStuffedMatrix(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := drawDemand(t, 9)
-		stuffed, _, err := stuffing.Stuff(matrixOf(d))
+		stuffed, _, err := stuffing.Stuff(matrixOf(t, d))
 		if err != nil {
 			t.Fatal(err)
 		}

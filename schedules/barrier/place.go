@@ -54,17 +54,24 @@ func fromSlices(real [][]int64, slices []Slice, options map[string]string) plan 
 	return p
 }
 
-// realMatrix is the demand as the fabric sees it (diagonal zero unless the demand counts it).
-func realMatrix(d *schedules.Demand) [][]int64 {
+// realMatrix is the demand as the fabric sees it (diagonal zero unless the demand counts it). A
+// Demand built by hand rather than by DemandFromRows may be ragged or negative: that is an error
+// here, not an index panic later.
+func realMatrix(d *schedules.Demand) ([][]int64, error) {
 	n := d.N()
 	m := make([][]int64, n)
 	for i := range n {
+		if len(d.Bytes[i]) != n {
+			return nil, fmt.Errorf("demand row %d has %d entries, want %d", i, len(d.Bytes[i]), n)
+		}
 		m[i] = make([]int64, n)
 		for j := range n {
-			m[i][j] = d.At(i, j)
+			if m[i][j] = d.At(i, j); m[i][j] < 0 {
+				return nil, fmt.Errorf("demand entry [%d][%d] = %d is negative", i, j, m[i][j])
+			}
 		}
 	}
-	return m
+	return m, nil
 }
 
 // place lays a plan on the fabric o asks for (Beneš by default) and fills in planned times under
