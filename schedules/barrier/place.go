@@ -104,7 +104,7 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 	for _, round := range p.rounds {
 		total += len(round)
 	}
-	// BvN at n = 128 makes about a million circuits: size everything once instead of growing it.
+	// BvN at n = 128 makes about half a million circuits: size everything once, never grow it.
 	s.Circuits = make([]schedules.Circuit, 0, total)
 	times := make([]float64, 0, 2*total)
 	var fab *benes.Fabric
