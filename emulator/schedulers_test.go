@@ -3,13 +3,16 @@ package emulator_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
 	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
 	_ "github.com/tetris-hil/tetris-hil/schedules/sunflow"
+	_ "github.com/tetris-hil/tetris-hil/schedules/tetris"
 )
 
 // testMatrices are small demands with the shapes the seed's traces have: uniform, skewed towards
@@ -93,3 +96,46 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 		}
 	}
 }
+
+// TestTetrisPlannedEqualsEmulated: the Tetris planner applies seed 000 §3.3's Start rule, the
+// emulator the same dependencies on events; under the bandwidth model and parallel
+// reconfiguration at the planning b and α_r, each circuit's planned start and end must be its
+// emulated ones (to 1e-9 relative), in partial mode and with the no-partial ablation.
+func TestTetrisPlannedEqualsEmulated(t *testing.T) {
+	for mname, d := range testMatrices() {
+		for _, name := range []string{"tetris", "snb"} {
+			for _, alpha := range []float64{0, 100e-9, 10e-6, 1e-3} {
+				for _, noPartial := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/%s/α=%g/no-partial=%v", name, mname, alpha, noPartial), func(t *testing.T) {
+						sch, err := schedules.Lookup(name)
+						if err != nil {
+							t.Fatal(err)
+						}
+						o := schedules.Options{Bandwidth: 100e9, Reconfig: alpha, NoPartial: noPartial}
+						s, err := sch.Schedule(context.Background(), d, o)
+						if err != nil {
+							t.Fatal(err)
+						}
+						_, tl, err := emulator.Run(context.Background(), s, d,
+							emulator.Config{Transfer: emulator.BandwidthModel(100e9), Reconfig: emulator.ParallelReconfig(alpha)})
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, c := range s.Circuits {
+							if c.PlannedStart == nil || c.PlannedEnd == nil {
+								t.Fatalf("circuit %d has no planned times", i)
+							}
+							ct := tl.Circuits[i]
+							if !close(*c.PlannedStart, ct.TransmitStart) || !close(*c.PlannedEnd, ct.End) {
+								t.Fatalf("circuit %d (%d→%d, group %d): planned %g..%g, emulated %g..%g",
+									i, c.Src, c.Dst, c.Group, *c.PlannedStart, *c.PlannedEnd, ct.TransmitStart, ct.End)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func close(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b), 1e-12) }

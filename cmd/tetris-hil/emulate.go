@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
@@ -82,6 +84,7 @@ type emulateFlags struct {
 	tr, tw      string
 	jsonOut     string
 	timelineDir string
+	gantt       string
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -130,6 +133,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
+	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
 
@@ -193,6 +197,17 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	ctx := cmd.Context()
 	flags := cmd.Flags()
+	ganttFormat := ""
+	if f.gantt != "" {
+		switch strings.ToLower(filepath.Ext(f.gantt)) {
+		case ".svg":
+			ganttFormat = "svg"
+		case ".png":
+			ganttFormat = "png"
+		default:
+			return usagef("--gantt %q: the file must end in .svg or .png", f.gantt)
+		}
+	}
 	var recs []emulateRecord
 	var cfg emulator.Config
 	var opts schedules.Options
@@ -288,6 +303,11 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	}
 	if f.timelineDir != "" {
 		if err := writeTimelines(f.timelineDir, recs); err != nil {
+			return err
+		}
+	}
+	if f.gantt != "" {
+		if err := writeGantts(f.gantt, ganttFormat, recs); err != nil {
 			return err
 		}
 	}
@@ -426,6 +446,26 @@ func writeTimelines(dir string, recs []emulateRecord) error {
 		}
 		if err := schedules.WriteFileAtomic(base+".trace.json", []byte(b.String())); err != nil {
 			return fmt.Errorf("--timeline: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeGantts draws one chart per run: to path itself for a single run, else to path with the
+// run's name before the extension.
+func writeGantts(path, format string, recs []emulateRecord) error {
+	for _, r := range recs {
+		out := path
+		if len(recs) > 1 {
+			ext := filepath.Ext(path)
+			out = strings.TrimSuffix(path, ext) + "-" + runName(r) + ext
+		}
+		var b bytes.Buffer
+		if err := plot.Gantt(&b, format, r.schedule, r.timeline); err != nil {
+			return fmt.Errorf("--gantt %s: %w", out, err)
+		}
+		if err := schedules.WriteFileAtomic(out, b.Bytes()); err != nil {
+			return fmt.Errorf("--gantt: %w", err)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +148,96 @@ func TestEmulateBadInput(t *testing.T) {
 				t.Fatalf("exit %d, error %v; want exit 2 and one line containing %q", code, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	svg := filepath.Join(dir, "g.svg")
+	// The built-in trace's layer 0: dispatch and combine for each of its datasets.
+	stdout, code, err := emulateCLI(t, "emulate", "--layer", "0", "--algo", "tetris,bvn", "--json", out, "--gantt", svg)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep emulateReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	matrices := len(rep.Runs) / 2
+	if matrices < 2 || len(rep.Runs) != 2*matrices || len(rep.Totals) != 2 {
+		t.Fatalf("%d runs and %d totals, want two runs per matrix (≥ 2) and 2 totals", len(rep.Runs), len(rep.Totals))
+	}
+	sum := map[string]float64{}
+	for _, r := range rep.Runs {
+		sum[r.Algorithm] += r.CompletionSeconds
+		if r.Algorithm == "tetris" && r.TetrisSpeedup != 1 {
+			t.Errorf("tetris's speedup over itself is %g", r.TetrisSpeedup)
+		}
+		if r.LowerBoundSeconds != max(r.BandwidthBoundSeconds, r.ReconfigBoundSeconds) || r.CompletionSeconds < r.LowerBoundSeconds {
+			t.Errorf("%s on matrix %d: completion %g, bounds %g/%g/%g", r.Algorithm, r.Matrix.Index,
+				r.CompletionSeconds, r.LowerBoundSeconds, r.BandwidthBoundSeconds, r.ReconfigBoundSeconds)
+		}
+	}
+	for _, tot := range rep.Totals {
+		if want := sum[tot.Algorithm] / sum["tetris"]; tot.Matrices != matrices || tot.CompletionSeconds != sum[tot.Algorithm] || tot.TetrisSpeedup != want {
+			t.Errorf("total %+v: want %d matrices, completion %g, speedup %g", tot, matrices, sum[tot.Algorithm], want)
+		}
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("total (%d)", matrices)) {
+		t.Errorf("table has no total row:\n%s", stdout)
+	}
+	for _, name := range []string{"g-m0-tetris.svg", "g-m1-bvn.svg"} {
+		g, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Contains(g, []byte("<svg")) {
+			t.Errorf("%s: %v, not an SVG", name, err)
+		}
+	}
+	if _, code, _ := emulateCLI(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.pdf")); code != 2 {
+		t.Errorf("--gantt g.pdf: exit %d, want 2", code)
+	}
+}
+
+func TestScheduleCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.json")
+	stdout, code, err := emulateCLI(t, "schedule", "--algo", "tetris", "--demand", "testdata/emulate/hand4.csv",
+		"--bandwidth", "8Gbps", "--reconfig", "1us", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	s, err := schedules.LoadSchedule(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open("testdata/emulate/hand4.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dm, err := schedules.ReadCSV(d, "hand4.csv", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := schedules.Verify(s, dm); len(vs) > 0 || s.Params.BandwidthBytesPerSecond != 1e9 || s.Params.ReconfigSeconds != 1e-6 {
+		t.Errorf("schedule params %+v, violations %v", s.Params, vs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo", "nope"}, `--algo "nope"`},
+		{[]string{"--algo", "tetris,bvn"}, "schedule takes one algorithm"},
+		{[]string{"--fabric", "torus"}, `--fabric "torus"`},
+		{[]string{"--bandwidth", "100"}, `--bandwidth "100"`},
+	} {
+		args := append([]string{"schedule", "--demand", "testdata/emulate/hand4.csv", "-o", out}, tc.args...)
+		if _, code, err := emulateCLI(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tc.args, code, err, tc.want)
+		}
 	}
 }
