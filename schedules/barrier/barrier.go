@@ -9,7 +9,8 @@
 //   - maxweight: repeatedly a maximum-weight matching of the residual demand, every matched pair
 //     sending all it has left (as in ProjecToR and Helios); a round lasts until its longest
 //     circuit ends, which is where the "scheduling bubbles" of §2.2 come from.
-//   - solstice: the stuffed demand sliced by power-of-two thresholds (Liu et al., CoNEXT 2015).
+//   - solstice: the stuffed demand sliced by power-of-two thresholds, each slice lasting its smallest
+//     matched entry (Liu et al., CoNEXT 2015).
 //
 // Stuffing may put idle time on the diagonal when the demand ignores it (see package stuffing):
 // such a cell pairs port i with itself for a piece, which carries nothing and gets no circuit.

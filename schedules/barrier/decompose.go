@@ -126,8 +126,10 @@ func DecomposeBvN(ctx context.Context, m [][]int64, maxMin bool) ([]Slice, error
 
 // DecomposeSolstice writes a stuffed matrix as Σ Duration·Perm by Solstice's threshold slicing
 // (Liu et al., CoNEXT 2015): start from the largest power of two not above the largest entry,
-// halve it until the entries at or above it hold a perfect matching, and take that matching for a
-// duration equal to the threshold. Slices therefore have power-of-two durations, long ones first.
+// halve it until the entries at or above it hold a perfect matching, and take that matching for as
+// long as its smallest entry allows (Solstice's Algorithm 2: t = min over the matching of D', which
+// is at least the threshold). Slicing at a high threshold is what keeps slices long and few; cutting
+// each slice to the threshold itself would leave remainders that need extra slices.
 //
 // Entries only shrink, so a threshold that failed once fails for good: the threshold is carried
 // from slice to slice rather than recomputed, which gives the same slices with fewer probes.
@@ -164,11 +166,15 @@ func DecomposeSolstice(ctx context.Context, m [][]int64) ([]Slice, error) {
 			t /= 2
 			continue
 		}
+		dur := r[0][perm[0]]
 		for i, j := range perm {
-			r[i][j] -= t
+			dur = min(dur, r[i][j])
 		}
-		total -= t * int64(len(perm))
-		out = append(out, Slice{Perm: perm, Duration: t})
+		for i, j := range perm {
+			r[i][j] -= dur
+		}
+		total -= dur * int64(len(perm))
+		out = append(out, Slice{Perm: perm, Duration: dur})
 		prev = perm
 	}
 	return out, nil

@@ -45,8 +45,7 @@ func ExampleDecomposeSolstice() {
 		fmt.Println(s.Perm, "for", s.Duration)
 	}
 	// Output:
-	// [1 0 2] for 2
-	// [1 0 2] for 1
+	// [1 0 2] for 3
 	// [1 2 0] for 1
 	// [2 0 1] for 1
 }
