@@ -41,6 +41,8 @@ type sweepFlags struct {
 	out        string
 	jobs       int
 	progress   string
+	// Transfer-time sources for seed Figure 10's hardware emulation, as in emulate.
+	calibration, gpuMap, measured string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -61,7 +63,15 @@ Files written to --out:
   completion-vs-lower-bound.svg, .png  per-matrix completion / lower bound at 800Gbps, 10us
                                        (or the nearest cell of the grid)
 
+With --calibration (per-GPU-pair α + β·bytes) or --measured (measured transfer times), transfers
+are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: seed
+Figure 10's hardware emulation. The bandwidths then only set what the schedulers plan with and
+the lower bounds.
+
 The work runs on --jobs workers (default: every core).`,
+		Example: `  tetris-hil sweep --out sweep/
+  tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
+  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
@@ -74,6 +84,9 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.out, "out", "", "directory for the CSV and the plots (created if missing)")
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
+	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
+	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
+	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	return cmd
 }
 
@@ -126,6 +139,15 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 			f.reference, f.algo, strings.Join(cfg.Algorithms, ","))
 	}
 	cfg.Reference = f.reference
+	if f.calibration != "" || f.measured != "" || f.gpuMap != "" {
+		// The same flags, checks and messages as emulate's transfer models.
+		ef := emulateFlags{calibration: f.calibration, gpuMap: f.gpuMap, measured: f.measured, reconfModel: "parallel"}
+		ecfg, err := ef.models(cfg.Bandwidths[0], 0)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Transfer = ecfg.Transfer
+	}
 	cfg.Jobs = f.jobs
 	if cfg.Jobs == 0 {
 		cfg.Jobs = runtime.GOMAXPROCS(0)

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -162,5 +163,68 @@ func TestSweepBadInput(t *testing.T) {
 	}
 	if _, _, code, err := sweepCLI(t, "sweep", "--algo", "sunflow", "--reference", "sunflow"); code != 2 || !strings.Contains(err.Error(), "--out") {
 		t.Errorf("no --out: exit %d, err %v", code, err)
+	}
+}
+
+// readSweepCSV returns sweep.csv's completion and lower-bound sums by (bandwidth, reconfig, algorithm).
+func readSweepCSV(t *testing.T, dir string) map[string][2]float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][2]float64{}
+	for _, r := range recs[1:] {
+		c, err1 := strconv.ParseFloat(r[6], 64)
+		lb, err2 := strconv.ParseFloat(r[7], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("row %v: %v %v", r, err1, err2)
+		}
+		out[r[0]+" "+r[2]+" "+r[4]] = [2]float64{c, lb}
+	}
+	return out
+}
+
+// With --measured, transfers take the measured times: a table measuring every pair at 400 Gbps
+// doubles every transfer of an 800 Gbps sweep, and with α_r = 0 every completion exactly, while
+// the schedules (planned for 800 Gbps) and the lower bounds stay as they were.
+func TestSweepMeasuredTimes(t *testing.T) {
+	plain, measured := t.TempDir(), t.TempDir()
+	args := func(dir string) []string {
+		return []string{"sweep", "--demand", sweepTrace, "--algo", "sunflow,bff", "--reference", "sunflow",
+			"--bandwidth", "800Gbps", "--reconfig", "0", "--out", dir}
+	}
+	if _, _, code, err := sweepCLI(t, args(plain)...); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if _, _, code, err := sweepCLI(t, append(args(measured), "--measured", "testdata/sweep/measured-400gbps.csv")...); code != 0 {
+		t.Fatalf("--measured: exit %d: %v", code, err)
+	}
+	a, b := readSweepCSV(t, plain), readSweepCSV(t, measured)
+	if len(a) != 2 || len(b) != 2 {
+		t.Fatalf("rows: %v and %v, want 2 each", a, b)
+	}
+	for k, va := range a {
+		vb := b[k]
+		if math.Abs(vb[0]/va[0]-2) > 1e-9 || vb[1] != va[1] {
+			t.Errorf("%s: completion %g → %g (want ×2), lower bound %g → %g (want unchanged)", k, va[0], vb[0], va[1], vb[1])
+		}
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--measured", filepath.Join(measured, "none.csv")}, "--measured"},
+		{[]string{"--measured", "testdata/sweep/measured-400gbps.csv", "--calibration", "x.json"}, "pick one transfer model"},
+		{[]string{"--gpu-map", "0,1"}, "--gpu-map"},
+	} {
+		if _, _, code, err := sweepCLI(t, append(args(measured), bad.args...)...); code != 2 || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: exit %d, err %v; want exit 2 naming %s", bad.args, code, err, bad.want)
+		}
 	}
 }

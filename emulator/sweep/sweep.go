@@ -36,6 +36,11 @@ type Config struct {
 	Bandwidths []float64
 	// Reconfigs are the reconfiguration delays α_r in seconds: the grid's columns.
 	Reconfigs []float64
+	// Transfer, when set, times every transfer in every cell instead of bytes/bandwidth: seed 000
+	// Figure 10's hardware emulation, with measured (or α-β calibrated) GPU-to-GPU times and
+	// injected α_r. The bandwidths then only feed the schedulers' planning and the lower bounds.
+	// It must be safe for concurrent use (the emulator's models are).
+	Transfer emulator.TransferModel
 	// Fabric is passed to every scheduler; empty lets each plan for its natural fabric (the ideal
 	// SNB reference runs on a crossbar, everything else on Beneš).
 	Fabric schedules.FabricKind
@@ -206,7 +211,7 @@ func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result,
 				}
 				tk := decode(t)
 				bw, rc := cfg.Bandwidths[tk.cell/nr], cfg.Reconfigs[tk.cell%nr]
-				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg.Fabric)
+				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg.Fabric, cfg.Transfer)
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %w",
@@ -236,15 +241,21 @@ func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result,
 	return assemble(cfg, demands, completions), nil
 }
 
-// runOne schedules d with s and emulates the schedule at bandwidth bw and delay rc.
-func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64, fabric schedules.FabricKind) (float64, error) {
+// runOne schedules d with s for bandwidth bw and delay rc, and emulates the schedule with transfer
+// times from tm (bytes/bw when nil) and parallel reconfiguration taking rc.
+func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64,
+	fabric schedules.FabricKind, tm emulator.TransferModel) (float64, error) {
 	sch, err := s.Schedule(ctx, d, schedules.Options{Bandwidth: bw, Reconfig: rc, Fabric: fabric})
 	if err != nil {
 		return 0, fmt.Errorf("scheduling: %w", err)
 	}
+	if tm == nil {
+		tm = emulator.BandwidthModel(bw)
+	}
 	res, _, err := emulator.Run(ctx, sch, d, emulator.Config{
-		Transfer: emulator.BandwidthModel(bw),
-		Reconfig: emulator.ParallelReconfig(rc),
+		Transfer:       tm,
+		Reconfig:       emulator.ParallelReconfig(rc),
+		BoundBandwidth: bw,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("emulating: %w", err)

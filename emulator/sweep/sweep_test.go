@@ -395,3 +395,36 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// fixedCost is a transfer model where every circuit takes 1 s plus 1 ns per byte, whatever the
+// bandwidth: a stand-in for measured times.
+type fixedCost struct{}
+
+func (fixedCost) Name() string { return "1s + 1ns/B" }
+func (fixedCost) Seconds(_, _ int, bytes int64) (float64, error) {
+	return 1 + float64(bytes)*1e-9, nil
+}
+
+// TestRunTransferModel checks that a given transfer model replaces bytes/b in every cell while the
+// bandwidth still sets the lower bounds. Hand-worked with α = 0 and 1 (transfer times: D1 2 s and
+// 1.5 s, D2 3 s): parallel = (α+2) + (α+3), serial = (α+2)+(α+1.5) + (α+3), same at both bandwidths.
+func TestRunTransferModel(t *testing.T) {
+	cfg := handConfig()
+	cfg.Transfer = fixedCost{}
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range res.Cells {
+		for j, c := range row {
+			a := c.Reconfig
+			ser, par := c.Algorithms[0].Completion, c.Algorithms[1].Completion
+			if math.Abs(par-(2*a+5)) > 1e-12 || math.Abs(ser-(3*a+6.5)) > 1e-12 {
+				t.Errorf("cell (%d, %d): parallel %g serial %g, want %g and %g", i, j, par, ser, 2*a+5, 3*a+6.5)
+			}
+			if want := 3e9 / c.Bandwidth; math.Abs(c.LowerBound-want) > 1e-12 {
+				t.Errorf("cell (%d, %d): lower bound %g, want %g from the bandwidth", i, j, c.LowerBound, want)
+			}
+		}
+	}
+}
