@@ -23,6 +23,10 @@ type selector struct {
 	usedRx     []bool
 	thresholds []float64
 	walk       []walkItem
+	eps        []int32 // endpoints in walk order
+	head, fill []int32 // per endpoint, its candidates' range in items
+	items      []int32
+	buf        []int32
 	seenTx     []bool
 	seenRx     []bool
 	snap       [4][]int32
@@ -109,27 +113,122 @@ func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (floa
 // greedy walks A(h) by decreasing max(W_u, W_v), ties by decreasing R_uv (then by candidate
 // order, which the planner makes (u, v) order, so the result is deterministic), and keeps (u, v)
 // when both endpoints are free and the candidates that remain between free endpoints can still
-// cover every endpoint of C not yet matched. It appends the indices of the chosen candidates to m
-// in the order chosen and returns m.
+// cover every endpoint of C not yet matched. w holds W_e, transmitters then receivers. It appends
+// the indices of the chosen candidates to m in the order chosen and returns m.
 //
 // Walking every candidate this way always ends with C covered: an endpoint of C left unmatched would
 // have an edge to a free endpoint in the final covering matching, and adding that edge was feasible
 // when it was reached, since the free endpoints only shrink.
 //
-// The walk pops candidates from a heap rather than sorting A, and stops once every transmitter or
-// every receiver that has a candidate in A is taken: in dense demands the matching is perfect after
-// about n candidates, long before A (about n² of them) is exhausted.
-func (s *selector) greedy(cands []candidate, h float64, cTx, cRx []int, m []int) []int {
+// The walk does not sort A. A candidate's key is the W of its busier endpoint, so the walk visits
+// endpoints by decreasing W, and at each one (or each set of endpoints with equal W) only the
+// candidates it holds the key for, among those whose endpoints are both still free, in order of
+// R_uv. Once an endpoint is matched its candidates are never looked at again, so a walk over a
+// dense A of ~n² candidates costs about |A| steps instead of |A|·log|A|.
+func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []int, m []int) []int {
 	s.load(cands, h)
 	s.tx.saturate(cTx)
 	s.rx.saturate(cRx)
-	w := s.walk[:0]
-	for i, c := range cands {
-		if c.cost <= h {
-			w = append(w, walkItem{key: c.key, bytes: c.bytes, idx: int32(i)})
+	n := s.n
+	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
+	eps := s.eps[:0]
+	for e := 0; e < 2*n; e++ {
+		eps = append(eps, int32(e))
+	}
+	slices.SortFunc(eps, func(a, b int32) int {
+		if w[a] != w[b] {
+			if w[a] > w[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	s.eps = eps
+	// List each candidate of A under its key endpoint (the transmitter when W ties).
+	head := s.head[:0]
+	for range 2*n + 1 {
+		head = append(head, 0)
+	}
+	keyOf := func(c *candidate) int {
+		if w[c.u] >= w[n+c.v] {
+			return c.u
+		}
+		return n + c.v
+	}
+	for i := range cands {
+		if c := &cands[i]; c.cost <= h {
+			head[keyOf(c)+1]++
 		}
 	}
-	m = s.walkHeap(cands, w, m, s.take)
+	for e := 1; e <= 2*n; e++ {
+		head[e] += head[e-1]
+	}
+	items := s.items[:0]
+	for range head[2*n] {
+		items = append(items, 0)
+	}
+	fill := s.fill[:0]
+	fill = append(fill, head[:2*n]...)
+	for i := range cands {
+		if c := &cands[i]; c.cost <= h {
+			e := keyOf(c)
+			items[fill[e]] = int32(i)
+			fill[e]++
+		}
+	}
+	s.head, s.items, s.fill = head, items, fill
+	used := func(e int) bool {
+		if e < n {
+			return s.usedTx[e]
+		}
+		return s.usedRx[e-n]
+	}
+	for lo := 0; lo < len(eps); {
+		hi := lo + 1
+		for hi < len(eps) && w[eps[hi]] == w[eps[lo]] {
+			hi++
+		}
+		// The live candidates keyed on this group of equal-W endpoints.
+		buf := s.buf[:0]
+		for _, e := range eps[lo:hi] {
+			if used(int(e)) {
+				continue
+			}
+			for _, i := range items[head[e]:head[e+1]] {
+				if c := &cands[i]; !s.usedTx[c.u] && !s.usedRx[c.v] {
+					buf = append(buf, i)
+				}
+			}
+		}
+		// Offer them best first (more bytes, then earlier), dropping those a take made dead.
+		for len(buf) > 0 {
+			best, k := -1, 0
+			for _, i := range buf {
+				c := &cands[i]
+				if s.usedTx[c.u] || s.usedRx[c.v] {
+					continue
+				}
+				buf[k] = i
+				if best < 0 || c.bytes > cands[buf[best]].bytes || c.bytes == cands[buf[best]].bytes && i < buf[best] {
+					best = k
+				}
+				k++
+			}
+			buf = buf[:k]
+			if best < 0 {
+				break
+			}
+			i := buf[best]
+			buf[best] = buf[len(buf)-1]
+			buf = buf[:len(buf)-1]
+			if c := &cands[i]; s.take(c.u, c.v) {
+				m = append(m, int(i))
+			}
+		}
+		s.buf = buf
+		lo = hi
+	}
 	return m
 }
 

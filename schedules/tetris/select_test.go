@@ -3,6 +3,8 @@ package tetris
 import (
 	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func cand(u, v int, cost float64) candidate { return candidate{u: u, v: v, bytes: 1, cost: cost} }
@@ -69,41 +71,52 @@ func TestThresholdImpossibleCover(t *testing.T) {
 func TestGreedy(t *testing.T) {
 	type e struct {
 		u, v  int
-		key   float64
 		bytes int64
 	}
 	cases := []struct {
 		name     string
 		edges    []e
+		wTx, wRx []float64 // W_e per transmitter and receiver
 		cTx, cRx []int
 		want     [][2]int
 	}{{
-		// (2,0) has the most remaining work but takes Rx0, leaving Tx0 and Tx1 to share Rx1:
-		// it is refused. Without the check Tx1 would be left uncovered.
+		// (2,0) has the most remaining work (key W_Tx2 = 10) but takes Rx0, leaving Tx0 and Tx1
+		// to share Rx1: it is refused. Without the check Tx1 would be left uncovered.
 		name:  "refuses an edge that blocks C",
-		edges: []e{{2, 0, 10, 1}, {0, 0, 5, 1}, {0, 1, 5, 1}, {1, 1, 4, 1}},
-		cTx:   []int{0, 1}, want: [][2]int{{0, 0}, {1, 1}},
+		edges: []e{{2, 0, 1}, {0, 0, 1}, {0, 1, 1}, {1, 1, 1}},
+		wTx:   []float64{5, 4, 10, 0}, wRx: []float64{0, 0, 0, 0},
+		cTx: []int{0, 1}, want: [][2]int{{0, 0}, {1, 1}},
 	}, {
-		// Same key: the longer demand first.
+		// Same key (W_Tx0 = 3): the longer demand first.
 		name:  "ties by residual time",
-		edges: []e{{0, 1, 3, 1}, {0, 2, 3, 7}, {1, 1, 1, 1}},
-		cTx:   []int{0}, want: [][2]int{{0, 2}, {1, 1}},
+		edges: []e{{0, 1, 1}, {0, 2, 7}, {1, 1, 1}},
+		wTx:   []float64{3, 1, 0, 0}, wRx: []float64{0, 0, 0, 0},
+		cTx: []int{0}, want: [][2]int{{0, 2}, {1, 1}},
 	}, {
-		// Edges outside C are taken whenever C stays coverable: (3,3) first (Rx0 still has Tx1
-		// and Tx2), then (2,0) covers Rx0, and (1,2) fills in.
+		// Equal W on two endpoints of different sides: their candidates are walked together, by
+		// residual time: (1,3) (R 5, key W_Rx3 = 6) before (0,1) (R 2, key W_Tx0 = 6).
+		name:  "equal keys across endpoints",
+		edges: []e{{0, 1, 2}, {1, 3, 5}, {0, 3, 1}},
+		wTx:   []float64{6, 1, 0, 0}, wRx: []float64{0, 1, 0, 6},
+		want: [][2]int{{1, 3}, {0, 1}},
+	}, {
+		// Edges outside C are taken whenever C stays coverable: (3,3) first (key 9; Rx0 still has
+		// Tx1 and Tx2), then (2,0) (key 8) covers Rx0, and (1,2) (key 1) fills in.
 		name:  "fills beyond C",
-		edges: []e{{3, 3, 9, 1}, {1, 0, 2, 1}, {2, 0, 8, 1}, {1, 2, 1, 1}},
-		cRx:   []int{0}, want: [][2]int{{3, 3}, {2, 0}, {1, 2}},
+		edges: []e{{3, 3, 1}, {1, 0, 1}, {2, 0, 1}, {1, 2, 1}},
+		wTx:   []float64{0, 0, 8, 9}, wRx: []float64{2, 0, 1, 0},
+		cRx: []int{0}, want: [][2]int{{3, 3}, {2, 0}, {1, 2}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			w := append(append([]float64(nil), c.wTx...), c.wRx...)
 			var cands []candidate
 			for _, x := range c.edges {
-				cands = append(cands, candidate{u: x.u, v: x.v, bytes: x.bytes, key: x.key})
+				cands = append(cands, candidate{u: x.u, v: x.v, bytes: x.bytes, key: max(w[x.u], w[4+x.v])})
 			}
 			s := newSelector(4)
 			var got [][2]int
-			for _, i := range s.greedy(cands, 0, c.cTx, c.cRx, nil) {
+			for _, i := range s.greedy(cands, 0, w, c.cTx, c.cRx, nil) {
 				got = append(got, [2]int{cands[i].u, cands[i].v})
 			}
 			if !slices.Equal(got, c.want) {
@@ -117,7 +130,7 @@ func TestGreedy(t *testing.T) {
 func TestGreedyRespectsThreshold(t *testing.T) {
 	cands := []candidate{{u: 0, v: 1, cost: 5, key: 9, bytes: 1}, {u: 0, v: 2, cost: 2, key: 1, bytes: 1}}
 	s := newSelector(3)
-	m := s.greedy(cands, 4, []int{0}, nil, nil)
+	m := s.greedy(cands, 4, []float64{0, 0, 0, 0, 9, 1}, []int{0}, nil, nil)
 	if len(m) != 1 || cands[m[0]].v != 2 {
 		t.Fatalf("with H = 4 only (0,2) is in A, got %v", m)
 	}
@@ -166,4 +179,105 @@ func TestSideMatcherAugments(t *testing.T) {
 	if m.matchL[0] != 0 || m.matchL[1] != 1 {
 		t.Errorf("a failed augmentation changed the matching: %v", m.matchL)
 	}
+}
+
+// TestGreedyMatchesReference compares the greedy walk with a direct reading of step 5 — sort A,
+// and before each take re-check from scratch that the free endpoints can still cover C — on random
+// graphs with C the maximum-degree endpoints, and checks the result covers C.
+func TestGreedyMatchesReference(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 7).Draw(rt, "n")
+		var cands []candidate
+		deg := make([]int, 2*n)
+		w := make([]float64, 2*n)
+		for e := range w {
+			w[e] = float64(rapid.IntRange(0, 4).Draw(rt, "w"))
+		}
+		for u := 0; u < n; u++ {
+			for v := 0; v < n; v++ {
+				if rapid.Bool().Draw(rt, "edge") {
+					cands = append(cands, candidate{u: u, v: v, bytes: int64(rapid.IntRange(1, 3).Draw(rt, "bytes")), key: max(w[u], w[n+v])})
+					deg[u]++
+					deg[n+v]++
+				}
+			}
+		}
+		delta := slices.Max(deg)
+		var cTx, cRx []int
+		for e, d := range deg {
+			if d == delta && delta > 0 {
+				if e < n {
+					cTx = append(cTx, e)
+				} else {
+					cRx = append(cRx, e-n)
+				}
+			}
+		}
+		got := newSelector(n).greedy(cands, 0, w, cTx, cRx, nil)
+
+		order := make([]int, len(cands))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(i, j int) int {
+			a, b := cands[i], cands[j]
+			switch {
+			case a.key != b.key:
+				if a.key > b.key {
+					return -1
+				}
+				return 1
+			case a.bytes != b.bytes:
+				return int(b.bytes - a.bytes)
+			}
+			return 0
+		})
+		usedTx, usedRx := make([]bool, n), make([]bool, n)
+		coverable := func() bool {
+			var rest []candidate
+			for _, c := range cands {
+				if !usedTx[c.u] && !usedRx[c.v] {
+					rest = append(rest, c)
+				}
+			}
+			var tx, rx []int
+			for _, u := range cTx {
+				if !usedTx[u] {
+					tx = append(tx, u)
+				}
+			}
+			for _, v := range cRx {
+				if !usedRx[v] {
+					rx = append(rx, v)
+				}
+			}
+			return newSelector(n).covers(rest, 0, tx, rx)
+		}
+		var want []int
+		for _, i := range order {
+			c := cands[i]
+			if usedTx[c.u] || usedRx[c.v] {
+				continue
+			}
+			usedTx[c.u], usedRx[c.v] = true, true
+			if coverable() {
+				want = append(want, i)
+			} else {
+				usedTx[c.u], usedRx[c.v] = false, false
+			}
+		}
+		if !slices.Equal(got, want) {
+			rt.Fatalf("greedy took %v, the reference %v", got, want)
+		}
+		for _, u := range cTx {
+			if !usedTx[u] {
+				rt.Fatalf("transmitter %d of C left uncovered", u)
+			}
+		}
+		for _, v := range cRx {
+			if !usedRx[v] {
+				rt.Fatalf("receiver %d of C left uncovered", v)
+			}
+		}
+	})
 }

@@ -258,7 +258,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		if err != nil {
 			return false, err
 		}
-		p.matching = p.sel.greedy(p.cands, h, p.cTx, p.cRx, p.matching)
+		p.matching = p.sel.greedy(p.cands, h, p.w, p.cTx, p.cRx, p.matching)
 	}
 	// Step 6: routing.
 	if len(p.matching) == 0 {
