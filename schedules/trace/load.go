@@ -28,6 +28,11 @@ var ErrNeedsImport = errors.New("token-routing JSONL must be imported first")
 // extension says nothing (.npy magic; a JSON object with "experts" on its first line is routing
 // JSONL; other JSON is a trace; anything else is CSV).
 func DetectFormat(path string, head []byte) Format {
+	if looksLikeRouting(head) {
+		// Routing loggers often name their output .json; say "import it" rather than
+		// "unknown field".
+		return FormatRouting
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
 		return FormatJSON
@@ -41,15 +46,21 @@ func DetectFormat(path string, head []byte) Format {
 	if IsNPY(head) {
 		return FormatNPY
 	}
-	t := bytes.TrimSpace(head)
-	if len(t) > 0 && t[0] == '{' {
-		first, _, _ := bytes.Cut(t, []byte{'\n'})
-		if bytes.Contains(first, []byte(`"experts"`)) && !bytes.Contains(first, []byte(`"version"`)) {
-			return FormatRouting
-		}
+	if t := bytes.TrimSpace(head); len(t) > 0 && t[0] == '{' {
 		return FormatJSON
 	}
 	return FormatCSV
+}
+
+// looksLikeRouting says whether the first line is a one-line JSON object with "experts" and no
+// "version": a routing record, not a trace.
+func looksLikeRouting(head []byte) bool {
+	t := bytes.TrimSpace(head)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	first, _, _ := bytes.Cut(t, []byte{'\n'})
+	return bytes.Contains(first, []byte(`"experts"`)) && !bytes.Contains(first, []byte(`"version"`))
 }
 
 // LoadOptions say how Load reads metadata-free formats.

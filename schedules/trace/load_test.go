@@ -17,6 +17,7 @@ func TestDetectFormat(t *testing.T) {
 		{"a.dat", `{"layer": 0, "experts": [1, 2]}` + "\n", FormatRouting},
 		{"a.dat", "{\n  \"version\": 1,", FormatJSON},
 		{"a.dat", "0,1\n1,0\n", FormatCSV},
+		{"routing.json", `{"layer": 0, "experts": [1, 2]}` + "\n", FormatRouting},
 	} {
 		if got := DetectFormat(c.path, []byte(c.head)); got != c.want {
 			t.Errorf("DetectFormat(%q, %q) = %s, want %s", c.path, c.head, got, c.want)
