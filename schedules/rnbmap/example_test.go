@@ -1,0 +1,44 @@
+package rnbmap_test
+
+import (
+	"fmt"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
+)
+
+// A non-blocking plan on a 4-port Beneš fabric: 1->0 runs over [0, 10), 0->1 starts at 1. The
+// second is routed together with the first (both are live at 1) and keeps the path it gets there,
+// even though that routing would move the first circuit to the other middle switch: both now
+// leave input switch 0 on lane 0, so on the fabric 0->1 waits for 1->0.
+func ExamplePaths() {
+	f, _ := benes.New(4)
+	plan := []rnbmap.Circuit{
+		{Src: 1, Dst: 0, Bytes: 9, Start: 0, End: 10},
+		{Src: 0, Dst: 1, Bytes: 3, Start: 1, End: 5},
+	}
+	paths, err := rnbmap.Paths(f, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, p := range paths {
+		fmt.Printf("%d->%d: first hop stage %d switch %d lane %d->%d\n",
+			plan[i].Src, plan[i].Dst, p[0].Stage, p[0].Switch, p[0].In, p[0].Out)
+	}
+	// Output:
+	// 1->0: first hop stage 0 switch 0 lane 1->0
+	// 0->1: first hop stage 0 switch 0 lane 0->0
+}
+
+// CheckPlan finds the circuits of a plan that share a port while both are planned to be live.
+func ExampleCheckPlan() {
+	plan := []rnbmap.Circuit{
+		{Src: 0, Dst: 1, Start: 0, End: 2},
+		{Src: 2, Dst: 1, Start: 2, End: 3}, // starts as the first ends: fine
+		{Src: 0, Dst: 2, Start: 1, End: 3}, // transmitter 0 is still busy at 1
+	}
+	fmt.Println(rnbmap.CheckPlan(plan, 3))
+	// Output:
+	// transmitter 0: circuit 0 (0->1, [0, 2)) overlaps circuit 2 (0->2, [1, 3))
+}
