@@ -55,7 +55,7 @@ type segment struct {
 // row per transmitter showing, for each circuit, the time it waited on its path although both
 // endpoints were free (an RNB conflict), the reconfiguration it waited for, and its transmission
 // coloured by receiver; then, on a Beneš fabric, one row per 2×2 switch showing its state (bar or
-// cross) over time and its transitions.
+// cross) over time and its transitions. In barrier mode dashed rules mark the end of each round.
 func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Timeline) error {
 	if s == nil || tl == nil {
 		return fmt.Errorf("gantt: schedule and timeline are both required")
@@ -92,7 +92,8 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 		p.NominalY(rev...)
 	}
 	p.Y.Tick.Label.Font.Size = vg.Length(math.Min(9, float64(rowH)*0.8))
-	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: s.Ports, labelSize: p.Y.Tick.Label.Font.Size})
+	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: s.Ports, labelSize: p.Y.Tick.Label.Font.Size,
+		barriers: roundEnds(s, tl)})
 
 	legend := []legendEntry{
 		{"transmit (colour = receiver)", receiverColours[0]},
@@ -106,6 +107,31 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 		p.Draw(draw.Crop(c, 0, 0, legendHeight, 0))
 		drawLegend(draw.Crop(c, 0, 0, 0, legendHeight-c.Max.Y+c.Min.Y), legend)
 	})
+}
+
+// roundEnds is, in barrier mode, the end of every round but the last: the matching-wide barriers
+// that seed Figure 4 shows idling the endpoints that finished early.
+func roundEnds(s *schedules.Schedule, tl *schedules.Timeline) []float64 {
+	if s.Mode != schedules.Barrier {
+		return nil
+	}
+	ends := map[int]float64{}
+	for _, ct := range tl.Circuits {
+		if ct.Circuit >= 0 && ct.Circuit < len(s.Circuits) {
+			g := s.Circuits[ct.Circuit].Group
+			ends[g] = math.Max(ends[g], ct.End)
+		}
+	}
+	var gs []int
+	for g := range ends {
+		gs = append(gs, g)
+	}
+	slices.Sort(gs)
+	var out []float64
+	for _, g := range gs[:max(len(gs)-1, 0)] {
+		out = append(out, ends[g])
+	}
+	return out
 }
 
 // ganttSegments lays out the rows: transmitters 0..Ports−1, then every switch in stage order.
@@ -195,6 +221,7 @@ type ganttRows struct {
 	txRows    int
 	scale     float64
 	labelSize vg.Length
+	barriers  []float64 // times of dashed vertical rules
 }
 
 func (g *ganttRows) Plot(c draw.Canvas, p *gplot.Plot) {
@@ -213,6 +240,10 @@ func (g *ganttRows) Plot(c draw.Canvas, p *gplot.Plot) {
 		if trX(s.x1*g.scale)-trX(s.x0*g.scale) > sty.Width(s.label)+2 {
 			c.FillText(sty, vg.Point{X: (trX(s.x0*g.scale) + trX(s.x1*g.scale)) / 2, Y: trY(yc)}, s.label)
 		}
+	}
+	dashed := draw.LineStyle{Color: color.Gray{Y: 0x50}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+	for _, x := range g.barriers {
+		c.StrokeLine2(dashed, trX(x*g.scale), c.Min.Y, trX(x*g.scale), c.Max.Y)
 	}
 	if g.rows > g.txRows && g.txRows > 0 {
 		// A rule between the transmitter rows and the switch rows.

@@ -336,3 +336,21 @@ func TestDistribution(t *testing.T) {
 		}
 	}
 }
+
+func TestRoundEnds(t *testing.T) {
+	s, tl := tinySchedule(t)
+	if got := roundEnds(s, tl); got != nil {
+		t.Errorf("partial mode: rules at %v, want none", got)
+	}
+	// As barrier rounds: round 0 (circuits 0 and 1) ends at 400 ns when its longer circuit does;
+	// round 1 is the last and gets no rule.
+	s.Mode = schedules.Barrier
+	if got := roundEnds(s, tl); len(got) != 1 || got[0] != 400e-9 {
+		t.Errorf("barrier mode: rules at %v, want [4e-07]", got)
+	}
+	s.Circuits[2].Group = 2 // an empty round 1 in between changes nothing: groups are sorted
+	s.Circuits[1].Group = 1
+	if got := roundEnds(s, tl); len(got) != 2 || got[0] != 400e-9 || got[1] != 200e-9 {
+		t.Errorf("three rounds: rules at %v, want [4e-07 2e-07]", got)
+	}
+}
