@@ -111,8 +111,13 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			if err != nil {
 				return err
 			}
-			if err := bench.WriteTable(cmd.OutOrStdout(), res); err != nil {
+			out := cmd.OutOrStdout()
+			if err := bench.WriteTable(out, res); err != nil {
 				return err
+			}
+			if ff.fake && !unpinned {
+				fmt.Fprintf(out, "(fake NVML: each worker's CPUs are its GPU's fake NUMA-node set cut to the CPUs this machine lets it use: GPU %d on %s, GPU %d on %s)\n",
+					src, res.SrcCPUs, dst, res.DstCPUs)
 			}
 			if jsonPath != "" {
 				if err := schedules.WriteJSONFile(jsonPath, res); err != nil {
