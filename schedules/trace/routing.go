@@ -207,6 +207,10 @@ func ImportRouting(r io.Reader, name string, o RoutingOptions) (*Trace, error) {
 	return buildRouting(rs, name, o)
 }
 
+// maxRoutingCells bounds the dispatch matrices of one import (1 GiB of int64s): 128 layers at
+// 1024 GPUs, or 8 at 4096.
+const maxRoutingCells = 1 << 27
+
 func buildRouting(rs []Routing, name string, o RoutingOptions) (*Trace, error) {
 	type key struct {
 		layer   int
@@ -221,6 +225,11 @@ func buildRouting(rs []Routing, name string, o RoutingOptions) (*Trace, error) {
 	for i := range rs {
 		topK = max(topK, len(rs[i].Experts))
 		if _, ok := dispatch[rs[i].Layer]; !ok {
+			// Each layer costs a G×G matrix: bound the memory a small file can ask for.
+			if cells := int64(len(dispatch)+1) * int64(o.GPUs) * int64(o.GPUs); cells > maxRoutingCells {
+				return nil, fmt.Errorf("%s: line %d: layer %d is the %dth distinct layer; %d layers of %d×%d matrices are more than this importer holds (%d cells)",
+					name, rs[i].Line, rs[i].Layer, len(dispatch)+1, len(dispatch)+1, o.GPUs, o.GPUs, maxRoutingCells)
+			}
 			dispatch[rs[i].Layer] = newSquare(o.GPUs)
 			tokens[rs[i].Layer] = make([]int64, o.GPUs)
 		}

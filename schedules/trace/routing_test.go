@@ -126,6 +126,16 @@ func TestReadRoutingRejects(t *testing.T) {
 	}
 }
 
+func TestImportRoutingBoundsMemory(t *testing.T) {
+	var b strings.Builder
+	for l := 0; l < 9; l++ {
+		b.WriteString(`{"layer": ` + itoa(l) + `, "experts": [1]}` + "\n")
+	}
+	o := RoutingOptions{GPUs: 4096, Experts: 4, Hidden: 4, DtypeBytes: 2, Placement: Contiguous(4, 4096)}
+	_, err := ImportRouting(strings.NewReader(b.String()), "many.jsonl", o)
+	wantErr(t, err, "many.jsonl: line 9: layer 8 is the 9th distinct layer")
+}
+
 func TestImportRoutingRejectsOptions(t *testing.T) {
 	o := routingOpts(false)
 	o.Placement = Contiguous(3, 2)
