@@ -18,8 +18,9 @@ type fabricPlan interface {
 	start(u, v int, choices uint32) float64
 	// commit adds a circuit on that path transmitting over [start, end) to S.
 	commit(u, v int, choices uint32, start, end float64)
-	// path is the circuit's traversals as written in a schedule (none on a crossbar).
-	path(u, v int, choices uint32) []benes.Traversal
+	// path is the circuit's traversals as written in a schedule (none on a crossbar), written into
+	// the front of buf when it is long enough (so a schedule's paths share one allocation).
+	path(u, v int, choices uint32, buf []benes.Traversal) []benes.Traversal
 }
 
 // benesPlan is S on a Beneš fabric: per switch σ_s, F_s, Q_s and lane release times (benes.Plan).
@@ -54,8 +55,14 @@ func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
 	b.p.Commit(u, v, choices, start, end)
 }
 
-func (b *benesPlan) path(u, v int, choices uint32) []benes.Traversal {
-	return b.f.PathFrom(u, v, choices)
+func (b *benesPlan) path(u, v int, choices uint32, buf []benes.Traversal) []benes.Traversal {
+	k := b.f.Stages()
+	if len(buf) < k {
+		return b.f.PathFrom(u, v, choices)
+	}
+	p := buf[:k:k]
+	b.f.FillPath(p, u, v, choices)
+	return p
 }
 
 // crossbarPlan is S on the ideal strictly non-blocking crossbar: only endpoints conflict. A
@@ -98,4 +105,6 @@ func (c *crossbarPlan) commit(u, v int, _ uint32, _, end float64) {
 	c.dest[u] = v
 }
 
-func (c *crossbarPlan) path(int, int, uint32) []benes.Traversal { return []benes.Traversal{} }
+func (c *crossbarPlan) path(int, int, uint32, []benes.Traversal) []benes.Traversal {
+	return []benes.Traversal{}
+}

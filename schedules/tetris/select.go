@@ -83,6 +83,10 @@ func (s *selector) covers(cands []candidate, h float64, cTx, cRx []int) bool {
 // costs above it; feasibility only grows with H, so a binary search over them finds the smallest.
 // When every cost is ≤ B the only value is B, where A holds every candidate.
 func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (float64, error) {
+	// Most often A(B) already covers C; then there is nothing to sort or search.
+	if s.covers(cands, b, cTx, cRx) {
+		return b, nil
+	}
 	ts := append(s.thresholds[:0], b)
 	for _, c := range cands {
 		if c.cost > b {
@@ -98,7 +102,7 @@ func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (floa
 	if !s.covers(cands, ts[len(ts)-1], cTx, cRx) {
 		return 0, fmt.Errorf("tetris: no matching of the residual demand covers the %d maximum-degree endpoints", len(cTx)+len(cRx))
 	}
-	lo, hi := 0, len(ts)-1 // ts[hi] is feasible
+	lo, hi := 1, len(ts)-1 // ts[0] = B is not feasible, ts[hi] is
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if s.covers(cands, ts[mid], cTx, cRx) {

@@ -92,7 +92,9 @@ type planner struct {
 	a, w           []float64
 	cTx, cRx       []int
 	cands          []candidate
-	times          []float64 // backing store of the circuits' planned times
+	times          []float64         // backing store of the circuits' planned times
+	paths          []benes.Traversal // backing store of the circuits' paths
+	stages         int
 	matching       []int
 	conns          []benes.Conn
 	sel            *selector
@@ -138,6 +140,7 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 			return nil, fmt.Errorf("tetris: %w", err)
 		}
 		p.fp = newBenesPlan(f, o.Reconfig)
+		p.stages = f.Stages()
 		if !o.NaiveRouting {
 			p.router = &router{n: n, alpha: o.Reconfig}
 		}
@@ -148,6 +151,7 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 	p.init()
 	pairs := len(d.Pairs())
 	p.times = make([]float64, 0, 2*pairs)
+	p.paths = make([]benes.Traversal, pairs*p.stages)
 	s.Circuits = make([]schedules.Circuit, 0, pairs)
 	for group := 0; ; group++ {
 		if err := ctx.Err(); err != nil {
@@ -297,9 +301,10 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.a[n+v] = max(p.a[n+v], end)
 		s.Circuits = append(s.Circuits, schedules.Circuit{
 			Src: u, Dst: v, Bytes: x, Group: group,
-			Path:         p.fp.path(u, v, choices[k]),
+			Path:         p.fp.path(u, v, choices[k], p.paths),
 			PlannedStart: &times[0], PlannedEnd: &times[1],
 		})
+		p.paths = p.paths[len(s.Circuits[len(s.Circuits)-1].Path):]
 		if st != nil {
 			st.starts = append(st.starts, start)
 		}
