@@ -271,6 +271,9 @@ bytes on every platform.`,
 				if m, err = synth.LookupModel(model); err != nil {
 					return usagef("--model: %v", err)
 				}
+				if layers > m.Layers {
+					return usagef("--layers %d: %s has %d layers", layers, model, m.Layers)
+				}
 				for _, fl := range []string{"hidden", "experts", "top-k", "shared-experts"} {
 					if cmd.Flags().Changed(fl) {
 						return usagef("--%s: only for --model custom (the %s preset fixes it)", fl, model)
@@ -425,6 +428,9 @@ matrix: pick it with --matrix (or --layer and --phase). The format follows the e
 				return err
 			}
 			if len(args) == 1 {
+				if cmd.Flags().Changed("demand") {
+					return usagef("give the file either as an argument or with --demand, not both")
+				}
 				src.path = args[0]
 			}
 			t, name, err := src.loadTrace()

@@ -192,6 +192,8 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"trace", "gen", "--hidden", "10", "-o", out}, "--hidden: only for --model custom"},
 		{[]string{"trace", "gen", "--gpus", "1000", "-o", out}, "gpus = 1000: want 1..512"},
 		{[]string{"trace", "gen"}, "-o: an output file is required"},
+		{[]string{"trace", "gen", "--layers", "33", "-o", out}, "--layers 33: mixtral-8x7b has 32 layers"},
+		{[]string{"trace", "export", bad, "--demand", bad, "-o", out}, "not both"},
 		{[]string{"trace", "import", "--format", "routing-jsonl", jl, "-o", out}, "--experts 0: routing-jsonl needs"},
 		{[]string{"trace", "import", "--format", "routing-jsonl", "--experts", "8", "--hidden", "8", "--placement", "nofile", jl, "-o", out}, `--placement "nofile"`},
 		{[]string{"trace", "import", "--format", "xml", jl, "-o", out}, `--format "xml"`},
