@@ -24,7 +24,11 @@ func newWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return worker.Main(cmd.Context(), cfg, os.Stdin, os.Stdout)
+			out, err := worker.ProtocolOutput()
+			if err != nil {
+				return err
+			}
+			return worker.Main(cmd.Context(), cfg, os.Stdin, out)
 		},
 	}
 	cfg.Flags(cmd.Flags())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
@@ -45,6 +46,22 @@ func (c Config) Args() []string {
 		"--engine=" + c.Engine,
 		"--engine-options=" + c.EngineOptions,
 	}
+}
+
+// ProtocolOutput reserves this process's stdout for the protocol: it returns a new file for the
+// original stdout and points file descriptor 1 at stderr, so that anything else that prints to
+// stdout (a driver warning, a stray debug line) lands in the log instead of corrupting the JSON
+// lines. A worker calls it first thing.
+func ProtocolOutput() (*os.File, error) {
+	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating stdout: %w", err)
+	}
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("pointing stdout at stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "protocol"), nil
 }
 
 // Main is the worker process: it checks its threads' CPUs, opens the engine, says hello on out

@@ -21,7 +21,10 @@ import (
 
 // The test binary doubles as the worker: started with this variable set, it runs Main instead of
 // the tests, exactly as `tetris-hil worker` does.
-const envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
+const (
+	envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
+	envNoisy    = "TETRIS_HIL_TEST_NOISY_WORKER"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envBeWorker) == "1" {
@@ -32,7 +35,15 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := Main(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
+		out, err := ProtocolOutput()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if os.Getenv(envNoisy) == "1" {
+			fmt.Println("a library printing to stdout") // must not reach the coordinator as protocol
+		}
+		if err := Main(context.Background(), cfg, os.Stdin, out); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
 		}
@@ -252,5 +263,22 @@ func TestCancelKillsIdleWorker(t *testing.T) {
 	}
 	if _, _, err := w.Export(context.Background(), 1); !IsDead(err) || !strings.Contains(err.Error(), "GPU 4") {
 		t.Errorf("call to a killed worker: %v", err)
+	}
+}
+
+// TestStdoutNoiseStaysOutOfProtocol has the worker print to stdout before serving: the line must
+// end up in its log, and the protocol must work.
+func TestStdoutNoiseStaysOutOfProtocol(t *testing.T) {
+	s := spec(0, "")
+	s.Env = append(s.Env, envNoisy+"=1")
+	var log strings.Builder
+	s.Log = &log
+	w := start(t, s)
+	if _, _, err := w.Export(context.Background(), 4096); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if !strings.Contains(log.String(), "a library printing to stdout") {
+		t.Errorf("worker log %q lacks the stray line", log.String())
 	}
 }
