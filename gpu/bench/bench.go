@@ -85,6 +85,9 @@ func Sizes(min, max int64) ([]int64, error) {
 
 // Run starts the workers, runs the sweep and stops the workers.
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	if cfg.Lib == nil || len(cfg.Command) == 0 {
+		return nil, errors.New("bench config: Lib and Command are required")
+	}
 	if len(cfg.Sizes) == 0 || cfg.Reps <= 0 {
 		return nil, fmt.Errorf("sweep of %d sizes × %d reps: want at least one of each", len(cfg.Sizes), cfg.Reps)
 	}

@@ -142,6 +142,9 @@ func TestErrorsNameTheGPU(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "GPU 0") || !strings.Contains(err.Error(), "hidden") {
 		t.Errorf("hidden GPU: %v", err)
 	}
+	if _, err := Run(context.Background(), Config{}); err == nil {
+		t.Error("Run without Lib and Command succeeded")
+	}
 	cfg = config(t, 0, 9, fake.Defaults)
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "GPU 9") {
 		t.Errorf("missing GPU: %v", err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -27,6 +28,9 @@ type Pinning struct {
 // reported, not fatal, so one bad GPU does not hide the others. cfg.Src, Dst, Sizes and Reps are
 // not used.
 func CheckPinning(ctx context.Context, cfg Config, gpus []int) ([]Pinning, error) {
+	if cfg.Lib == nil || len(cfg.Command) == 0 {
+		return nil, errors.New("pinning check config: Lib and Command are required")
+	}
 	inv, err := cfg.Lib.Inventory(cfg.Visible)
 	if err != nil {
 		return nil, err
