@@ -215,6 +215,9 @@ func importMatrices(in, format, layout string, maxPorts int) (*trace.Trace, erro
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("%s", strings.ReplaceAll(err.Error(), name, in))}
 	}
+	if t.Meta.Source == name {
+		t.Meta.Source = in
+	}
 	return t, nil
 }
 

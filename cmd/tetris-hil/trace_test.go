@@ -75,6 +75,12 @@ func TestTraceGenExportImportRoundTrip(t *testing.T) {
 	if c := loadTrace(t, p("c.json")); !reflect.DeepEqual(c.Matrices[0].Bytes, orig.Matrices[3].Bytes) {
 		t.Error("CSV round trip changed matrix 3")
 	}
+	// A CSV without the extension, with the format forced.
+	os.Rename(p("m3.csv"), p("m3.dat"))
+	mustCLI(t, "trace", "import", "--format", "csv", "--model", "mixtral-8x22b", p("m3.dat"), "-o", p("d.json"))
+	if d := loadTrace(t, p("d.json")); !reflect.DeepEqual(d.Matrices[0].Bytes, orig.Matrices[3].Bytes) || d.Meta.Source != p("m3.dat") || d.Meta.Model != "mixtral-8x22b" {
+		t.Errorf("--format csv: source %q model %q", d.Meta.Source, d.Meta.Model)
+	}
 	mustCLI(t, "trace", "export", p("g.json"), "--layer", "1", "-o", p("l1.json"))
 	if l1 := loadTrace(t, p("l1.json")); len(l1.Matrices) != 2 || l1.Matrices[0].Layer != 1 || !reflect.DeepEqual(l1.Meta, orig.Meta) {
 		t.Errorf("export --layer 1 gave %d matrices", len(l1.Matrices))
