@@ -54,15 +54,15 @@ type Order struct {
 	n      int
 	epochs []Epoch
 
-	// Per circuit, in CSR form: predecessors, epochs waited on, and successors (circuits whose
-	// predecessor it is) and epochs it helps unlock.
+	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
+	// predecessor it is) and triggers (epochs whose requirement it is).
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
 	succIdx, succ  []int32
 	trigIdx, trig  []int32
 	txPred, rxPred []int32
-	// Per epoch: the circuits it requires, and the circuits waiting on it.
-	reqIdx, req   []int32
+	// Per epoch: how many circuits it requires, and the circuits waiting on it.
+	reqCount      []int32
 	userIdx, user []int32
 	rounds        []Round
 }
@@ -132,33 +132,34 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
 		// Most circuits share a few lanes with their predecessors: a guess that avoids regrowth.
 		o.pred = make([]int32, 0, nc*(f.Stages()+2)/2)
 	}
+	var res [2 + 2*(2*20-1)]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	for i, c := range s.Circuits {
 		ci := int32(i)
-		add := func(r int) {
-			p := last[r]
-			last[r] = ci
+		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
+		r := append(res[:0], c.Src, s.N+c.Dst)
+		for _, t := range c.Path {
+			r = append(r, 2*s.N+f.LaneID(t.Stage, t.Switch, t.In), 2*s.N+lanes+f.LaneID(t.Stage, t.Switch, t.Out))
+		}
+		for _, x := range r {
+			p := last[x]
+			last[x] = ci
 			if p >= 0 && stamp[p] != ci+1 {
 				stamp[p] = ci + 1
 				o.pred = append(o.pred, p)
 			}
 		}
-		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
-		add(c.Src)
-		add(s.N + c.Dst)
-		for _, t := range c.Path {
-			add(2*s.N + f.LaneID(t.Stage, t.Switch, t.In))
-			add(2*s.N + lanes + f.LaneID(t.Stage, t.Switch, t.Out))
-		}
 		o.predIdx = append(o.predIdx, int32(len(o.pred)))
 	}
 }
 
-// buildEpochs derives the partial-mode epochs.
+// buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up.
 func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 	nc := len(s.Circuits)
-	o.reqIdx = []int32{0}
 	o.waitIdx = make([]int32, 1, nc+1)
 	if f == nil {
+		// A crossbar re-pointing requires the transmitter's and the receiver's previous circuits.
+		var reqIdx, req []int32
+		reqIdx = append(reqIdx, 0)
 		dst := make([]int, s.N)
 		for i := range dst {
 			dst[i] = -1
@@ -168,45 +169,91 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 				dst[c.Src] = c.Dst
 				e := int32(len(o.epochs))
 				o.epochs = append(o.epochs, Epoch{Stage: -1, Switch: c.Src, Dst: c.Dst})
-				for _, p := range []int32{o.txPred[i], o.rxPred[i]} {
+				for _, p := range [2]int32{o.txPred[i], o.rxPred[i]} {
 					if p >= 0 {
-						o.req = append(o.req, p)
+						req = append(req, p)
 					}
 				}
-				o.reqIdx = append(o.reqIdx, int32(len(o.req)))
+				reqIdx = append(reqIdx, int32(len(req)))
+				o.reqCount = append(o.reqCount, reqIdx[e+1]-reqIdx[e])
 				o.wait = append(o.wait, e)
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
+		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req)
 	} else {
-		ns := f.NumSwitches()
-		o.epochs = make([]Epoch, 0, nc*f.Stages()/2)
-		o.wait = make([]int32, 0, nc*f.Stages()/2)
-		o.req = make([]int32, 0, nc*f.Stages()/2)
-		state := make([]benes.State, ns) // the switch's state in its current run
-		cur := make([][]int32, ns)       // users of the current run
-		epoch := make([]int32, ns)       // the epoch of the current run, −1 for the initial Bar
-		for i := range epoch {
-			epoch[i] = -1
+		// A run is a maximal sequence of consecutive users of one switch in one state: an epoch,
+		// or the switch's first users when they need Bar. An epoch requires every circuit of the
+		// run before it, so a circuit triggers, for each switch on its path, the epoch that
+		// follows its run there (if any).
+		ns, hops := f.NumSwitches(), f.Stages()
+		state := make([]benes.State, ns)
+		scratch := make([]int32, ns+nc*hops)
+		cur := scratch[:ns]                    // the switch's current run, −1 before its first user
+		runOf := scratch[ns : ns : ns+nc*hops] // per circuit and hop
+		// A counting pass sizes every list exactly: large schedules would otherwise spend much of
+		// their time regrowing them.
+		epochs, runs := 0, 0
+		for _, c := range s.Circuits {
+			for _, t := range c.Path {
+				sw := f.SwitchID(t.Stage, t.Switch)
+				if st := t.State(); cur[sw] == 0 || st != state[sw] {
+					if st != state[sw] {
+						epochs++
+					}
+					runs++
+					state[sw], cur[sw] = st, 1
+				}
+			}
 		}
-		for i, c := range s.Circuits {
-			ci := int32(i)
+		clear(state)
+		for i := range cur {
+			cur[i] = -1
+		}
+		o.epochs = make([]Epoch, 0, epochs)
+		o.reqCount = make([]int32, 0, epochs)
+		runs3 := make([]int32, 3*runs)
+		runSize, runNext, runEpoch := runs3[:0:runs], runs3[runs:runs:2*runs], runs3[2*runs:2*runs]
+		o.wait = make([]int32, 0, nc*hops)
+		for _, c := range s.Circuits {
 			for _, t := range c.Path {
 				sw := f.SwitchID(t.Stage, t.Switch)
 				st := t.State()
-				if st != state[sw] {
-					e := int32(len(o.epochs))
-					o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
-					o.req = append(o.req, cur[sw]...)
-					o.reqIdx = append(o.reqIdx, int32(len(o.req)))
-					state[sw], epoch[sw], cur[sw] = st, e, cur[sw][:0]
+				r := cur[sw]
+				if r < 0 || st != state[sw] {
+					ep := int32(-1) // a first run in Bar needs no reconfiguration
+					if st != state[sw] {
+						ep = int32(len(o.epochs))
+						o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
+						n := int32(0)
+						if r >= 0 {
+							runNext[r], n = ep, runSize[r]
+						}
+						o.reqCount = append(o.reqCount, n)
+					}
+					r = int32(len(runSize))
+					runSize, runNext, runEpoch = append(runSize, 0), append(runNext, -1), append(runEpoch, ep)
+					state[sw], cur[sw] = st, r
 				}
-				cur[sw] = append(cur[sw], ci)
-				if e := epoch[sw]; e >= 0 {
-					o.wait = append(o.wait, e)
+				runSize[r]++
+				runOf = append(runOf, r)
+				if ep := runEpoch[r]; ep >= 0 {
+					o.wait = append(o.wait, ep)
 				}
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+		}
+		o.trigIdx = make([]int32, 1, nc+1)
+		o.trig = make([]int32, 0, len(o.wait))
+		k := 0
+		for _, c := range s.Circuits {
+			for range c.Path {
+				if next := runNext[runOf[k]]; next >= 0 {
+					o.trig = append(o.trig, next)
+				}
+				k++
+			}
+			o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
 		}
 	}
 	o.userIdx, o.user = csrInvert(len(o.epochs), o.waitIdx, o.wait)
@@ -251,7 +298,7 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
 	for i := range dst {
 		dst[i] = -1
 	}
-	o.reqIdx, o.userIdx = []int32{0}, []int32{0}
+	o.userIdx = []int32{0}
 	for ri, g := range groups {
 		r := byGroup[g]
 		for _, ci := range r.Circuits {
@@ -284,17 +331,17 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
 		o.rounds = append(o.rounds, *r)
 	}
 	for range o.epochs {
-		o.reqIdx = append(o.reqIdx, 0)
 		o.userIdx = append(o.userIdx, 0)
 	}
+	o.reqCount = make([]int32, len(o.epochs))
 	o.waitIdx = make([]int32, len(s.Circuits)+1)
+	o.trigIdx = make([]int32, len(s.Circuits)+1)
 	return nil
 }
 
-// invert builds the successor lists from the predecessor and requirement lists.
+// invert builds the successor lists from the predecessor lists.
 func (o *Order) invert(nc int) {
 	o.succIdx, o.succ = csrInvert(nc, o.predIdx, o.pred)
-	o.trigIdx, o.trig = csrInvert(nc, o.reqIdx, o.req)
 }
 
 // csrInvert turns "row r lists columns" into "column c lists rows", rows in increasing order.
@@ -333,8 +380,16 @@ func (o *Order) Predecessors(c int) []int32 { return o.pred[o.predIdx[c]:o.predI
 // Waits are the epochs whose reconfiguration circuit c must wait for (partial mode).
 func (o *Order) Waits(c int) []int32 { return o.wait[o.waitIdx[c]:o.waitIdx[c+1]] }
 
-// Requires are the circuits that must complete before epoch e may be reconfigured (partial mode).
-func (o *Order) Requires(e int) []int32 { return o.req[o.reqIdx[e]:o.reqIdx[e+1]] }
+// Successors are the circuits that have circuit c among their predecessors.
+func (o *Order) Successors(c int) []int32 { return o.succ[o.succIdx[c]:o.succIdx[c+1]] }
+
+// Triggers are the epochs that require circuit c: each may be reconfigured once all the
+// circuits it requires have completed (partial mode).
+func (o *Order) Triggers(c int) []int32 { return o.trig[o.trigIdx[c]:o.trigIdx[c+1]] }
+
+// RequireCount is the number of circuits epoch e requires (partial mode; zero for an epoch that
+// may start at once).
+func (o *Order) RequireCount(e int) int { return int(o.reqCount[e]) }
 
 // Users are the circuits that wait on epoch e (partial mode).
 func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]] }

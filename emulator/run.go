@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -178,7 +177,7 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	}
 	epPending := pending[nc:]
 	for ep := 0; ep < ne; ep++ {
-		epPending[ep] = o.reqIdx[ep+1] - o.reqIdx[ep]
+		epPending[ep] = o.reqCount[ep]
 	}
 	e.h = make(eventHeap, 0, 64)
 	var reqs []int32 // epochs requested at reqT, not yet sent to the controller
@@ -325,21 +324,14 @@ func (e *engine) timeline() *schedules.Timeline {
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
 		// Commands start in non-decreasing time, so listing them in order sorts the changes by
-		// start; within one command, by stage and switch.
+		// start; within one command they are in order of request.
 		tl.SwitchChanges = make([]schedules.SwitchChange, 0, len(o.epochs))
 		for _, b := range e.batches {
-			lo := len(tl.SwitchChanges)
 			for _, i := range e.batchEps[b.lo:b.hi] {
 				ep := o.epochs[i]
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
 					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: e.epStart[i], End: e.epEnd[i]})
 			}
-			slices.SortFunc(tl.SwitchChanges[lo:], func(a, b schedules.SwitchChange) int {
-				if a.Stage != b.Stage {
-					return a.Stage - b.Stage
-				}
-				return a.Switch - b.Switch
-			})
 		}
 	}
 	return tl
