@@ -87,6 +87,9 @@ func conflict(side string, port int, t float64, plan []Circuit, a, b int) error 
 // ones above d.N() idle. options is recorded in the schedule's parameters.
 func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan []Circuit, options map[string]string) (*schedules.Schedule, error) {
 	ports := d.N()
+	if ports < 1 {
+		return nil, fmt.Errorf("rnbmap: demand for %s has no ports", algorithm)
+	}
 	if err := CheckPlan(plan, ports); err != nil {
 		return nil, fmt.Errorf("rnbmap: plan of %s: %w", algorithm, err)
 	}

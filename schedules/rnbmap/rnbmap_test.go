@@ -180,6 +180,9 @@ func TestSchedule(t *testing.T) {
 	if _, err := Schedule("test", d, schedules.Options{Bandwidth: 1, Fabric: "ring"}, plan, nil); err == nil {
 		t.Error("unknown fabric accepted")
 	}
+	if _, err := Schedule("test", schedules.NewDemand(0), schedules.Options{Bandwidth: 1}, nil, nil); err == nil {
+		t.Error("demand with no ports accepted")
+	}
 	bad := append(slices.Clone(plan), Circuit{Src: 0, Dst: 1, Bytes: 1, Start: 0, End: 1})
 	if _, err := Schedule("test", d, schedules.Options{Bandwidth: 1}, bad, nil); err == nil {
 		t.Error("overlapping plan accepted")
