@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Via: "ipc", Reps: cfg.Reps, Warmup: cfg.Warmup}
+	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Reps: cfg.Reps, Warmup: cfg.Warmup}
 
 	// Receiver first: if it cannot start there is no point pinning a sender.
 	rw, err := start(ctx, cfg, dst)
@@ -124,19 +124,32 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	defer func() { err = errors.Join(err, sw.Close()) }()
 	res.SrcCPUs, res.DstCPUs = sw.Hello().CPUs, rw.Hello().CPUs
 
-	maxBytes := slices.Max(cfg.Sizes)
-	buf, err := destination(ctx, sw, rw, dst, maxBytes, &res.Via)
+	buf, via, err := Connect(ctx, sw, rw, dst, slices.Max(cfg.Sizes))
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range cfg.Sizes {
+	res.Via = via
+	copyTmpl := transfer.Copy{Reps: cfg.Reps, Warmup: cfg.Warmup, Kind: cfg.Kind}
+	if res.Rows, err = Sweep(ctx, cfg.Lib, sw, buf, cfg.Sizes, copyTmpl, cfg.Timeout); err != nil {
+		return nil, fmt.Errorf("copies from GPU %d to GPU %d: %w", src.GPU, dst.GPU, err)
+	}
+	return res, nil
+}
+
+// Sweep runs c (its Bytes set to each size in turn) from worker sw into its destination buffer
+// buf, and records sw's GPU's telemetry before and after each size. Workers already started can
+// be swept again and again, pair after pair, which is what a calibration over all pairs does.
+func Sweep(ctx context.Context, lib *nvml.Lib, sw *worker.Worker, buf int, sizes []int64, c transfer.Copy, timeout time.Duration) ([]Row, error) {
+	var rows []Row
+	for _, n := range sizes {
 		row := Row{Bytes: n}
-		row.Before, _ = cfg.Lib.Sample(src.GPU)
-		times, err := sw.Copy(ctx, buf, transfer.Copy{Bytes: n, Reps: cfg.Reps, Warmup: cfg.Warmup, Kind: cfg.Kind}, cfg.Timeout)
+		row.Before, _ = lib.Sample(sw.GPU())
+		c.Bytes = n
+		times, err := sw.Copy(ctx, buf, c, timeout)
 		if err != nil {
-			return nil, fmt.Errorf("copies of %d bytes from GPU %d to GPU %d: %w", n, src.GPU, dst.GPU, err)
+			return nil, fmt.Errorf("%d bytes: %w", n, err)
 		}
-		row.After, _ = cfg.Lib.Sample(src.GPU)
+		row.After, _ = lib.Sample(sw.GPU())
 		row.Median = transfer.Median(times)
 		row.Min, row.Max = slices.Min(times), slices.Max(times)
 		if row.Median > 0 {
@@ -145,9 +158,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		for _, d := range times {
 			row.Times = append(row.Times, d.Nanoseconds())
 		}
-		res.Rows = append(res.Rows, row)
+		rows = append(rows, row)
 	}
-	return res, nil
+	return rows, nil
 }
 
 func device(inv *nvml.Inventory, gpu int) (transfer.Device, error) {
@@ -181,21 +194,24 @@ func start(ctx context.Context, cfg Config, dev transfer.Device) (*worker.Worker
 	return worker.Start(ctx, spec)
 }
 
-// destination gives the sender a buffer on the destination GPU: the receiver's, by IPC, or one the
-// sender allocates there itself when IPC is unavailable.
-func destination(ctx context.Context, sw, rw *worker.Worker, dst transfer.Device, n int64, via *string) (int, error) {
-	_, handle, err := rw.Export(ctx, n)
+// Connect gives sender sw a destination buffer of n bytes on rw's GPU dst: rw's own, shared by
+// IPC handle, or, where IPC is unavailable, one sw allocates on dst itself. via says which ("ipc"
+// or "peer"). sw and rw may be the same worker (a loopback pair on one GPU).
+func Connect(ctx context.Context, sw, rw *worker.Worker, dst transfer.Device, n int64) (buf int, via string, err error) {
+	id, handle, err := rw.Export(ctx, n)
 	if err == nil {
-		var buf int
+		if sw == rw {
+			return id, "ipc", nil // the exporter's own buffer: no handle to open
+		}
 		if buf, err = sw.Import(ctx, handle); err == nil {
-			return buf, nil
+			return buf, "ipc", nil
 		}
 	}
 	if !errors.Is(err, transfer.ErrIPCUnsupported) {
-		return 0, err
+		return 0, "", err
 	}
-	*via = "peer"
-	return sw.Peer(ctx, dst, n)
+	buf, err = sw.Peer(ctx, dst, n)
+	return buf, "peer", err
 }
 
 // WriteTable prints the sweep as an aligned table.

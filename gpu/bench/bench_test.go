@@ -206,3 +206,40 @@ func TestCheckPinning(t *testing.T) {
 		t.Errorf("failed worker reported as %+v", ps[0])
 	}
 }
+
+// TestConnectAndSweepReuseWorkers drives already-started workers the way a calibration over all
+// pairs would: one worker per GPU, a loopback pair inside one worker, then a pair across two.
+func TestConnectAndSweepReuseWorkers(t *testing.T) {
+	ctx := context.Background()
+	cfg := config(t, 0, 0, fake.Defaults)
+	inv, err := cfg.Lib.Inventory(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := map[int]*worker.Worker{}
+	for _, gpu := range []int{1, 2} {
+		dev, _ := device(inv, gpu)
+		w, err := start(ctx, cfg, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws[gpu] = w
+	}
+	for _, pair := range [][2]int{{1, 1}, {1, 2}, {2, 1}} {
+		dst, _ := device(inv, pair[1])
+		buf, via, err := Connect(ctx, ws[pair[0]], ws[pair[1]], dst, 1<<20)
+		if err != nil || via != "ipc" {
+			t.Fatalf("pair %v: %v, via %q", pair, err, via)
+		}
+		rows, err := Sweep(ctx, cfg.Lib, ws[pair[0]], buf, []int64{1 << 20}, transfer.Copy{Reps: 15, Kind: transfer.CE}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := fake.Defaults.Pair(pair[0], pair[1])
+		want := a + float64(1<<20)/b
+		if got := rows[0].Median.Seconds(); math.Abs(got/want-1) > 0.03 {
+			t.Errorf("pair %v: median %.4g s, model %.4g s", pair, got, want)
+		}
+	}
+}
