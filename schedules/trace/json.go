@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 // fileMatrix is Matrix as it appears in a file: numbers kept as text so that a fractional,
@@ -115,7 +117,7 @@ func decode(data []byte, maxPorts int) (*Trace, error) {
 
 func maxRows(maxPorts int) int {
 	if maxPorts <= 0 {
-		return 4096
+		return schedules.DefaultMaxPorts
 	}
 	return maxPorts
 }
