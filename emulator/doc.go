@@ -15,5 +15,17 @@
 // epoch's reconfiguration is requested when every circuit of the previous epoch has completed.
 // On a crossbar a transmitter re-points once its own and its receiver's previous circuits have
 // completed. In barrier mode round r starts when round r−1 has ended, all of its changes are made
-// together first, and it lasts at least its planned duration.
+// together first, and it lasts at least its planned duration (counted from the end of its
+// reconfiguration).
+//
+// Reconfiguration commands: every switch change requested at the same instant (everything that
+// one completion event, or a round start, unlocks) is one command. Under the parallel model a
+// command takes α_r from its request; under the controller model commands are served one at a
+// time in order of request, each occupying the controller for T_r and then settling for T_w
+// while later commands proceed.
+//
+// Timeline fields: Ready is when the circuit's transmitter and receiver were both free;
+// PathReady when, in addition, every lane of its path was free and every switch whose state it
+// needs could begin to change (the gap is time lost to RNB conflicts); ReconfigStart is the start
+// of the latest reconfiguration it still waited for at PathReady (TransmitStart if none).
 package emulator

@@ -67,6 +67,11 @@ func TestHandWorkedTimelines(t *testing.T) {
 	xbarCtl := sched(schedules.Crossbar, schedules.Partial, 4,
 		circuit(0, 0, 1, 1, 0, 0), circuit(0, 2, 3, 2, 0, 0), circuit(0, 0, 2, 1, 1, 0), circuit(0, 2, 0, 1, 1, 0))
 
+	// Crossbar barrier: round 0 points both transmitters (one command); in round 1 only
+	// transmitter 1 re-points, and both circuits of the round wait for it.
+	xbarBarrier := sched(schedules.Crossbar, schedules.Barrier, 4,
+		circuit(0, 0, 1, 5, 0, 0), circuit(0, 1, 0, 3, 0, 0), circuit(0, 0, 1, 2, 1, 0), circuit(0, 1, 2, 4, 1, 0))
+
 	tests := []struct {
 		name       string
 		s          *schedules.Schedule
@@ -103,6 +108,8 @@ func TestHandWorkedTimelines(t *testing.T) {
 			{7, 7, 7, 17, 19}, {7, 7, 7, 17, 21}}, -1, 1, 0, 21},
 		{"crossbar partial", xbar, ParallelReconfig(10), []timing{
 			{0, 0, 0, 10, 15}, {15, 15, 15, 15, 18}, {18, 18, 18, 28, 30}, {30, 30, 30, 40, 44}}, 3, 3, 0, 44},
+		{"crossbar barrier", xbarBarrier, ParallelReconfig(10), []timing{
+			{0, 0, 0, 10, 15}, {0, 0, 0, 10, 13}, {15, 15, 15, 25, 27}, {15, 15, 15, 25, 29}}, 3, 2, 0, 29},
 		{"crossbar controller", xbarCtl, ControllerReconfig(2, 5), []timing{
 			{0, 0, 0, 7, 8}, {0, 0, 0, 7, 9}, {8, 8, 8, 15, 16}, {9, 9, 10, 17, 18}}, 4, 3, 0, 18},
 		{"crossbar parallel, same nominal delay", xbarCtl, ParallelReconfig(7), []timing{
@@ -113,6 +120,9 @@ func TestHandWorkedTimelines(t *testing.T) {
 			res, tl, err := Run(context.Background(), tc.s, nil, Config{Transfer: BandwidthModel(1), Reconfig: tc.rc})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if vs := schedules.VerifyTimeline(tc.s, tl); len(vs) > 0 {
+				t.Errorf("timeline fails the verifier: %v", vs)
 			}
 			for i, w := range tc.want {
 				ct := tl.Circuits[i]
