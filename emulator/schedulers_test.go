@@ -100,12 +100,16 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 // TestTetrisPlannedEqualsEmulated: the Tetris planner applies seed 000 §3.3's Start rule, the
 // emulator the same dependencies on events; under the bandwidth model and parallel
 // reconfiguration at the planning b and α_r, each circuit's planned start and end must be its
-// emulated ones (to 1e-9 relative), in partial mode and with the no-partial ablation.
-func TestTetrisPlannedEqualsEmulated(t *testing.T) {
+// emulated ones (to 1e-9 relative), in partial mode and with the no-partial ablation. The barrier
+// baselines plan their rounds with the same all-stop rule, so they must agree too.
+func TestPlannedEqualsEmulated(t *testing.T) {
 	for mname, d := range testMatrices() {
-		for _, name := range []string{"tetris", "snb"} {
+		for _, name := range []string{"tetris", "snb", "bvn", "bvn-maxmin", "maxweight", "solstice"} {
 			for _, alpha := range []float64{0, 100e-9, 10e-6, 1e-3} {
 				for _, noPartial := range []bool{false, true} {
+					if noPartial && name != "tetris" && name != "snb" {
+						continue // a Tetris ablation: the others ignore it
+					}
 					t.Run(fmt.Sprintf("%s/%s/α=%g/no-partial=%v", name, mname, alpha, noPartial), func(t *testing.T) {
 						sch, err := schedules.Lookup(name)
 						if err != nil {
