@@ -149,7 +149,10 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 		s.Mode = schedules.Barrier
 	}
 	p.init()
-	pairs := len(d.Pairs())
+	pairs := 0
+	for _, x := range p.txDeg {
+		pairs += x
+	}
 	p.times = make([]float64, 0, 2*pairs)
 	p.paths = make([]benes.Traversal, pairs*p.stages)
 	s.Circuits = make([]schedules.Circuit, 0, pairs)
