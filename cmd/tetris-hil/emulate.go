@@ -66,10 +66,13 @@ type emulateTotal struct {
 	Algorithm         string  `json:"algorithm"`
 	Matrices          int     `json:"matrices"`
 	CompletionSeconds float64 `json:"completion_seconds"`
-	LowerBoundSeconds float64 `json:"lower_bound_seconds,omitempty"`
-	TetrisSpeedup     float64 `json:"tetris_speedup,omitempty"`
-	Groups            int     `json:"groups"`
-	StateChanges      int     `json:"state_changes"`
+	// The bounds are sums over the matrices of each matrix's bound.
+	LowerBoundSeconds     float64 `json:"lower_bound_seconds,omitempty"`
+	BandwidthBoundSeconds float64 `json:"bandwidth_bound_seconds,omitempty"`
+	ReconfigBoundSeconds  float64 `json:"reconfig_bound_seconds,omitempty"`
+	TetrisSpeedup         float64 `json:"tetris_speedup,omitempty"`
+	Groups                int     `json:"groups"`
+	StateChanges          int     `json:"state_changes"`
 }
 
 type emulateFlags struct {
@@ -366,6 +369,8 @@ func addSpeedups(recs []emulateRecord) []emulateTotal {
 		t.Matrices++
 		t.CompletionSeconds += r.CompletionSeconds
 		t.LowerBoundSeconds += r.LowerBoundSeconds
+		t.BandwidthBoundSeconds += r.BandwidthBoundSeconds
+		t.ReconfigBoundSeconds += r.ReconfigBoundSeconds
 		t.Groups += r.Result.Groups
 		t.StateChanges += r.Result.StateChanges
 	}
@@ -406,8 +411,9 @@ func printEmulateTable(w io.Writer, recs []emulateRecord, totals []emulateTotal)
 	}
 	if countMatrices(recs) > 1 {
 		for _, t := range totals {
-			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t\t%s\t%d\t%d\t\n", t.Matrices, t.Algorithm, units.FormatSeconds(t.CompletionSeconds),
-				ratio(safeDiv(t.CompletionSeconds, t.LowerBoundSeconds)), ratio(t.TetrisSpeedup), t.Groups, t.StateChanges)
+			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", t.Matrices, t.Algorithm, units.FormatSeconds(t.CompletionSeconds),
+				ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)), ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)),
+				ratio(t.TetrisSpeedup), t.Groups, t.StateChanges)
 		}
 	}
 	return tw.Flush()
