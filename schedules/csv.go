@@ -33,11 +33,14 @@ func ReadCSV(r io.Reader, name string, maxPorts int) (*Demand, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ';' })
+		fields, err := splitCSVLine(text)
 		first := !seenContent
 		seenContent = true
-		if first && !allNumeric(fields) {
-			continue // header
+		if first && noneNumeric(fields) {
+			continue // header: a first line in which no field is a number
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", name, line, err)
 		}
 		row := make([]int64, len(fields))
 		for c, f := range fields {
@@ -70,9 +73,30 @@ func ReadCSV(r io.Reader, name string, maxPorts int) (*Demand, error) {
 	return DemandFromRows(rows)
 }
 
-func allNumeric(fields []string) bool {
+// splitCSVLine splits on commas (or semicolons) when the line has any, else on whitespace. With
+// separators, an empty field is an error: a missing value must not silently shift the columns.
+func splitCSVLine(text string) ([]string, error) {
+	if !strings.ContainsAny(text, ",;") {
+		return strings.Fields(text), nil
+	}
+	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ';' })
+	raw := strings.Split(strings.ReplaceAll(text, ";", ","), ",")
+	if len(raw) != len(fields) {
+		for c, f := range raw {
+			if strings.TrimSpace(f) == "" {
+				return raw, fmt.Errorf("column %d is empty", c+1)
+			}
+		}
+	}
+	for i := range fields {
+		fields[i] = strings.TrimSpace(fields[i])
+	}
+	return fields, nil
+}
+
+func noneNumeric(fields []string) bool {
 	for _, f := range fields {
-		if _, err := strconv.ParseFloat(f, 64); err != nil {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err == nil {
 			return false
 		}
 	}
@@ -99,6 +123,9 @@ func parseByteCount(s string) (int64, error) {
 	case f < 0:
 		return 0, fmt.Errorf("value %q is negative", s)
 	case f != math.Trunc(f):
+		return 0, fmt.Errorf("value %q is not a whole number of bytes", s)
+	case f == 0 && strings.ContainsAny(strings.SplitN(strings.ToLower(s), "e", 2)[0], "123456789"):
+		// A nonzero mantissa that parsed as 0 underflowed (1e-400): a fraction of a byte.
 		return 0, fmt.Errorf("value %q is not a whole number of bytes", s)
 	}
 	return int64(f), nil

@@ -39,6 +39,10 @@ func TestReadCSV(t *testing.T) {
 		{"inf", "0,Inf\n1,0\n", "out of range"},
 		{"garbage", "0,1\n1,x\n", `line 2, column 2: value "x" is not a number`},
 		{"too big", "0,0,0\n0,0,0\n0,0,0\n", "limit of 2 ports"},
+		{"underflow", "0,1e-400\n1,0\n", "not a whole number"},
+		{"bad cell in the first row is not a header", "0,x1\n0,1\n1,0\n", `line 1, column 2: value "x1" is not a number`},
+		{"empty field", "1,,2\n1,2,3\n1,2,3\n", "line 1: column 2 is empty"},
+		{"hex", "0,0x10\n1,0\n", `value "0x10" is not a number`},
 	}
 	for _, c := range bad {
 		_, err := ReadCSV(strings.NewReader(c.in), "m.csv", map[bool]int{true: 2, false: 0}[c.name == "too big"])

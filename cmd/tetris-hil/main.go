@@ -14,6 +14,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels the context so hardware is put safe and partial results are not
+	// written; restoring the default handlers then lets a second signal end the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
