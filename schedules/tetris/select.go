@@ -30,6 +30,10 @@ type selector struct {
 	seenTx     []bool
 	seenRx     []bool
 	snap       [4][]int32
+	// loaded says the side matchers hold A(loadedH) with both sides of C covered and no endpoint
+	// taken, as a successful covers call leaves them.
+	loaded  bool
+	loadedH float64
 }
 
 func newSelector(n int) *selector {
@@ -75,7 +79,9 @@ func (s *selector) load(cands []candidate, h float64) {
 // cRx receivers), leaving in the side matchers one matching per side that does.
 func (s *selector) covers(cands []candidate, h float64, cTx, cRx []int) bool {
 	s.load(cands, h)
-	return s.tx.saturate(cTx) && s.rx.saturate(cRx)
+	ok := s.tx.saturate(cTx) && s.rx.saturate(cRx)
+	s.loaded, s.loadedH = ok, h
+	return ok
 }
 
 // threshold finds H, the smallest value ≥ B for which A(H) contains a matching covering C.
@@ -83,6 +89,7 @@ func (s *selector) covers(cands []candidate, h float64, cTx, cRx []int) bool {
 // costs above it; feasibility only grows with H, so a binary search over them finds the smallest.
 // When every cost is ≤ B the only value is B, where A holds every candidate.
 func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (float64, error) {
+	s.loaded = false
 	// Most often A(B) already covers C; then there is nothing to sort or search.
 	if s.covers(cands, b, cTx, cRx) {
 		return b, nil
@@ -130,9 +137,14 @@ func (s *selector) threshold(cands []candidate, b float64, cTx, cRx []int) (floa
 // R_uv. Once an endpoint is matched its candidates are never looked at again, so a walk over a
 // dense A of ~n² candidates costs about |A| steps instead of |A|·log|A|.
 func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []int, m []int) []int {
-	s.load(cands, h)
-	s.tx.saturate(cTx)
-	s.rx.saturate(cRx)
+	// threshold usually ends on a successful covers(H), which leaves exactly the graph and covering
+	// matchings the walk starts from.
+	if !s.loaded || s.loadedH != h {
+		s.load(cands, h)
+		s.tx.saturate(cTx)
+		s.rx.saturate(cRx)
+	}
+	s.loaded = false
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.eps[:0]
