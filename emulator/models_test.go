@@ -84,7 +84,7 @@ func TestAlphaBetaSplitDemandPaysAlphaPerPiece(t *testing.T) {
 		t.Errorf("completion %g, want 30", res.Completion)
 	}
 	notes := strings.Join(res.Notes, "\n")
-	if !strings.Contains(notes, "1 demands are split") || !strings.Contains(notes, "planning bandwidth") {
+	if !strings.Contains(notes, "1 demands are split") || !strings.Contains(notes, "the schedule's planning bandwidth") {
 		t.Errorf("notes %q lack the split-demand or the bound-bandwidth note", notes)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // Config holds the timing models of a run.
@@ -382,13 +383,17 @@ func (e *engine) result(tl *schedules.Timeline, s *schedules.Schedule, d *schedu
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
 	}
 	if d != nil {
-		b := cfg.BoundBandwidth
+		b, from := cfg.BoundBandwidth, "the configured bound bandwidth"
+		bm, isBandwidth := BandwidthOf(cfg.Transfer)
 		if b <= 0 {
-			var ok bool
-			if b, ok = BandwidthOf(cfg.Transfer); !ok {
-				b = s.Params.BandwidthBytesPerSecond
-				r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use the schedule's planning bandwidth %g B/s: the %s transfer model has no single b", b, cfg.Transfer.Name()))
+			b, from = bm, ""
+			if !isBandwidth {
+				b, from = s.Params.BandwidthBytesPerSecond, "the schedule's planning bandwidth"
 			}
+		}
+		if !isBandwidth && b > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use b = %s (%s): the %s transfer model has no single b",
+				units.FormatBandwidth(b), from, cfg.Transfer.Name()))
 		}
 		if b > 0 {
 			r.BoundBandwidth, r.BoundReconfig = b, cfg.Reconfig.Nominal()

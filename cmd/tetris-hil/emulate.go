@@ -163,6 +163,10 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 			}
 		}
 		if cfg.Transfer, err = emulator.AlphaBetaModel(cal, gpuOf); err != nil {
+			if f.gpuMap != "" {
+				// The file was validated by Load: what is left to go wrong is the mapping.
+				return cfg, usagef("--gpu-map %q: %v", f.gpuMap, err)
+			}
 			return cfg, usagef("--calibration %q: %v", f.calibration, err)
 		}
 	case f.measured != "":

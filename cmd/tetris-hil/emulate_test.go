@@ -241,3 +241,39 @@ func TestScheduleCommand(t *testing.T) {
 		}
 	}
 }
+
+// Under the calibration's α-β model (α = 2 µs, β = 1 ns/B, so 1 GB/s asymptotically) every
+// circuit of hand4 takes 2 µs longer than under the 1 GB/s bandwidth model, and the report says
+// which b the bounds use.
+func TestEmulateCalibrationModel(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+		"--demand", "testdata/emulate/hand4.csv", "--calibration", "testdata/emulate/cal4.json", "--json", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	b, _ := os.ReadFile(out)
+	var rep emulateReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Runs[0].Result
+	if r.Transfer != "alphabeta fixture" || !strings.Contains(strings.Join(r.Notes, " "), "b = 8Gbps (the configured bound bandwidth)") {
+		t.Errorf("transfer model %q, notes %q", r.Transfer, r.Notes)
+	}
+	// The bandwidth model gives 15 µs (golden); with α on every circuit it must take longer.
+	if r.Completion <= 15e-6 {
+		t.Errorf("completion %g under α-β, want more than the bandwidth model's 15 µs", r.Completion)
+	}
+	for _, bad := range [][]string{
+		{"--gpu-map", "0,1,x,3"},
+		{"--gpu-map", "0,1,2,7"},
+		{"--measured", "testdata/emulate/hand4.csv"},
+	} {
+		args := append([]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--calibration", "testdata/emulate/cal4.json"}, bad...)
+		if _, code, err := emulateCLI(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %s", bad, code, err, bad[0])
+		}
+	}
+}
