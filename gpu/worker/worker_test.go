@@ -1,11 +1,14 @@
 package worker
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +27,8 @@ import (
 const (
 	envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
 	envNoisy    = "TETRIS_HIL_TEST_NOISY_WORKER"
+	// envBeCoordinator makes the test binary a coordinator process holding one worker.
+	envBeCoordinator = "TETRIS_HIL_TEST_BE_COORDINATOR"
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +52,28 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
 		}
+		os.Exit(0)
+	}
+	if os.Getenv(envBeCoordinator) == "1" {
+		// A coordinator that starts one pinned worker, sends it a request it hangs in (so it
+		// does not notice its input closing), reports its pid and waits to be killed.
+		s := spec(0, "hang-on=export")
+		s.Pin = func() error {
+			avail, err := affinity.Available()
+			if err != nil {
+				return err
+			}
+			return affinity.SetThread(avail[:1])
+		}
+		w, err := Start(context.Background(), s)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		go w.Export(context.Background(), 1)
+		time.Sleep(50 * time.Millisecond)
+		fmt.Println(w.Hello().PID)
+		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -281,4 +308,50 @@ func TestStdoutNoiseStaysOutOfProtocol(t *testing.T) {
 	if !strings.Contains(log.String(), "a library printing to stdout") {
 		t.Errorf("worker log %q lacks the stray line", log.String())
 	}
+}
+
+// TestWorkerDiesWithCoordinator kills a coordinator process with SIGKILL (no chance to clean up)
+// while its worker is busy and not reading its input: the worker, started from a pinned thread,
+// must go too (the parent-death signal).
+func TestWorkerDiesWithCoordinator(t *testing.T) {
+	coord := exec.Command(os.Args[0])
+	coord.Env = append(os.Environ(), envBeCoordinator+"=1")
+	stdout, err := coord.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		t.Fatalf("coordinator said %q: %v", line, err)
+	}
+	if !alive(pid) {
+		t.Fatalf("worker %d not running while its coordinator is", pid)
+	}
+	if err := coord.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = coord.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("worker %d outlived its SIGKILLed coordinator", pid)
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting for a reaper counts as dead).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
 }
