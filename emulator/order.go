@@ -100,31 +100,34 @@ func NewOrder(s *schedules.Schedule) (*Order, error) {
 		}
 	}
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
-	o.buildPreds(s, f)
+	sc := getScratch()
+	defer sc.release()
+	o.buildPreds(s, f, sc)
 	if s.Mode == schedules.Barrier {
 		if err := o.buildRounds(s, f); err != nil {
 			return nil, err
 		}
 	} else {
-		o.buildEpochs(s, f)
+		o.buildEpochs(s, f, sc)
 	}
 	o.invert(len(s.Circuits))
 	return o, nil
 }
 
 // buildPreds finds each circuit's distinct resource predecessors.
-func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
+func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) {
 	nc := len(s.Circuits)
 	lanes := 0
 	if f != nil {
 		lanes = f.NumLanes()
 	}
 	// Resources: transmitters, receivers, switch input lanes, switch output lanes.
-	last := make([]int32, 2*s.N+2*lanes)
+	last := sc.ints(2*s.N + 2*lanes)
 	for i := range last {
 		last[i] = -1
 	}
-	stamp := make([]int32, nc)
+	stamp := sc.ints(nc)
+	clear(stamp)
 	o.txPred = make([]int32, nc)
 	o.rxPred = make([]int32, nc)
 	o.predIdx = make([]int32, 1, nc+1)
@@ -153,7 +156,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric) {
 }
 
 // buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up.
-func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
+func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch) {
 	nc := len(s.Circuits)
 	o.waitIdx = make([]int32, 1, nc+1)
 	if f == nil {
@@ -187,17 +190,18 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 		// run before it, so a circuit triggers, for each switch on its path, the epoch that
 		// follows its run there (if any).
 		ns, hops := f.NumSwitches(), f.Stages()
-		state := make([]benes.State, ns)
-		scratch := make([]int32, ns+nc*hops)
-		cur := scratch[:ns]                    // the switch's current run, −1 before its first user
-		runOf := scratch[ns : ns : ns+nc*hops] // per circuit and hop
+		state := sc.ints(ns) // the switch's state (a benes.State)
+		cur := sc.ints(ns)   // the switch's current run, −1 before its first user
+		clear(state)
+		clear(cur)
+		runOf := sc.ints(nc * hops)[:0] // per circuit and hop
 		// A counting pass sizes every list exactly: large schedules would otherwise spend much of
 		// their time regrowing them.
 		epochs, runs := 0, 0
 		for _, c := range s.Circuits {
 			for _, t := range c.Path {
 				sw := f.SwitchID(t.Stage, t.Switch)
-				if st := t.State(); cur[sw] == 0 || st != state[sw] {
+				if st := int32(t.State()); cur[sw] == 0 || st != state[sw] {
 					if st != state[sw] {
 						epochs++
 					}
@@ -212,19 +216,20 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric) {
 		}
 		o.epochs = make([]Epoch, 0, epochs)
 		o.reqCount = make([]int32, 0, epochs)
-		runs3 := make([]int32, 3*runs)
+		runs3 := sc.ints(3 * runs)
 		runSize, runNext, runEpoch := runs3[:0:runs], runs3[runs:runs:2*runs], runs3[2*runs:2*runs]
 		o.wait = make([]int32, 0, nc*hops)
 		for _, c := range s.Circuits {
 			for _, t := range c.Path {
 				sw := f.SwitchID(t.Stage, t.Switch)
-				st := t.State()
+				st := int32(t.State())
 				r := cur[sw]
 				if r < 0 || st != state[sw] {
 					ep := int32(-1) // a first run in Bar needs no reconfiguration
 					if st != state[sw] {
 						ep = int32(len(o.epochs))
-						o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
+						o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch,
+							From: benes.State(state[sw]), To: benes.State(st), Dst: -1})
 						n := int32(0)
 						if r >= 0 {
 							runNext[r], n = ep, runSize[r]

@@ -44,7 +44,10 @@ func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 	if d != nil && d.N() != s.Ports {
 		return nil, nil, fmt.Errorf("emulator: demand has %d ports, schedule %q has %d real ports", d.N(), s.Algorithm, s.Ports)
 	}
-	e := newEngine(o, s)
+	sc := getScratch()
+	defer sc.release()
+	e := newEngine(o, s, sc)
+	defer func() { sc.h, sc.batches, sc.batchEps = e.h[:0], e.batches[:0], e.batchEps[:0] }()
 	for i, c := range s.Circuits {
 		t, err := cfg.Transfer.Seconds(c.Src, c.Dst, c.Bytes)
 		if err != nil {
@@ -146,12 +149,14 @@ type engine struct {
 	events                int
 	h                     eventHeap
 	seq                   uint32
+	sc                    *scratch
 }
 
-func newEngine(o *Order, s *schedules.Schedule) *engine {
+func newEngine(o *Order, s *schedules.Schedule, sc *scratch) *engine {
 	nc, ne := len(s.Circuits), len(o.epochs)
-	f := make([]float64, 6*nc+3*ne)
-	e := &engine{o: o, s: s,
+	f := sc.floats(6*nc + 3*ne)
+	clear(f)
+	e := &engine{o: o, s: s, sc: sc, h: sc.h, batches: sc.batches, batchEps: sc.batchEps,
 		dur: f[0:nc], tx: f[nc : 2*nc], end: f[2*nc : 3*nc], pathRdy: f[3*nc : 4*nc],
 		rcStart: f[4*nc : 5*nc], rcEnd: f[5*nc : 6*nc],
 		epReq: f[6*nc : 6*nc+ne], epStart: f[6*nc+ne : 6*nc+2*ne], epEnd: f[6*nc+2*ne:]}
@@ -172,7 +177,7 @@ func (e *engine) startCircuit(c int32, t float64) {
 func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	o := e.o
 	nc, ne := len(e.dur), len(o.epochs)
-	pending := make([]int32, nc+ne) // circuits, then epochs
+	pending := e.sc.ints(nc + ne) // circuits, then epochs
 	for c := 0; c < nc; c++ {
 		pending[c] = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
 	}
@@ -180,8 +185,8 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	for ep := 0; ep < ne; ep++ {
 		epPending[ep] = o.reqCount[ep]
 	}
-	e.h = make(eventHeap, 0, 64)
-	var reqs []int32 // epochs requested at reqT, not yet sent to the controller
+	reqs := e.sc.reqs // epochs requested at reqT, not yet sent to the controller
+	defer func() { e.sc.reqs = reqs[:0] }()
 	reqT := 0.0
 	for ep := 0; ep < ne; ep++ {
 		if epPending[ep] == 0 {
