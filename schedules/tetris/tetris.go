@@ -17,12 +17,18 @@
 //  3. Every residual (u,v) is costed c_uv = s_uv − α_r + max(W_u, W_v), where s_uv is the earliest
 //     start of its best path against the plan so far (a read-only query; candidates do not reserve
 //     anything against each other).
-//  4. B = max_e (a_e + W_e); H is the smallest value ≥ B for which A = {(u,v): c_uv ≤ H} contains a
-//     matching covering C.
+//  4. B = max_e (a_e + W_e) over all 2n endpoints; H is the smallest value ≥ B for which
+//     A = {(u,v): c_uv ≤ H} contains a matching covering C. A only changes at candidate costs, so H
+//     is B itself when A(B) covers C, and otherwise the smallest candidate cost above B that does.
 //  5. A is walked by decreasing max(W_u, W_v), then decreasing R_uv; (u,v) is taken if both
 //     endpoints are free and what remains of A can still cover C.
 //  6. The matching is routed through the Beneš network level by level (Algorithm 3, see router).
 //  7. Each circuit starts at Start(S, p) on its routed path and is committed to S.
+//
+// The ablations (schedules.Options) change one step each: NoDegreeCoverage drops C from steps 4
+// and 5 (A holds every candidate, walked by increasing cost); NaiveRouting routes step 6 with plain
+// looping (orientation 0 everywhere); NoPartial keeps the matchings and paths and executes each
+// matching as a barrier round, so it isolates the cost of the barrier.
 //
 // Planned times follow the execution semantics exactly (DESIGN.md): in partial mode a circuit
 // starts when every lane and switch state on its path is ready, a switch that changes state being
