@@ -65,12 +65,36 @@ type Order struct {
 	reqCount      []int32
 	userIdx, user []int32
 	rounds        []Round
+	alloc         *scratch // where the lists above live; nil for the heap
+}
+
+// ints returns n int32s for the order's own lists (contents undefined).
+func (o *Order) ints(n int) []int32 {
+	if o.alloc != nil {
+		return o.alloc.ints(n)
+	}
+	return make([]int32, n)
+}
+
+// zeros returns n zero int32s for the order's own lists.
+func (o *Order) zeros(n int) []int32 {
+	b := o.ints(n)
+	clear(b)
+	return b
 }
 
 // NewOrder checks that every circuit of s fits its fabric (ports in range, paths physical, no
 // path on a crossbar; in barrier mode, no switch asked for two states in one round) and derives
 // the dependency order.
 func NewOrder(s *schedules.Schedule) (*Order, error) {
+	sc := getScratch()
+	defer sc.release()
+	return newOrder(s, sc, false)
+}
+
+// newOrder derives the order with temporaries from sc; with pooled, the order's own lists come
+// from sc too, and the order must not be used after sc is released.
+func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 	if s == nil {
 		return nil, fmt.Errorf("emulator: no schedule")
 	}
@@ -100,8 +124,9 @@ func NewOrder(s *schedules.Schedule) (*Order, error) {
 		}
 	}
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
-	sc := getScratch()
-	defer sc.release()
+	if pooled {
+		o.alloc = sc
+	}
 	o.buildPreds(s, f, sc)
 	if s.Mode == schedules.Barrier {
 		if err := o.buildRounds(s, f); err != nil {
@@ -128,12 +153,12 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 	}
 	stamp := sc.ints(nc)
 	clear(stamp)
-	o.txPred = make([]int32, nc)
-	o.rxPred = make([]int32, nc)
-	o.predIdx = make([]int32, 1, nc+1)
+	o.txPred = o.ints(nc)
+	o.rxPred = o.ints(nc)
+	o.predIdx = o.zeros(nc + 1)[:1]
 	if f != nil {
 		// Most circuits share a few lanes with their predecessors: a guess that avoids regrowth.
-		o.pred = make([]int32, 0, nc*(f.Stages()+2)/2)
+		o.pred = o.ints(nc * (f.Stages() + 2) / 2)[:0]
 	}
 	var res [2 + 2*(2*20-1)]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	for i, c := range s.Circuits {
@@ -158,7 +183,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 // buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up.
 func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch) {
 	nc := len(s.Circuits)
-	o.waitIdx = make([]int32, 1, nc+1)
+	o.waitIdx = o.zeros(nc + 1)[:1]
 	if f == nil {
 		// A crossbar re-pointing requires the transmitter's and the receiver's previous circuits.
 		var reqIdx, req []int32
@@ -183,7 +208,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
-		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req)
+		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
 	} else {
 		// A run is a maximal sequence of consecutive users of one switch in one state: an epoch,
 		// or the switch's first users when they need Bar. An epoch requires every circuit of the
@@ -215,10 +240,10 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			cur[i] = -1
 		}
 		o.epochs = make([]Epoch, 0, epochs)
-		o.reqCount = make([]int32, 0, epochs)
+		o.reqCount = o.ints(epochs)[:0]
 		runs3 := sc.ints(3 * runs)
 		runSize, runNext, runEpoch := runs3[:0:runs], runs3[runs:runs:2*runs], runs3[2*runs:2*runs]
-		o.wait = make([]int32, 0, nc*hops)
+		o.wait = o.ints(nc * hops)[:0]
 		for _, c := range s.Circuits {
 			for _, t := range c.Path {
 				sw := f.SwitchID(t.Stage, t.Switch)
@@ -248,8 +273,8 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
-		o.trigIdx = make([]int32, 1, nc+1)
-		o.trig = make([]int32, 0, len(o.wait))
+		o.trigIdx = o.zeros(nc + 1)[:1]
+		o.trig = o.ints(len(o.wait))[:0]
 		k := 0
 		for _, c := range s.Circuits {
 			for range c.Path {
@@ -261,7 +286,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
 		}
 	}
-	o.userIdx, o.user = csrInvert(len(o.epochs), o.waitIdx, o.wait)
+	o.userIdx, o.user = csrInvert(len(o.epochs), o.waitIdx, o.wait, o.ints)
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes.
@@ -338,28 +363,31 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
 	for range o.epochs {
 		o.userIdx = append(o.userIdx, 0)
 	}
-	o.reqCount = make([]int32, len(o.epochs))
-	o.waitIdx = make([]int32, len(s.Circuits)+1)
-	o.trigIdx = make([]int32, len(s.Circuits)+1)
+	o.reqCount = o.zeros(len(o.epochs))
+	o.waitIdx = o.zeros(len(s.Circuits) + 1)
+	o.trigIdx = o.zeros(len(s.Circuits) + 1)
 	return nil
 }
 
 // invert builds the successor lists from the predecessor lists.
 func (o *Order) invert(nc int) {
-	o.succIdx, o.succ = csrInvert(nc, o.predIdx, o.pred)
+	o.succIdx, o.succ = csrInvert(nc, o.predIdx, o.pred, o.ints)
 }
 
-// csrInvert turns "row r lists columns" into "column c lists rows", rows in increasing order.
-func csrInvert(ncols int, idx, vals []int32) ([]int32, []int32) {
-	outIdx := make([]int32, ncols+1)
+// csrInvert turns "row r lists columns" into "column c lists rows", rows in increasing order;
+// alloc provides the memory (contents undefined).
+func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, []int32) {
+	outIdx := alloc(ncols + 1)
+	clear(outIdx)
 	for _, v := range vals {
 		outIdx[v+1]++
 	}
 	for i := 0; i < ncols; i++ {
 		outIdx[i+1] += outIdx[i]
 	}
-	out := make([]int32, len(vals))
-	fill := slices.Clone(outIdx[:ncols])
+	out := alloc(len(vals))
+	fill := alloc(ncols)
+	copy(fill, outIdx[:ncols])
 	for r := 0; r+1 < len(idx); r++ {
 		for _, v := range vals[idx[r]:idx[r+1]] {
 			out[fill[v]] = int32(r)

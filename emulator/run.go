@@ -23,7 +23,10 @@ type Config struct {
 // is the demand s was planned for; it gives the lower bounds. Run checks the schedule's structure
 // (ports, paths, round consistency) but not that it delivers d: that is schedules.Verify's job.
 func Run(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
-	o, err := NewOrder(s)
+	// The order lives only as long as this call: its lists come from a pooled scratch.
+	sc := getScratch()
+	defer sc.release()
+	o, err := newOrder(s, sc, true)
 	if err != nil {
 		return nil, nil, err
 	}
