@@ -191,6 +191,10 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	reqs := e.sc.reqs // epochs requested at reqT, not yet sent to the controller
 	defer func() { e.sc.reqs = reqs[:0] }()
 	reqT := 0.0
+	pops := 0 // heap events, to look at ctx now and then
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for ep := 0; ep < ne; ep++ {
 		if epPending[ep] == 0 {
 			e.epReq[ep] = 0
@@ -223,7 +227,7 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		}
 		ev := e.h.pop()
 		e.events++
-		if e.events&0x3fff == 0 {
+		if pops++; pops&0xfff == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -2,7 +2,9 @@ package emulator
 
 import (
 	"context"
+	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -236,5 +238,18 @@ func TestRunRejectsBadInput(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ParallelReconfig(1e-6)}
+	big := randomSchedule(rand.New(rand.NewPCG(3, 3)), 64, 64, schedules.Benes, schedules.Partial, 1)
+	small := randomSchedule(rand.New(rand.NewPCG(3, 3)), 4, 3, schedules.Benes, schedules.Barrier, 1)
+	for _, s := range []*schedules.Schedule{big, small} {
+		if _, _, err := Run(ctx, s, nil, cfg); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s schedule of %d circuits: error %v, want context.Canceled", s.Mode, len(s.Circuits), err)
+		}
 	}
 }
