@@ -7,8 +7,6 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-func f64(v float64) *float64 { return &v }
-
 // fourPort is a 4×4 demand: 0→1 100 B, 1→0 50 B, 2→3 30 B, 3→2 20 B, 0→2 10 B.
 func fourPort(t *testing.T) *Demand {
 	t.Helper()
