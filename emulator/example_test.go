@@ -41,3 +41,37 @@ func ExampleRun() {
 	// circuit 1: reconfigure from 20 µs, transmit 30..40 µs
 	// completion 40 µs, 2 switch changes
 }
+
+// NewOrder derives what the emulator and the live runner both walk. On a 2×2 fabric, 0→1 and
+// 1→0 need the switch in Cross (one epoch, from Bar, that requires nothing), then 0→0 needs it
+// back in Bar: a second epoch that requires both Cross circuits to have completed.
+func ExampleNewOrder() {
+	f, _ := benes.New(2)
+	s := &schedules.Schedule{
+		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
+		Fabric: schedules.Benes, Mode: schedules.Partial,
+		Circuits: []schedules.Circuit{
+			{Src: 0, Dst: 1, Bytes: 1, Path: f.PathFrom(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1, Path: f.PathFrom(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1, Path: f.PathFrom(0, 0, 0), Group: 1},
+		},
+	}
+	o, err := emulator.NewOrder(s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for e, ep := range o.Epochs() {
+		fmt.Printf("epoch %d: switch (%d,%d) %s→%s, requires %d circuits, users %v\n",
+			e, ep.Stage, ep.Switch, ep.From, ep.To, o.RequireCount(e), o.Users(e))
+	}
+	for c := 0; c < o.Len(); c++ {
+		fmt.Printf("circuit %d: after circuits %v, waits for epochs %v\n", c, o.Predecessors(c), o.Waits(c))
+	}
+	// Output:
+	// epoch 0: switch (0,0) bar→cross, requires 0 circuits, users [0 1]
+	// epoch 1: switch (0,0) cross→bar, requires 2 circuits, users [2]
+	// circuit 0: after circuits [], waits for epochs [0]
+	// circuit 1: after circuits [], waits for epochs [0]
+	// circuit 2: after circuits [0 1], waits for epochs [1]
+}

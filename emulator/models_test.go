@@ -137,3 +137,15 @@ func TestReadMeasuredTableErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestReadMeasuredTableJSON(t *testing.T) {
+	tab, err := ReadMeasuredTable(strings.NewReader(`{"version": 1, "measurements": [
+		{"src": 2, "dst": 3, "bytes": 100, "seconds": 1e-6}, {"src": 2, "dst": 3, "bytes": 300, "seconds": 2e-6}]}`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MeasuredModel(tab).Seconds(2, 3, 200)
+	if err != nil || !near([]float64{got}, []float64{1.5e-6}) {
+		t.Errorf("(2→3, 200 B) = %g, %v; want 1.5 µs, halfway between the measurements", got, err)
+	}
+}
