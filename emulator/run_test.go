@@ -3,8 +3,10 @@ package emulator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -250,6 +252,46 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	for _, s := range []*schedules.Schedule{big, small} {
 		if _, _, err := Run(ctx, s, nil, cfg); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s schedule of %d circuits: error %v, want context.Canceled", s.Mode, len(s.Circuits), err)
+		}
+	}
+}
+
+// Runs share pooled scratch memory; concurrent runs (a sweep uses every core) must not see each
+// other's.
+func TestConcurrentRunsAgree(t *testing.T) {
+	var ss []*schedules.Schedule
+	for i := range 4 {
+		ss = append(ss, randomSchedule(rand.New(rand.NewPCG(uint64(i), 9)), 8<<(i%2), 6, schedules.Benes, schedules.Partial, 0.8))
+	}
+	cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ControllerReconfig(1e-7, 1e-6)}
+	want := make([]*schedules.Timeline, len(ss))
+	for i, s := range ss {
+		_, tl, err := Run(context.Background(), s, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = tl
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for k := range 20 {
+				i := (g + k) % len(ss)
+				_, tl, err := Run(context.Background(), ss[i], nil, cfg)
+				if err == nil && !reflect.DeepEqual(tl, want[i]) {
+					err = fmt.Errorf("goroutine %d, run %d: schedule %d gave a different timeline", g, k, i)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
