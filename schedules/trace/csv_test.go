@@ -37,7 +37,8 @@ func TestReadCSVRejects(t *testing.T) {
 		{"n = 0", "# nothing\n", 0, "bad.csv: no matrix rows (n = 0)"},
 		{"above limit", "0,1\n1,0\n", 1, "bad.csv: line 1 has 2 columns, above the limit of 1 ports"},
 		{"trailing garbage", "0,1\n1,0\nxyz\n", 0, "bad.csv: line 3, column 1: value \"xyz\" is not a number"},
-		{"truncated", "0,1,2\n1,0,2\n3,", 0, "bad.csv: line 3 has 1 values, earlier rows have 3"},
+		{"truncated", "0,1,2\n1,0,2\n3,", 0, "bad.csv: line 3: column 2 is empty"},
+		{"truncated row", "0,1,2\n1,0,2\n3,4\n", 0, "bad.csv: line 3 has 2 values, earlier rows have 3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader(c.in), "bad.csv", c.max)
