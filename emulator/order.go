@@ -146,8 +146,11 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 	if f != nil {
 		lanes = f.NumLanes()
 	}
-	// Resources: transmitters, receivers, switch input lanes, switch output lanes.
-	last := sc.ints(2*s.N + 2*lanes)
+	// Resources: transmitters, receivers and switch input lanes. A valid path's other lanes are
+	// the same wires under other names: the input lane of stage 0 is the transmitter, the output
+	// lane of stage s < last feeds exactly one input lane of stage s+1, and the last stage's
+	// output lane is the receiver.
+	last := sc.ints(2*s.N + lanes)
 	for i := range last {
 		last[i] = -1
 	}
@@ -158,15 +161,16 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 	o.predIdx = o.zeros(nc + 1)[:1]
 	if f != nil {
 		// Most circuits share a few lanes with their predecessors: a guess that avoids regrowth.
-		o.pred = o.ints(nc * (f.Stages() + 2) / 2)[:0]
+		o.pred = o.ints(nc * (f.Stages() + 1) / 2)[:0]
 	}
-	var res [2 + 2*(2*20-1)]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
+	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	for i, c := range s.Circuits {
 		ci := int32(i)
 		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
 		r := append(res[:0], c.Src, s.N+c.Dst)
-		for _, t := range c.Path {
-			r = append(r, 2*s.N+f.LaneID(t.Stage, t.Switch, t.In), 2*s.N+lanes+f.LaneID(t.Stage, t.Switch, t.Out))
+		for h := 1; h < len(c.Path); h++ {
+			t := c.Path[h]
+			r = append(r, 2*s.N+f.LaneID(t.Stage, t.Switch, t.In))
 		}
 		for _, x := range r {
 			p := last[x]
