@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
@@ -280,6 +282,13 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 		if err != nil {
 			return err
 		}
+		var bar *progressbar.ProgressBar
+		if total := len(ds) * len(names); total > 1 && showProgress("auto", cmd.ErrOrStderr()) {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+				progressbar.OptionSetDescription("emulate"), progressbar.OptionShowCount(),
+				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			defer bar.Finish()
+		}
 		for _, nd := range ds {
 			ref := matrixRef{Index: nd.Index, Layer: nd.Layer, Phase: nd.Phase, Label: nd.Label}
 			for _, name := range names {
@@ -301,6 +310,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 				}
 				rec.Algorithm = name
 				recs = append(recs, rec)
+				if bar != nil {
+					_ = bar.Add(1)
+				}
 			}
 		}
 	}
