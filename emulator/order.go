@@ -42,8 +42,9 @@ type Round struct {
 // Partial mode: a circuit may transmit once each of its predecessors (the previous circuit, in
 // schedule order, on its transmitter, its receiver and every switch lane of its path) has
 // completed and each epoch it waits on has been reconfigured; an epoch may be reconfigured once
-// every circuit it requires has completed (the previous epoch's users of that switch; on a
-// crossbar the transmitter's and receiver's previous circuits). Every dependency points to an
+// every circuit it requires has completed (every user of the switch's previous run: its previous
+// epoch, or its first users in Bar; on a crossbar the transmitter's and the receiver's previous
+// circuits). Every dependency points to an
 // earlier circuit, so the order is acyclic.
 //
 // Barrier mode: rounds run one after another; a round's epochs are reconfigured together at its
