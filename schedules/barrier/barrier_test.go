@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"math"
 	"os"
 	"path/filepath"
@@ -314,7 +315,7 @@ func TestRejectsBadDemand(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	d := skewedDemand(8, 3)
+	d := moetest.Skewed(3, 8)
 	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
 		if _, err := f(ctx, d, schedules.Options{Bandwidth: 1}); err == nil {
 			t.Error("a cancelled context still produced a schedule")
@@ -506,7 +507,7 @@ func checkTimes(t *rapid.T, name string, s *schedules.Schedule, o schedules.Opti
 // sizes that need padding to a power of two, on both fabrics.
 func TestSkewedDemands(t *testing.T) {
 	for _, n := range []int{5, 8, 12, 24} {
-		d := skewedDemand(n, uint64(n))
+		d := moetest.Skewed(uint64(n), n)
 		rounds := map[string]int{}
 		for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 			o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6, Fabric: fabric}

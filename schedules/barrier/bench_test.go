@@ -3,6 +3,7 @@ package barrier
 import (
 	"context"
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"strconv"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // the schedule's reconfiguration cost.
 func benchScheduler(b *testing.B, f schedules.SchedulerFunc) {
 	for _, n := range []int{8, 16, 32, 64, 128} {
-		d := skewedDemand(n, 1)
+		d := moetest.Skewed(1, n)
 		o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			var s *schedules.Schedule

@@ -3,6 +3,7 @@ package bff
 import (
 	"context"
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"math"
 	"testing"
 
@@ -22,8 +23,8 @@ func testDemands(t *testing.T) map[string]*schedules.Demand {
 	for i := range tr.Matrices {
 		ds[fmt.Sprintf("built-in %d %s", i, tr.Matrices[i].Label())] = tr.Matrices[i].Demand()
 	}
-	ds["skewed n=12"] = skewed(3, 12)
-	ds["skewed n=24"] = skewed(4, 24)
+	ds["skewed n=12"] = moetest.Skewed(3, 12)
+	ds["skewed n=24"] = moetest.Skewed(4, 24)
 	return ds
 }
 

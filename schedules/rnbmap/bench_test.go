@@ -3,8 +3,7 @@ package rnbmap_test
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -13,29 +12,6 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 	"github.com/tetris-hil/tetris-hil/schedules/sunflow"
 )
-
-// skewed is a seeded All-to-All demand with a few hot receivers (seed 000 Figure 3): receiver
-// popularity follows a Zipf law (exponent 1) over a random ranking, each sender's volume varies
-// by ±50%, each entry by a log-normal factor, in units of one 8 KiB token.
-func skewed(seed uint64, n int) *schedules.Demand {
-	r := rand.New(rand.NewPCG(seed, 0x4a9))
-	rank := r.Perm(n)
-	pop, sum := make([]float64, n), 0.0
-	for j := range pop {
-		pop[j] = 1 / float64(rank[j]+1)
-		sum += pop[j]
-	}
-	d := schedules.NewDemand(n)
-	for i := range n {
-		tokens := 2048 * (0.5 + r.Float64())
-		for j := range n {
-			if i != j {
-				d.Bytes[i][j] = 8192 * int64(math.Ceil(tokens*pop[j]/sum*math.Exp(0.3*r.NormFloat64())))
-			}
-		}
-	}
-	return d
-}
 
 // BenchmarkRNBMap maps Sunflow's and BFF's plans of skewed demands onto the Beneš fabric: one
 // looping routing of the live set per distinct planned start.
@@ -53,7 +29,7 @@ func BenchmarkRNBMap(b *testing.B) {
 	}
 	for _, p := range planners {
 		for _, n := range []int{8, 16, 32, 64, 128} {
-			plan, err := p.plan(skewed(1, n))
+			plan, err := p.plan(moetest.Skewed(1, n))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package tetris
 
 import (
 	"context"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"slices"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestAblationsHandWorked(t *testing.T) {
 // TestRegisteredSchedulers: "tetris" plans on the Beneš network unless told crossbar, "snb" always
 // on the crossbar, and both record the ablation options they ran with.
 func TestRegisteredSchedulers(t *testing.T) {
-	d := moeDemand(3, 6, 1, 0.2)
+	d := moetest.Demand(3, 6, 1, 0.2)
 	cases := []struct {
 		algo   string
 		o      schedules.Options
@@ -129,7 +130,7 @@ func TestRegisteredSchedulers(t *testing.T) {
 
 // TestBadInput: options and demands no schedule can be made from are errors, not panics.
 func TestBadInput(t *testing.T) {
-	d := moeDemand(1, 4, 1, 0)
+	d := moetest.Demand(1, 4, 1, 0)
 	cases := []struct {
 		name string
 		d    *schedules.Demand

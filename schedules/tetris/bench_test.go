@@ -3,6 +3,7 @@ package tetris
 import (
 	"context"
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -13,7 +14,7 @@ import (
 func BenchmarkTetris(b *testing.B) {
 	o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}
 	for _, n := range []int{8, 16, 32, 64, 128} {
-		d := moeDemand(1, n, 1.0, 0)
+		d := moetest.Demand(1, n, 1.0, 0)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -2,6 +2,7 @@ package tetris
 
 import (
 	"context"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"math"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestPropertiesRandomSkewed(t *testing.T) {
 		seed := rapid.Uint64().Draw(rt, "seed")
 		skew := rapid.Float64Range(0, 2).Draw(rt, "skew")
 		sparse := rapid.SampledFrom([]float64{0, 0.2, 0.6}).Draw(rt, "sparse")
-		d := moeDemand(seed, n, skew, sparse)
+		d := moetest.Demand(seed, n, skew, sparse)
 		o := schedules.Options{
 			Bandwidth: 100e9,
 			Reconfig:  rapid.SampledFrom([]float64{0, 10e-9, 10e-6, 1e-3}).Draw(rt, "alpha"),

@@ -3,6 +3,7 @@ package tetris
 import (
 	"context"
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -25,7 +26,7 @@ func TestCompletionOverLowerBound(t *testing.T) {
 					o := schedules.Options{Bandwidth: 100e9, Reconfig: alpha, Fabric: fabric}
 					sum, worst := 0.0, 0.0
 					for seed := uint64(0); seed < seeds; seed++ {
-						d := moeDemand(seed, n, 1, 0)
+						d := moetest.Demand(seed, n, 1, 0)
 						s, err := Schedule(context.Background(), d, o)
 						if err != nil {
 							t.Fatal(err)
