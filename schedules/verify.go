@@ -75,7 +75,8 @@ func ViolationsError(vs []Violation) error {
 // the fabric from its src to its dst under the wiring convention; the bytes per (src, dst) add up
 // exactly to the demand (every byte delivered exactly once, none invented); and, in barrier mode,
 // no round uses an endpoint or a switch lane twice or a switch in two states. It returns every
-// violation found, in circuit order. Checks of execution (overlaps in time, switches changing under
+// violation found: header, endpoint and path problems in circuit order, then byte mismatches by
+// (src, dst), then round conflicts in circuit order. Checks of execution (overlaps in time, switches changing under
 // live circuits) need a timeline: see VerifyTimeline.
 func Verify(s *Schedule, d *Demand) []Violation {
 	var vs []Violation

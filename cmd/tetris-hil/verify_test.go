@@ -1,0 +1,122 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+var updateVerifyGolden = flag.Bool("update-verify-golden", false, "rewrite testdata/verify/*.golden.txt")
+
+// A schedule broken three ways (a lost byte, a wire that does not exist, and, as a barrier round,
+// a lane used twice) gets every violation listed and exit status 1.
+func TestVerifyBrokenScheduleGolden(t *testing.T) {
+	out, code, err := emulateCLI(t, "verify", "testdata/verify/broken.schedule.json", "--demand", "testdata/emulate/hand4.csv")
+	if code != 1 {
+		t.Fatalf("exit %d (%v), want 1\n%s", code, err, out)
+	}
+	if !strings.Contains(err.Error(), "invalid") {
+		t.Errorf("error %q does not say invalid", err)
+	}
+	golden := "testdata/verify/broken.golden.txt"
+	if *updateVerifyGolden {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("output differs from %s:\n%s", golden, out)
+	}
+	for _, kind := range []string{"bytes:", "path:", "round-lane:"} {
+		if !strings.Contains(out, kind) {
+			t.Errorf("output lacks a %s violation", kind)
+		}
+	}
+}
+
+func TestVerifyUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "missing.json", "--demand", "testdata/emulate/hand4.csv"}, "missing.json"},
+		{[]string{"verify", "testdata/emulate/hand4.schedule.json", "--demand", "nope.csv"}, "nope.csv"},
+		{[]string{"verify", "testdata/emulate/hand4.schedule.json"}, "holds 30 matrices"},
+		{[]string{"verify"}, "takes 1 argument"},
+	} {
+		if _, code, err := emulateCLI(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tc.args, code, err, tc.want)
+		}
+	}
+}
+
+// Every registered scheduler, on both fabrics, on every matrix of generated traces (one with a GPU
+// count that is not a power of two, so the Beneš fabric is padded) and of the built-in trace's
+// first layer: `schedule` then `verify` through the CLI, as a user runs them.
+func TestEveryAlgorithmVerifiesOnGeneratedTraces(t *testing.T) {
+	dir := t.TempDir()
+	traces := map[string][]string{
+		"mixtral-8x22b-8": {"--model", "mixtral-8x22b", "--gpus", "8", "--layers", "2", "--seed", "7"},
+		"deepseek-12":     {"--model", "deepseek-moe-16b", "--gpus", "12", "--layers", "2", "--tokens-per-gpu", "512"},
+		"custom-5":        {"--model", "custom", "--gpus", "5", "--experts", "10", "--top-k", "3", "--layers", "1", "--skew", "1.5"},
+	}
+	var files []string
+	for name, args := range traces {
+		f := filepath.Join(dir, name+".json")
+		if out, code, err := emulateCLI(t, append([]string{"trace", "gen", "-o", f}, args...)...); code != 0 {
+			t.Fatalf("trace gen %s: exit %d: %v\n%s", name, code, err, out)
+		}
+		files = append(files, f)
+	}
+	builtin := filepath.Join(dir, "builtin.json")
+	if out, code, err := emulateCLI(t, "trace", "export", "--layer", "0", "-o", builtin); code != 0 {
+		t.Fatalf("trace export: exit %d: %v\n%s", code, err, out)
+	}
+	files = append(files, builtin)
+	checked := 0
+	for _, f := range files {
+		count, err := matricesIn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := 0; m < count; m++ {
+			for _, algo := range schedules.Names() {
+				for _, fabric := range []string{"benes", "crossbar"} {
+					s := filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", filepath.Base(f), m, algo, fabric))
+					mi := fmt.Sprint(m)
+					if out, code, err := emulateCLI(t, "schedule", "--algo", algo, "--fabric", fabric, "--demand", f, "--matrix", mi,
+						"--bandwidth", "800Gbps", "--reconfig", "10us", "-o", s); code != 0 {
+						t.Fatalf("schedule %s %s matrix %d: exit %d: %v\n%s", algo, filepath.Base(f), m, code, err, out)
+					}
+					if out, code, err := emulateCLI(t, "verify", s, "--demand", f, "--matrix", mi); code != 0 {
+						t.Fatalf("verify %s %s matrix %d on %s: exit %d: %v\n%s", algo, filepath.Base(f), m, fabric, code, err, out)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	// 2 layers × 2 phases; DeepSeek layer 0 is dense (no All-to-All); 1 layer; layer 0 of 5 datasets.
+	if want := 2 * len(schedules.Names()) * (4 + 2 + 2 + 10); checked != want {
+		t.Errorf("checked %d schedules, want %d", checked, want)
+	}
+}
+
+func matricesIn(path string) (int, error) {
+	var src demandSource
+	src.register(pflag.NewFlagSet("matrices", pflag.ContinueOnError))
+	src.path = path
+	ds, err := src.load()
+	return len(ds), err
+}
