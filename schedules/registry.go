@@ -24,6 +24,11 @@ type Options struct {
 
 	// SunflowBySize orders Sunflow's demands by size, descending, instead of (src, dst).
 	SunflowBySize bool
+
+	// RNBMapping is how Sunflow's and BFF's plans get Beneš paths (package rnbmap): "" or
+	// "looping" routes the live set with plain looping (issue 4, the default); "avoid-live" gives
+	// each new circuit a path free of the circuits live at its start when one exists.
+	RNBMapping string
 }
 
 // Check rejects options no scheduler can use.
@@ -36,6 +41,11 @@ func (o Options) Check() error {
 	}
 	if o.Fabric != "" && o.Fabric != Benes && o.Fabric != Crossbar {
 		return fmt.Errorf("fabric %q is not \"benes\" or \"crossbar\"", o.Fabric)
+	}
+	switch o.RNBMapping {
+	case "", "looping", "avoid-live":
+	default:
+		return fmt.Errorf("RNB mapping %q is not \"looping\" or \"avoid-live\"", o.RNBMapping)
 	}
 	return nil
 }

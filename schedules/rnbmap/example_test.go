@@ -31,6 +31,30 @@ func ExamplePaths() {
 	// 0->1: first hop stage 0 switch 0 lane 0->0
 }
 
+// The same plan under AvoidLive: 0->1 leaves input switch 0 on lane 1 instead, in the cross
+// state 1->0 already holds it in, so it can start while 1->0 runs.
+func ExampleMap() {
+	f, _ := benes.New(4)
+	plan := []rnbmap.Circuit{
+		{Src: 1, Dst: 0, Bytes: 9, Start: 0, End: 10},
+		{Src: 0, Dst: 1, Bytes: 3, Start: 1, End: 5},
+	}
+	m, err := rnbmap.Map(f, plan, rnbmap.AvoidLive)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, p := range m.Paths {
+		fmt.Printf("%d->%d: first hop stage %d switch %d lane %d->%d\n",
+			plan[i].Src, plan[i].Dst, p[0].Stage, p[0].Switch, p[0].In, p[0].Out)
+	}
+	fmt.Println("fallbacks:", len(m.Fallbacks))
+	// Output:
+	// 1->0: first hop stage 0 switch 0 lane 1->0
+	// 0->1: first hop stage 0 switch 0 lane 0->1
+	// fallbacks: 0
+}
+
 // CheckPlan finds the circuits of a plan that share a port while both are planned to be live.
 func ExampleCheckPlan() {
 	plan := []rnbmap.Circuit{

@@ -2,6 +2,8 @@ package rnbmap
 
 import (
 	"fmt"
+	"maps"
+	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
@@ -15,12 +17,10 @@ import (
 // share a transmitter or a receiver, or a port is out of range): a valid non-blocking plan never
 // has one.
 func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
-	n := f.Ports()
-	for i, c := range plan {
-		if c.Src < 0 || c.Src >= n || c.Dst < 0 || c.Dst >= n {
-			return nil, fmt.Errorf("rnbmap: circuit %d (%d->%d): port out of range [0, %d)", i, c.Src, c.Dst, n)
-		}
+	if err := checkPorts(f, plan); err != nil {
+		return nil, err
 	}
+	n := f.Ports()
 	byStart := StartOrder(plan)
 	paths := make([][]benes.Traversal, len(plan))
 	// liveAtTx[p] is the live circuit holding transmitter p, or -1; liveAtRx likewise.
@@ -82,9 +82,11 @@ func conflict(side string, port int, t float64, plan []Circuit, a, b int) error 
 
 // Schedule lays plan out as a partial-reconfiguration schedule for demand d: circuits in order of
 // planned start (ties in plan order), each with its planned interval and group; on the Beneš
-// fabric (o.Fabric empty or benes) with the paths Paths gives, on the crossbar with none (the
-// plan's own strictly non-blocking reference). The fabric has benes.SizeFor(d.N()) ports, the
-// ones above d.N() idle. options is recorded in the schedule's parameters.
+// fabric (o.Fabric empty or benes) with the paths Map gives under strategy o.RNBMapping (empty:
+// Looping), on the crossbar with none (the plan's own strictly non-blocking reference). The fabric
+// has benes.SizeFor(d.N()) ports, the ones above d.N() idle. options is recorded in the schedule's
+// parameters; on the Beneš fabric so are the strategy ("rnb_mapping") and, under AvoidLive, the
+// number of circuits that fell back to the looping path ("rnb_fallbacks").
 func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan []Circuit, options map[string]string) (*schedules.Schedule, error) {
 	ports := d.N()
 	if ports < 1 {
@@ -97,6 +99,10 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 	if fabric == "" {
 		fabric = schedules.Benes
 	}
+	strategy, err := ParseStrategy(o.RNBMapping)
+	if err != nil {
+		return nil, err
+	}
 	n := benes.SizeFor(ports)
 	var paths [][]benes.Traversal
 	switch fabric {
@@ -105,8 +111,18 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 		if err != nil {
 			return nil, fmt.Errorf("rnbmap: %w", err)
 		}
-		if paths, err = Paths(f, plan); err != nil {
+		m, err := Map(f, plan, strategy)
+		if err != nil {
 			return nil, err
+		}
+		paths = m.Paths
+		options = maps.Clone(options)
+		if options == nil {
+			options = map[string]string{}
+		}
+		options["rnb_mapping"] = string(strategy)
+		if strategy == AvoidLive {
+			options["rnb_fallbacks"] = strconv.Itoa(len(m.Fallbacks))
 		}
 	case schedules.Crossbar:
 	default:
