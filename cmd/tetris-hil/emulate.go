@@ -221,7 +221,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	var cfg emulator.Config
 	var opts schedules.Options
 	if f.schedule != "" {
-		for _, name := range []string{"algo", "fabric", "no-partial", "naive-routing", "no-degree-coverage", "sunflow-by-size"} {
+		for _, name := range []string{"algo", "fabric", "no-partial", "naive-routing", "no-degree-coverage", "sunflow-by-size", "rnb-mapping"} {
 			if flags.Changed(name) {
 				return usagef("--%s: not with --schedule (the schedule file is executed as it is)", name)
 			}

@@ -20,6 +20,7 @@ func init() { subcommands = append(subcommands, newScheduleCmd) }
 type planFlags struct {
 	bandwidth, reconfig string
 	fabric              string
+	rnbMapping          string
 	opts                schedules.Options
 }
 
@@ -31,6 +32,18 @@ func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.opts.NaiveRouting, "naive-routing", false, "Tetris ablation: route with plain looping, not RNB-aware routing")
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
+	fs.StringVar(&p.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
+}
+
+const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: looping (route the live set, issue 4) or avoid-live (a path free of the live circuits when one exists)"
+
+// parseRNBMapping checks a --rnb-mapping value.
+func parseRNBMapping(v string) (string, error) {
+	switch v {
+	case "looping", "avoid-live":
+		return v, nil
+	}
+	return "", usagef("--rnb-mapping %q: want looping or avoid-live", v)
 }
 
 // options parses the flags into scheduler options; errors name the flag and value.
@@ -48,6 +61,9 @@ func (p *planFlags) options() (schedules.Options, error) {
 		o.Fabric = schedules.FabricKind(p.fabric)
 	default:
 		return o, usagef("--fabric %q: want benes or crossbar", p.fabric)
+	}
+	if o.RNBMapping, err = parseRNBMapping(p.rnbMapping); err != nil {
+		return o, err
 	}
 	if err := o.Check(); err != nil {
 		return o, &usageError{err}

@@ -43,6 +43,7 @@ type sweepFlags struct {
 	progress   string
 	// Transfer-time sources for seed Figure 10's hardware emulation, as in emulate.
 	calibration, gpuMap, measured string
+	rnbMapping                    string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -86,6 +87,7 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
 	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
+	fs.StringVar(&f.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
 	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	return cmd
 }
@@ -139,6 +141,9 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 			f.reference, f.algo, strings.Join(cfg.Algorithms, ","))
 	}
 	cfg.Reference = f.reference
+	if cfg.RNBMapping, err = parseRNBMapping(f.rnbMapping); err != nil {
+		return cfg, err
+	}
 	if f.calibration != "" || f.measured != "" || f.gpuMap != "" {
 		// The same flags, checks and messages as emulate's transfer models.
 		ef := emulateFlags{calibration: f.calibration, gpuMap: f.gpuMap, measured: f.measured, reconfModel: "parallel"}

@@ -44,6 +44,9 @@ type Config struct {
 	// Fabric is passed to every scheduler; empty lets each plan for its natural fabric (the ideal
 	// SNB reference runs on a crossbar, everything else on Beneš).
 	Fabric schedules.FabricKind
+	// RNBMapping is passed to every scheduler as schedules.Options.RNBMapping: how Sunflow's and
+	// BFF's plans get Beneš paths ("" or "looping", the default; "avoid-live").
+	RNBMapping string
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int
 	// Progress, when set, is called after every finished task (one algorithm on one matrix in one
@@ -211,7 +214,7 @@ func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result,
 				}
 				tk := decode(t)
 				bw, rc := cfg.Bandwidths[tk.cell/nr], cfg.Reconfigs[tk.cell%nr]
-				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg.Fabric, cfg.Transfer)
+				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg)
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %w",
@@ -241,14 +244,15 @@ func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result,
 	return assemble(cfg, demands, completions), nil
 }
 
-// runOne schedules d with s for bandwidth bw and delay rc, and emulates the schedule with transfer
-// times from tm (bytes/bw when nil) and parallel reconfiguration taking rc.
-func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64,
-	fabric schedules.FabricKind, tm emulator.TransferModel) (float64, error) {
-	sch, err := s.Schedule(ctx, d, schedules.Options{Bandwidth: bw, Reconfig: rc, Fabric: fabric})
+// runOne schedules d with s for bandwidth bw and delay rc (on cfg's fabric, with cfg's RNB
+// mapping), and emulates the schedule with transfer times from cfg.Transfer (bytes/bw when nil)
+// and parallel reconfiguration taking rc.
+func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64, cfg Config) (float64, error) {
+	sch, err := s.Schedule(ctx, d, schedules.Options{Bandwidth: bw, Reconfig: rc, Fabric: cfg.Fabric, RNBMapping: cfg.RNBMapping})
 	if err != nil {
 		return 0, fmt.Errorf("scheduling: %w", err)
 	}
+	tm := cfg.Transfer
 	if tm == nil {
 		tm = emulator.BandwidthModel(bw)
 	}
