@@ -5,12 +5,21 @@
 // Those schedulers only track when transmitters and receivers are free; they never model the
 // fabric's internal 2×2 switches. The seed compares them on the same Beneš fabric as Tetris by
 // giving each of their circuits a path, and lets the executor show what the RNB constraints
-// cost them. The mapping here is the plain one the seed describes: when a circuit starts in the
-// plan, the set of circuits the plan has live at that instant (the new circuit included) is a
-// partial permutation; it is routed with the looping algorithm, without looking at which switches
-// are ready, and the new circuit keeps the path it got in that routing. Circuits already running
-// keep the paths they were given earlier, so the routing at one instant can disagree with theirs:
-// that disagreement is exactly what execution then pays for.
+// cost them. Both strategies here read only the plan's intervals, never when a switch would be
+// ready; they differ in how a starting circuit treats the circuits already running.
+//
+// Looping (the default, as issue 4 specifies): when a circuit starts in the plan, the set of
+// circuits the plan has live at that instant (the new circuit included) is a partial permutation;
+// it is routed with the looping algorithm, and the new circuit keeps the path it got in that
+// routing. Circuits already running keep the paths they were given earlier, so the routing at one
+// instant can disagree with theirs: that disagreement is exactly what execution then pays for.
+//
+// AvoidLive: the new circuit takes, among its n/2 paths, one that shares no lane with a circuit
+// live at its start and needs no switch such a circuit uses in the other state, given the paths
+// those circuits already hold; among those, the one with the fewest state changes from the states
+// the previously mapped circuits left, then the smallest choices. When no path is free it takes
+// the looping path and is counted as a fallback. It asks what a mapper that remembers its own
+// earlier paths would give these planners, rather than what issue 4's mapping costs them.
 package rnbmap
 
 import (
