@@ -34,11 +34,12 @@ func (s *demandSource) register(fs *pflag.FlagSet) {
 
 // namedDemand is one matrix with where it came from, for reports.
 type namedDemand struct {
-	Index  int
-	Layer  int
-	Phase  string
-	Label  string
-	Demand *schedules.Demand
+	Index   int
+	Layer   int
+	Phase   string
+	Label   string
+	Dataset string // the trace's dataset (text domain or prompt set), when it names one
+	Demand  *schedules.Demand
 }
 
 // loadTrace reads the --demand file, or the built-in trace when there is none.
@@ -106,7 +107,7 @@ func (s *demandSource) selectFrom(t *trace.Trace, name string) ([]namedDemand, e
 		}
 		d := m.Demand()
 		d.CountDiagonal = s.countDiagonal
-		out = append(out, namedDemand{Index: k, Layer: m.Layer, Phase: string(m.Phase),
+		out = append(out, namedDemand{Index: k, Layer: m.Layer, Phase: string(m.Phase), Dataset: m.Dataset,
 			Label: fmt.Sprintf("%s #%d: %s", name, k, m.Label()), Demand: d})
 	}
 	if len(out) == 0 {

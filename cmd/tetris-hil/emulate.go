@@ -41,10 +41,11 @@ type emulateReport struct {
 // matrixRef says which matrix of the demand file a run used (layer −1 and no phase for a matrix
 // without trace metadata).
 type matrixRef struct {
-	Index int    `json:"index"`
-	Layer int    `json:"layer"`
-	Phase string `json:"phase,omitempty"`
-	Label string `json:"label,omitempty"`
+	Index   int    `json:"index"`
+	Layer   int    `json:"layer"`
+	Phase   string `json:"phase,omitempty"`
+	Dataset string `json:"dataset,omitempty"`
+	Label   string `json:"label,omitempty"`
 }
 
 // emulateRecord is one (matrix, algorithm) run.
@@ -255,7 +256,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 				return usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
 			}
 			d = ds[0].Demand
-			ref = matrixRef{Index: ds[0].Index, Layer: ds[0].Layer, Phase: ds[0].Phase, Label: ds[0].Label}
+			ref = matrixRef{Index: ds[0].Index, Layer: ds[0].Layer, Phase: ds[0].Phase, Dataset: ds[0].Dataset, Label: ds[0].Label}
 			if vs := schedules.Verify(s, d); len(vs) > 0 {
 				return &exitError{code: 1, msg: fmt.Sprintf("--schedule %s: invalid for --demand %s: %s (and %d more violations; see 'tetris-hil verify')",
 					f.schedule, f.src.path, vs[0], len(vs)-1)}
@@ -290,7 +291,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 			defer bar.Finish()
 		}
 		for _, nd := range ds {
-			ref := matrixRef{Index: nd.Index, Layer: nd.Layer, Phase: nd.Phase, Label: nd.Label}
+			ref := matrixRef{Index: nd.Index, Layer: nd.Layer, Phase: nd.Phase, Dataset: nd.Dataset, Label: nd.Label}
 			for _, name := range names {
 				sch, err := schedules.Lookup(name)
 				if err != nil {
@@ -420,7 +421,11 @@ func printEmulateTable(w io.Writer, recs []emulateRecord, totals []emulateTotal)
 		if r.Matrix.Index < 0 {
 			m = "-"
 		} else if r.Matrix.Layer >= 0 {
-			m += fmt.Sprintf(" (L%d %s)", r.Matrix.Layer, r.Matrix.Phase)
+			m += fmt.Sprintf(" (L%d %s", r.Matrix.Layer, r.Matrix.Phase)
+			if r.Matrix.Dataset != "" {
+				m += " " + r.Matrix.Dataset
+			}
+			m += ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", m, r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
 			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.TetrisSpeedup), r.Result.Groups, r.Result.StateChanges)
