@@ -53,6 +53,11 @@ type Order struct {
 	mode   schedules.Mode
 	fabric schedules.FabricKind
 	n      int
+	// eps holds two int32s per epoch: on Beneš the switch's dense id and its new state, on a
+	// crossbar the transmitter and its new receiver. The walk and the timeline read only these
+	// (8 bytes an epoch instead of an Epoch's 40 keeps the hot loop in cache); epochs, the
+	// exported form, is built only for an Order handed out by NewOrder.
+	eps    []int32
 	epochs []Epoch
 
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
@@ -75,6 +80,19 @@ func (o *Order) ints(n int) []int32 {
 		return o.alloc.ints(n)
 	}
 	return make([]int32, n)
+}
+
+// tmp returns an empty list with room for n, from sc: a bound, not a size, so that filling it
+// needs neither a counting pass nor regrowth; own makes the filled list the order's.
+func (o *Order) tmp(sc *scratch, n int) []int32 { return sc.ints(n)[:0] }
+
+// own returns x as the order's own list: x itself when the order lives in the scratch, else an
+// exact-size copy on the heap.
+func (o *Order) own(x []int32) []int32 {
+	if o.alloc != nil {
+		return x
+	}
+	return append(make([]int32, 0, len(x)), x...)
 }
 
 // zeros returns n zero int32s for the order's own lists.
@@ -106,42 +124,62 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emulator: schedule %q: %w", s.Algorithm, err)
 	}
-	for i, c := range s.Circuits {
-		if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
-			return nil, fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
-		}
-		if c.Bytes < 0 {
-			return nil, fmt.Errorf("emulator: circuit %d: negative size %d bytes", i, c.Bytes)
-		}
-		if c.Group < 0 {
-			return nil, fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
-		}
-		if f == nil {
-			if len(c.Path) != 0 {
-				return nil, fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
-			}
-		} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
-			return nil, fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
-		}
-	}
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
+		// A bound on what the lists below and the walk take (about 16 int32s per hop), so that a
+		// first run on a large schedule allocates its scratch once.
+		nc, hops, lanes := len(s.Circuits), 0, 0
+		if f != nil {
+			hops, lanes = f.Stages(), f.NumLanes()
+		}
+		sc.reserve(16*nc*hops + 12*nc + 2*s.N + 2*lanes + 64)
 	}
-	o.buildPreds(s, f, sc)
+	codes, err := o.buildPreds(s, f, sc)
+	if err != nil {
+		return nil, err
+	}
 	if s.Mode == schedules.Barrier {
 		if err := o.buildRounds(s, f); err != nil {
 			return nil, err
 		}
 	} else {
-		o.buildEpochs(s, f, sc)
+		o.buildEpochs(s, f, codes, sc)
 	}
 	o.invert(len(s.Circuits))
+	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
+		o.epochs = make([]Epoch, o.numEpochs())
+		for i := range o.epochs {
+			o.epochs[i] = o.epoch(i)
+		}
+	}
 	return o, nil
 }
 
-// buildPreds finds each circuit's distinct resource predecessors.
-func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) {
+// numEpochs is the number of epochs.
+func (o *Order) numEpochs() int { return len(o.eps) / 2 }
+
+// addEpoch records an epoch: a Beneš switch's dense id and new state, or a crossbar transmitter
+// and its new receiver.
+func (o *Order) addEpoch(who, to int32) { o.eps = append(o.eps, who, to) }
+
+// epoch expands epoch i. Beneš switches have two states, so an epoch's From is the other one.
+func (o *Order) epoch(i int) Epoch {
+	who, to := int(o.eps[2*i]), o.eps[2*i+1]
+	if o.fabric == schedules.Crossbar {
+		return Epoch{Stage: -1, Switch: who, Dst: int(to)}
+	}
+	half := o.n / 2
+	return Epoch{Stage: who / half, Switch: who % half, From: benes.State(to ^ 1), To: benes.State(to), Dst: -1}
+}
+
+// buildPreds finds each circuit's distinct resource predecessors. On Beneš it also returns,
+// per circuit and hop (every valid path has Stages() hops), the hop's input lane id shifted left
+// once with the switch state in bit 0: a compact copy of the paths for buildEpochs, which would
+// otherwise read the 32-byte traversals again (valid until sc is released).
+//
+// It checks each circuit just before using it, while its path is in cache.
+func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) ([]int32, error) {
 	nc := len(s.Circuits)
 	lanes := 0
 	if f != nil {
@@ -161,17 +199,28 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 	o.rxPred = o.ints(nc)
 	o.predIdx = o.zeros(nc + 1)[:1]
 	if f != nil {
-		// Most circuits share a few lanes with their predecessors: a guess that avoids regrowth.
-		o.pred = o.ints(nc * (f.Stages() + 1) / 2)[:0]
+		// A circuit has at most one predecessor per resource: its endpoints and Stages()−1 lanes.
+		o.pred = o.tmp(sc, nc*(f.Stages()+1))
+	}
+	var codes []int32
+	if f != nil {
+		codes = sc.ints(nc * f.Stages())[:0]
 	}
 	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
-	for i, c := range s.Circuits {
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		if err := checkCircuit(s, f, i); err != nil {
+			return nil, err
+		}
 		ci := int32(i)
 		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
 		r := append(res[:0], c.Src, s.N+c.Dst)
-		for h := 1; h < len(c.Path); h++ {
-			t := c.Path[h]
-			r = append(r, 2*s.N+f.LaneID(t.Stage, t.Switch, t.In))
+		for h, t := range c.Path {
+			lane := f.LaneID(t.Stage, t.Switch, t.In)
+			codes = append(codes, int32(lane<<1)|int32(t.State()))
+			if h > 0 {
+				r = append(r, 2*s.N+lane)
+			}
 		}
 		for _, x := range r {
 			p := last[x]
@@ -183,10 +232,37 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 		}
 		o.predIdx = append(o.predIdx, int32(len(o.pred)))
 	}
+	if f != nil {
+		o.pred = o.own(o.pred)
+	}
+	return codes, nil
 }
 
-// buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up.
-func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch) {
+// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar).
+func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int) error {
+	c := &s.Circuits[i]
+	if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
+		return fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
+	}
+	if c.Bytes < 0 {
+		return fmt.Errorf("emulator: circuit %d: negative size %d bytes", i, c.Bytes)
+	}
+	if c.Group < 0 {
+		return fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
+	}
+	if f == nil {
+		if len(c.Path) != 0 {
+			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
+		}
+	} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+		return fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
+	}
+	return nil
+}
+
+// buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up. codes
+// are buildPreds' per-hop lane and state codes (Beneš only).
+func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, codes []int32, sc *scratch) {
 	nc := len(s.Circuits)
 	o.waitIdx = o.zeros(nc + 1)[:1]
 	if f == nil {
@@ -200,8 +276,8 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 		for i, c := range s.Circuits {
 			if dst[c.Src] != c.Dst {
 				dst[c.Src] = c.Dst
-				e := int32(len(o.epochs))
-				o.epochs = append(o.epochs, Epoch{Stage: -1, Switch: c.Src, Dst: c.Dst})
+				e := int32(o.numEpochs())
+				o.addEpoch(int32(c.Src), int32(c.Dst))
 				for _, p := range [2]int32{o.txPred[i], o.rxPred[i]} {
 					if p >= 0 {
 						req = append(req, p)
@@ -223,75 +299,57 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 		state := sc.ints(ns) // the switch's state (a benes.State)
 		cur := sc.ints(ns)   // the switch's current run, −1 before its first user
 		clear(state)
-		clear(cur)
-		runOf := sc.ints(nc * hops)[:0] // per circuit and hop
-		// A counting pass sizes every list exactly: large schedules would otherwise spend much of
-		// their time regrowing them.
-		epochs, runs := 0, 0
-		for _, c := range s.Circuits {
-			for _, t := range c.Path {
-				sw := f.SwitchID(t.Stage, t.Switch)
-				if st := int32(t.State()); cur[sw] == 0 || st != state[sw] {
-					if st != state[sw] {
-						epochs++
-					}
-					runs++
-					state[sw], cur[sw] = st, 1
-				}
-			}
-		}
-		clear(state)
 		for i := range cur {
 			cur[i] = -1
 		}
-		o.epochs = make([]Epoch, 0, epochs)
-		o.reqCount = o.ints(epochs)[:0]
-		runs3 := sc.ints(3 * runs)
-		runSize, runNext, runEpoch := runs3[:0:runs], runs3[runs:runs:2*runs], runs3[2*runs:2*runs]
-		o.wait = o.ints(nc * hops)[:0]
-		for _, c := range s.Circuits {
-			for _, t := range c.Path {
-				sw := f.SwitchID(t.Stage, t.Switch)
-				st := int32(t.State())
-				r := cur[sw]
-				if r < 0 || st != state[sw] {
-					ep := int32(-1) // a first run in Bar needs no reconfiguration
-					if st != state[sw] {
-						ep = int32(len(o.epochs))
-						o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch,
-							From: benes.State(state[sw]), To: benes.State(st), Dst: -1})
-						n := int32(0)
-						if r >= 0 {
-							runNext[r], n = ep, runSize[r]
-						}
-						o.reqCount = append(o.reqCount, n)
+		// Every hop starts at most one run and one epoch: bounds for all the lists.
+		nh := len(codes)
+		o.eps = o.tmp(sc, 2*nh)
+		o.reqCount = o.tmp(sc, nh)
+		runs3 := sc.ints(3 * nh)
+		runSize, runNext, runEpoch := runs3[:0:nh], runs3[nh:nh:2*nh], runs3[2*nh:2*nh]
+		runOf := sc.ints(nh) // per circuit and hop
+		o.wait = o.tmp(sc, nh)
+		for k, code := range codes {
+			sw, st := code>>2, code&1
+			r := cur[sw]
+			if r < 0 || st != state[sw] {
+				ep := int32(-1) // a first run in Bar needs no reconfiguration
+				if st != state[sw] {
+					ep = int32(o.numEpochs())
+					o.addEpoch(sw, st)
+					n := int32(0)
+					if r >= 0 {
+						runNext[r], n = ep, runSize[r]
 					}
-					r = int32(len(runSize))
-					runSize, runNext, runEpoch = append(runSize, 0), append(runNext, -1), append(runEpoch, ep)
-					state[sw], cur[sw] = st, r
+					o.reqCount = append(o.reqCount, n)
 				}
-				runSize[r]++
-				runOf = append(runOf, r)
-				if ep := runEpoch[r]; ep >= 0 {
-					o.wait = append(o.wait, ep)
-				}
+				r = int32(len(runSize))
+				runSize, runNext, runEpoch = append(runSize, 0), append(runNext, -1), append(runEpoch, ep)
+				state[sw], cur[sw] = st, r
 			}
-			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+			runSize[r]++
+			runOf[k] = r
+			if ep := runEpoch[r]; ep >= 0 {
+				o.wait = append(o.wait, ep)
+			}
+			if (k+1)%hops == 0 {
+				o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+			}
 		}
 		o.trigIdx = o.zeros(nc + 1)[:1]
-		o.trig = o.ints(len(o.wait))[:0]
-		k := 0
-		for _, c := range s.Circuits {
-			for range c.Path {
-				if next := runNext[runOf[k]]; next >= 0 {
-					o.trig = append(o.trig, next)
-				}
-				k++
+		o.trig = o.tmp(sc, nh)
+		for k, r := range runOf {
+			if next := runNext[r]; next >= 0 {
+				o.trig = append(o.trig, next)
 			}
-			o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
+			if (k+1)%hops == 0 {
+				o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
+			}
 		}
+		o.eps, o.reqCount, o.wait, o.trig = o.own(o.eps), o.own(o.reqCount), o.own(o.wait), o.own(o.trig)
 	}
-	o.userIdx, o.user = csrInvert(len(o.epochs), o.waitIdx, o.wait, o.ints)
+	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes.
@@ -340,8 +398,8 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
 			c := s.Circuits[ci]
 			if f == nil {
 				if dst[c.Src] != c.Dst {
-					r.Changes = append(r.Changes, len(o.epochs))
-					o.epochs = append(o.epochs, Epoch{Stage: -1, Switch: c.Src, Dst: c.Dst})
+					r.Changes = append(r.Changes, o.numEpochs())
+					o.addEpoch(int32(c.Src), int32(c.Dst))
 					dst[c.Src] = c.Dst
 				}
 				continue
@@ -357,18 +415,18 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
 				}
 				set[sw], want[sw] = int32(ri+1), st
 				if st != state[sw] {
-					r.Changes = append(r.Changes, len(o.epochs))
-					o.epochs = append(o.epochs, Epoch{Stage: t.Stage, Switch: t.Switch, From: state[sw], To: st, Dst: -1})
+					r.Changes = append(r.Changes, o.numEpochs())
+					o.addEpoch(int32(sw), int32(st))
 					state[sw] = st
 				}
 			}
 		}
 		o.rounds = append(o.rounds, *r)
 	}
-	for range o.epochs {
+	for range o.numEpochs() {
 		o.userIdx = append(o.userIdx, 0)
 	}
-	o.reqCount = o.zeros(len(o.epochs))
+	o.reqCount = o.zeros(o.numEpochs())
 	o.waitIdx = o.zeros(len(s.Circuits) + 1)
 	o.trigIdx = o.zeros(len(s.Circuits) + 1)
 	return nil

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
@@ -23,18 +26,26 @@ type Config struct {
 // is the demand s was planned for; it gives the lower bounds. Run checks the schedule's structure
 // (ports, paths, round consistency) but not that it delivers d: that is schedules.Verify's job.
 func Run(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
-	// The order lives only as long as this call: its lists come from a pooled scratch.
+	// The order lives only as long as this call: its lists come from a pooled scratch, which
+	// the walk then shares.
 	sc := getScratch()
 	defer sc.release()
 	o, err := newOrder(s, sc, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	return RunOrder(ctx, o, s, d, cfg)
+	return runOrder(ctx, o, s, d, cfg, sc)
 }
 
 // RunOrder is Run with the dependency order already derived by NewOrder(s).
 func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
+	sc := getScratch()
+	defer sc.release()
+	return runOrder(ctx, o, s, d, cfg, sc)
+}
+
+// runOrder is RunOrder with its temporary memory taken from sc.
+func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config, sc *scratch) (*Result, *schedules.Timeline, error) {
 	if cfg.Transfer == nil || cfg.Reconfig == nil {
 		return nil, nil, fmt.Errorf("emulator: config needs both a transfer and a reconfiguration model")
 	}
@@ -47,8 +58,6 @@ func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 	if d != nil && d.N() != s.Ports {
 		return nil, nil, fmt.Errorf("emulator: demand has %d ports, schedule %q has %d real ports", d.N(), s.Algorithm, s.Ports)
 	}
-	sc := getScratch()
-	defer sc.release()
 	e := newEngine(o, s, sc)
 	defer func() { sc.h, sc.batches, sc.batchEps = e.h[:0], e.batches[:0], e.batchEps[:0] }()
 	for i, c := range s.Circuits {
@@ -59,7 +68,7 @@ func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 		if !(t >= 0) || math.IsInf(t, 0) {
 			return nil, nil, fmt.Errorf("emulator: circuit %d (%d→%d, %d bytes): transfer model %s gave %g s", i, c.Src, c.Dst, c.Bytes, cfg.Transfer.Name(), t)
 		}
-		e.dur[i] = t
+		e.c[i].dur = t
 	}
 	rc := cfg.Reconfig.NewReconfigurer()
 	var err error
@@ -71,7 +80,10 @@ func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 	if err != nil {
 		return nil, nil, err
 	}
-	tl := e.timeline()
+	tl := e.tl
+	if tl == nil {
+		tl = e.timeline()
+	}
 	res := e.result(tl, s, d, cfg)
 	return res, tl, nil
 }
@@ -129,67 +141,84 @@ func (h *eventHeap) pop() event {
 	return top
 }
 
-// batch is one reconfiguration command: the epochs eps[lo:hi] of the engine.
+// batch is one reconfiguration command, requested at req: the epochs batchEps[lo:hi] of the
+// engine. Everything in one command was requested at the same instant.
 type batch struct {
-	start, end float64
-	lo, hi     int32
+	req, start, end float64
+	lo, hi          int32
 }
 
-type engine struct {
-	o   *Order
-	s   *schedules.Schedule
-	dur []float64
-	// per circuit
-	tx, end []float64
+// circState is the walk's state of one circuit, kept together so that releasing a circuit
+// touches one cache line rather than one per field.
+type circState struct {
+	dur, tx, end float64
 	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
 	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
 	// latest-ending reconfiguration it waits on (−1 for none).
-	pathRdy, rcStart, rcEnd []float64
-	// per epoch
-	epReq, epStart, epEnd []float64
-	batches               []batch
-	batchEps              []int32
-	events                int
-	h                     eventHeap
-	seq                   uint32
-	sc                    *scratch
+	pathRdy, rcStart, rcEnd float64
+	// pending counts the predecessors and epochs it still waits for (partial mode).
+	pending int32
+}
+
+type engine struct {
+	o        *Order
+	s        *schedules.Schedule
+	c        []circState
+	batches  []batch
+	batchEps []int32
+	events   int
+	h        eventHeap
+	seq      uint32
+	sc       *scratch
+	// tl is the timeline the partial-mode walk fills as it goes, while what it writes is still
+	// in cache (nil in barrier mode, whose timeline is built afterwards).
+	tl *schedules.Timeline
 }
 
 func newEngine(o *Order, s *schedules.Schedule, sc *scratch) *engine {
-	nc, ne := len(s.Circuits), len(o.epochs)
-	f := sc.floats(6*nc + 3*ne)
-	clear(f)
 	e := &engine{o: o, s: s, sc: sc, h: sc.h, batches: sc.batches, batchEps: sc.batchEps,
-		dur: f[0:nc], tx: f[nc : 2*nc], end: f[2*nc : 3*nc], pathRdy: f[3*nc : 4*nc],
-		rcStart: f[4*nc : 5*nc], rcEnd: f[5*nc : 6*nc],
-		epReq: f[6*nc : 6*nc+ne], epStart: f[6*nc+ne : 6*nc+2*ne], epEnd: f[6*nc+2*ne:]}
-	for i := range e.rcEnd {
-		e.rcEnd[i] = -1
+		c: sc.circuits(len(s.Circuits))}
+	for i := range e.c {
+		e.c[i] = circState{rcEnd: -1}
 	}
 	return e
 }
 
 func (e *engine) startCircuit(c int32, t float64) {
-	e.tx[c] = t
-	e.end[c] = t + e.dur[c]
+	p := &e.c[c]
+	p.tx = t
+	p.end = t + p.dur
 	e.seq++
-	e.h.push(event{e.end[c], e.seq, c})
+	e.h.push(event{p.end, e.seq, c})
 }
 
 // runPartial walks the dependency order on completion events.
 func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	o := e.o
-	nc, ne := len(e.dur), len(o.epochs)
-	pending := e.sc.ints(nc + ne) // circuits, then epochs
-	for c := 0; c < nc; c++ {
-		pending[c] = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
+	cs := e.c
+	nc, ne := len(cs), o.numEpochs()
+	for c := range cs {
+		cs[c].pending = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
 	}
-	epPending := pending[nc:]
-	for ep := 0; ep < ne; ep++ {
-		epPending[ep] = o.reqCount[ep]
+	epPending := e.sc.ints(ne)
+	copy(epPending, o.reqCount)
+	e.batchEps = slices.Grow(e.batchEps[:0], ne) // every epoch is sent once
+	// Every epoch is sent exactly once, so the switch changes are listed in the order of
+	// batchEps: by command, hence by start (commands start in non-decreasing time), and within
+	// one command in order of request.
+	e.tl = &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
+	var changes []schedules.SwitchChange
+	var shift, mask int32 // a Beneš switch id is stage·(n/2) + switch, and n/2 is a power of two
+	if o.fabric == schedules.Benes {
+		changes = make([]schedules.SwitchChange, ne)
+		e.tl.SwitchChanges = changes
+		shift = int32(bits.TrailingZeros(uint(o.n / 2)))
+		mask = int32(o.n/2 - 1)
 	}
-	reqs := e.sc.reqs // epochs requested at reqT, not yet sent to the controller
-	defer func() { e.sc.reqs = reqs[:0] }()
+	times := e.tl.Circuits
+	// The epochs requested at reqT and not yet sent to the controller are batchEps[reqLo:]: the
+	// next command's list, built in place.
+	reqLo := int32(0)
 	reqT := 0.0
 	pops := 0 // heap events, to look at ctx now and then
 	if err := ctx.Err(); err != nil {
@@ -197,27 +226,29 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	}
 	for ep := 0; ep < ne; ep++ {
 		if epPending[ep] == 0 {
-			e.epReq[ep] = 0
-			reqs = append(reqs, int32(ep))
+			e.batchEps = append(e.batchEps, int32(ep))
 		}
 	}
 	for c := 0; c < nc; c++ {
-		if pending[c] == 0 {
+		if cs[c].pending == 0 {
 			e.startCircuit(int32(c), 0)
 		}
 	}
 	for {
-		if len(reqs) > 0 && (len(e.h) == 0 || e.h[0].t > reqT) {
+		if hi := int32(len(e.batchEps)); hi > reqLo && (len(e.h) == 0 || e.h[0].t > reqT) {
 			// Everything requested at reqT is known: send it as one command.
-			start, end := rc.Command(reqT, len(reqs))
+			start, end := rc.Command(reqT, int(hi-reqLo))
 			b := int32(len(e.batches))
-			lo := int32(len(e.batchEps))
-			e.batchEps = append(e.batchEps, reqs...)
-			e.batches = append(e.batches, batch{start, end, lo, int32(len(e.batchEps))})
-			for _, ep := range reqs {
-				e.epStart[ep], e.epEnd[ep] = start, end
+			e.batches = append(e.batches, batch{reqT, start, end, reqLo, hi})
+			if changes != nil {
+				for k := reqLo; k < hi; k++ {
+					ep := e.batchEps[k]
+					who, to := o.eps[2*ep], o.eps[2*ep+1]
+					changes[k] = schedules.SwitchChange{Stage: int(who >> shift), Switch: int(who & mask),
+						From: benes.State(to ^ 1), To: benes.State(to), Start: start, End: end}
+				}
 			}
-			reqs = reqs[:0]
+			reqLo = hi
 			e.seq++
 			e.h.push(event{end, e.seq, -b - 1})
 			continue
@@ -234,17 +265,32 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		}
 		if ev.id >= 0 {
 			c := ev.id
+			// Its times are final: record them.
+			p := &cs[c]
+			ct := schedules.CircuitTiming{Circuit: int(c), PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+			if q := o.txPred[c]; q >= 0 {
+				ct.Ready = cs[q].end
+			}
+			if q := o.rxPred[c]; q >= 0 {
+				ct.Ready = max(ct.Ready, cs[q].end)
+			}
+			// A reconfiguration it waited for is one still under way when its path was free.
+			ct.ReconfigStart = ct.TransmitStart
+			if p.rcEnd > ct.PathReady {
+				ct.ReconfigStart = p.rcStart
+			}
+			times[c] = ct
 			for _, x := range o.succ[o.succIdx[c]:o.succIdx[c+1]] {
-				e.pathRdy[x] = max(e.pathRdy[x], ev.t)
-				if pending[x]--; pending[x] == 0 {
+				p := &cs[x]
+				p.pathRdy = max(p.pathRdy, ev.t)
+				if p.pending--; p.pending == 0 {
 					e.startCircuit(x, ev.t)
 				}
 			}
 			for _, ep := range o.trig[o.trigIdx[c]:o.trigIdx[c+1]] {
 				if epPending[ep]--; epPending[ep] == 0 {
-					e.epReq[ep] = ev.t
 					reqT = ev.t
-					reqs = append(reqs, ep)
+					e.batchEps = append(e.batchEps, ep)
 				}
 			}
 			continue
@@ -253,21 +299,21 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		// Each switch's change is an event of its own; a command only makes them simultaneous.
 		e.events += int(b.hi-b.lo) - 1
 		for _, ep := range e.batchEps[b.lo:b.hi] {
-			req := e.epReq[ep]
 			for _, x := range o.user[o.userIdx[ep]:o.userIdx[ep+1]] {
-				e.pathRdy[x] = max(e.pathRdy[x], req)
+				p := &cs[x]
+				p.pathRdy = max(p.pathRdy, b.req)
 				// Commands end in the order they start, so the latest end has the latest start.
-				if b.end > e.rcEnd[x] {
-					e.rcStart[x], e.rcEnd[x] = b.start, b.end
+				if b.end > p.rcEnd {
+					p.rcStart, p.rcEnd = b.start, b.end
 				}
-				if pending[x]--; pending[x] == 0 {
+				if p.pending--; p.pending == 0 {
 					e.startCircuit(x, ev.t)
 				}
 			}
 		}
 	}
 	for c := 0; c < nc; c++ {
-		if pending[c] != 0 {
+		if cs[c].pending != 0 {
 			// Unreachable for an Order built by NewOrder: every dependency points backwards.
 			return fmt.Errorf("emulator: internal error: circuit %d never became ready", c)
 		}
@@ -287,20 +333,20 @@ func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
 			start, end := rc.Command(t, len(r.Changes))
 			lo := int32(len(e.batchEps))
 			for _, ep := range r.Changes {
-				e.epReq[ep], e.epStart[ep], e.epEnd[ep] = t, start, end
 				e.batchEps = append(e.batchEps, int32(ep))
 			}
-			e.batches = append(e.batches, batch{start, end, lo, int32(len(e.batchEps))})
+			e.batches = append(e.batches, batch{t, start, end, lo, int32(len(e.batchEps))})
 			e.events += len(r.Changes)
 			txStart, rcStart = end, start
 		}
 		roundEnd := txStart + r.PlannedDuration
 		for _, c := range r.Circuits {
-			e.pathRdy[c] = t
-			e.rcStart[c] = rcStart
-			e.tx[c] = txStart
-			e.end[c] = txStart + e.dur[c]
-			roundEnd = max(roundEnd, e.end[c])
+			p := &e.c[c]
+			p.pathRdy = t
+			p.rcStart = rcStart
+			p.tx = txStart
+			p.end = txStart + p.dur
+			roundEnd = max(roundEnd, p.end)
 			e.events++
 		}
 		t = roundEnd
@@ -308,42 +354,26 @@ func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
 	return nil
 }
 
-// timeline fills the Timeline from the engine's times. In partial mode, Ready, PathReady and
-// ReconfigStart are derived from the predecessors' completions and the epochs' requests.
+// timeline builds the Timeline of a barrier-mode run from the engine's times.
 func (e *engine) timeline() *schedules.Timeline {
 	o := e.o
-	nc := len(e.dur)
-	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc)}
-	for c := 0; c < nc; c++ {
-		ct := schedules.CircuitTiming{Circuit: c, TransmitStart: e.tx[c], End: e.end[c]}
-		if o.mode == schedules.Barrier {
-			ct.Ready, ct.PathReady, ct.ReconfigStart = e.pathRdy[c], e.pathRdy[c], e.rcStart[c]
-		} else {
-			if p := o.txPred[c]; p >= 0 {
-				ct.Ready = e.end[p]
-			}
-			if p := o.rxPred[c]; p >= 0 {
-				ct.Ready = max(ct.Ready, e.end[p])
-			}
-			ct.PathReady = e.pathRdy[c]
-			// A reconfiguration it waited for is one still under way when its path was free.
-			ct.ReconfigStart = ct.TransmitStart
-			if e.rcEnd[c] > ct.PathReady {
-				ct.ReconfigStart = e.rcStart[c]
-			}
-		}
-		tl.Circuits[c] = ct
+	cs := e.c
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
+	for c := range cs {
+		p := &cs[c]
+		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
 	}
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
 		// Commands start in non-decreasing time, so listing them in order sorts the changes by
 		// start; within one command they are in order of request.
-		tl.SwitchChanges = make([]schedules.SwitchChange, 0, len(o.epochs))
+		tl.SwitchChanges = make([]schedules.SwitchChange, 0, o.numEpochs())
 		for _, b := range e.batches {
 			for _, i := range e.batchEps[b.lo:b.hi] {
-				ep := o.epochs[i]
+				ep := o.epoch(int(i))
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
-					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: e.epStart[i], End: e.epEnd[i]})
+					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: b.start, End: b.end})
 			}
 		}
 	}
@@ -359,7 +389,7 @@ func (e *engine) result(tl *schedules.Timeline, s *schedules.Schedule, d *schedu
 		Completion:   tl.Completion(),
 		Groups:       s.Groups(),
 		Circuits:     len(s.Circuits),
-		StateChanges: len(e.o.epochs),
+		StateChanges: e.o.numEpochs(),
 		Events:       e.events,
 	}
 	if e.o.mode == schedules.Barrier {

@@ -9,11 +9,11 @@ import "sync"
 type scratch struct {
 	i32      []int32
 	off      int
-	f64      []float64
+	used     int // int32s handed out since the last release
+	circs    []circState
 	h        eventHeap
 	batches  []batch
 	batchEps []int32
-	reqs     []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -21,14 +21,20 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
 func (s *scratch) release() {
-	s.off = 0
-	s.h, s.batches, s.batchEps, s.reqs = s.h[:0], s.batches[:0], s.batchEps[:0], s.reqs[:0]
+	if s.used > cap(s.i32) {
+		// This use outgrew the buffer: the next, likely a schedule of the same size, gets one
+		// buffer for all its lists at once rather than a chain of ever larger ones.
+		s.i32 = make([]int32, s.used)
+	}
+	s.off, s.used = 0, 0
+	s.h, s.batches, s.batchEps = s.h[:0], s.batches[:0], s.batchEps[:0]
 	scratchPool.Put(s)
 }
 
 // ints returns n int32s (contents undefined) that stay valid until release. When the buffer is
 // too small a larger one replaces it; slices handed out earlier keep the old one alive.
 func (s *scratch) ints(n int) []int32 {
+	s.used += n
 	if s.off+n > cap(s.i32) {
 		s.i32 = make([]int32, max(2*cap(s.i32), s.off+n, 1024))
 		s.off = 0
@@ -38,10 +44,19 @@ func (s *scratch) ints(n int) []int32 {
 	return b
 }
 
-// floats returns n float64s (contents undefined); one such request per scratch is in use at a time.
-func (s *scratch) floats(n int) []float64 {
-	if n > cap(s.f64) {
-		s.f64 = make([]float64, max(n, 1024))
+// reserve makes room for n int32s in all, requested before any other of this use, so that a
+// first use on a large schedule does not grow the buffer step by step.
+func (s *scratch) reserve(n int) {
+	if s.off == 0 && n > cap(s.i32) {
+		s.i32 = make([]int32, n)
 	}
-	return s.f64[:n]
+}
+
+// circuits returns n circuit records (contents undefined); one such request per scratch is in
+// use at a time.
+func (s *scratch) circuits(n int) []circState {
+	if n > cap(s.circs) {
+		s.circs = make([]circState, max(n, 256))
+	}
+	return s.circs[:n]
 }
