@@ -135,8 +135,11 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 		}
 		sc.reserve(16*nc*hops + 12*nc + 2*s.N + 2*lanes + 64)
 	}
-	codes, err := o.buildPreds(s, f, sc)
-	if err != nil {
+	var rt *runTracker
+	if f != nil && s.Mode == schedules.Partial {
+		rt = o.newRunTracker(f, len(s.Circuits), sc)
+	}
+	if err := o.buildPreds(s, f, rt, sc); err != nil {
 		return nil, err
 	}
 	if s.Mode == schedules.Barrier {
@@ -144,7 +147,7 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 			return nil, err
 		}
 	} else {
-		o.buildEpochs(s, f, codes, sc)
+		o.buildEpochs(s, f, rt, sc)
 	}
 	o.invert(len(s.Circuits))
 	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
@@ -173,13 +176,10 @@ func (o *Order) epoch(i int) Epoch {
 	return Epoch{Stage: who / half, Switch: who % half, From: benes.State(to ^ 1), To: benes.State(to), Dst: -1}
 }
 
-// buildPreds finds each circuit's distinct resource predecessors. On Beneš it also returns,
-// per circuit and hop (every valid path has Stages() hops), the hop's input lane id shifted left
-// once with the switch state in bit 0: a compact copy of the paths for buildEpochs, which would
-// otherwise read the 32-byte traversals again (valid until sc is released).
-//
-// It checks each circuit just before using it, while its path is in cache.
-func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) ([]int32, error) {
+// buildPreds finds each circuit's distinct resource predecessors and, with rt (partial mode on
+// Beneš), the switches' runs. It checks each circuit just before using it: one pass over the
+// paths, each read while it is in cache.
+func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch) error {
 	nc := len(s.Circuits)
 	lanes := 0
 	if f != nil {
@@ -202,25 +202,26 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 		// A circuit has at most one predecessor per resource: its endpoints and Stages()−1 lanes.
 		o.pred = o.tmp(sc, nc*(f.Stages()+1))
 	}
-	var codes []int32
-	if f != nil {
-		codes = sc.ints(nc * f.Stages())[:0]
-	}
 	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		if err := checkCircuit(s, f, i); err != nil {
-			return nil, err
+			return err
 		}
 		ci := int32(i)
 		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
 		r := append(res[:0], c.Src, s.N+c.Dst)
 		for h, t := range c.Path {
 			lane := f.LaneID(t.Stage, t.Switch, t.In)
-			codes = append(codes, int32(lane<<1)|int32(t.State()))
+			if rt != nil {
+				o.hop(rt, int32(lane>>1), int32(t.State()))
+			}
 			if h > 0 {
 				r = append(r, 2*s.N+lane)
 			}
+		}
+		if rt != nil {
+			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
 		for _, x := range r {
 			p := last[x]
@@ -235,7 +236,61 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) 
 	if f != nil {
 		o.pred = o.own(o.pred)
 	}
-	return codes, nil
+	return nil
+}
+
+// runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
+// consecutive users in one state. A run that changes the switch's state is an epoch; so is
+// none of a switch's first users' run when they need Bar.
+type runTracker struct {
+	state []int32 // per switch, its state (a benes.State)
+	cur   []int32 // per switch, its current run, −1 before its first user
+	// runs holds three int32s per run, together so that one cache line serves a hop: how many
+	// users it has, the epoch that follows it (−1 if none yet) and its own epoch (−1 if none).
+	runs  []int32
+	runOf []int32 // per circuit and hop, in order
+}
+
+// newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
+func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
+	ns, nh := f.NumSwitches(), nc*f.Stages()
+	rt := &runTracker{state: sc.ints(ns), cur: sc.ints(ns), runs: sc.ints(3 * nh)[:0], runOf: sc.ints(nh)[:0]}
+	clear(rt.state)
+	for i := range rt.cur {
+		rt.cur[i] = -1
+	}
+	// Every hop starts at most one run and one epoch: bounds for all the lists.
+	o.eps = o.tmp(sc, 2*nh)
+	o.reqCount = o.tmp(sc, nh)
+	o.wait = o.tmp(sc, nh)
+	o.waitIdx = o.zeros(nc + 1)[:1]
+	return rt
+}
+
+// hop records the next user of switch sw, which needs state st.
+func (o *Order) hop(rt *runTracker, sw, st int32) {
+	r := rt.cur[sw]
+	if r < 0 || st != rt.state[sw] {
+		ep := int32(-1) // a first run in Bar needs no reconfiguration
+		if st != rt.state[sw] {
+			// The epoch requires every user of the switch's previous run.
+			ep = int32(o.numEpochs())
+			o.addEpoch(sw, st)
+			n := int32(0)
+			if r >= 0 {
+				rt.runs[3*r+1], n = ep, rt.runs[3*r]
+			}
+			o.reqCount = append(o.reqCount, n)
+		}
+		r = int32(len(rt.runs) / 3)
+		rt.runs = append(rt.runs, 0, -1, ep)
+		rt.state[sw], rt.cur[sw] = st, r
+	}
+	rt.runs[3*r]++
+	rt.runOf = append(rt.runOf, r)
+	if ep := rt.runs[3*r+2]; ep >= 0 {
+		o.wait = append(o.wait, ep)
+	}
 }
 
 // checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar).
@@ -260,13 +315,13 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int) error {
 	return nil
 }
 
-// buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up. codes
-// are buildPreds' per-hop lane and state codes (Beneš only).
-func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, codes []int32, sc *scratch) {
+// buildEpochs derives the partial-mode epochs, what each waits for and whom it holds up; on
+// Beneš it completes what rt gathered during buildPreds.
+func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch) {
 	nc := len(s.Circuits)
-	o.waitIdx = o.zeros(nc + 1)[:1]
 	if f == nil {
 		// A crossbar re-pointing requires the transmitter's and the receiver's previous circuits.
+		o.waitIdx = o.zeros(nc + 1)[:1]
 		var reqIdx, req []int32
 		reqIdx = append(reqIdx, 0)
 		dst := make([]int, s.N)
@@ -291,60 +346,19 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, codes []int3
 		}
 		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
 	} else {
-		// A run is a maximal sequence of consecutive users of one switch in one state: an epoch,
-		// or the switch's first users when they need Bar. An epoch requires every circuit of the
-		// run before it, so a circuit triggers, for each switch on its path, the epoch that
-		// follows its run there (if any).
-		ns, hops := f.NumSwitches(), f.Stages()
-		state := sc.ints(ns) // the switch's state (a benes.State)
-		cur := sc.ints(ns)   // the switch's current run, −1 before its first user
-		clear(state)
-		for i := range cur {
-			cur[i] = -1
-		}
-		// Every hop starts at most one run and one epoch: bounds for all the lists.
-		nh := len(codes)
-		o.eps = o.tmp(sc, 2*nh)
-		o.reqCount = o.tmp(sc, nh)
-		runs3 := sc.ints(3 * nh)
-		runSize, runNext, runEpoch := runs3[:0:nh], runs3[nh:nh:2*nh], runs3[2*nh:2*nh]
-		runOf := sc.ints(nh) // per circuit and hop
-		o.wait = o.tmp(sc, nh)
-		for k, code := range codes {
-			sw, st := code>>2, code&1
-			r := cur[sw]
-			if r < 0 || st != state[sw] {
-				ep := int32(-1) // a first run in Bar needs no reconfiguration
-				if st != state[sw] {
-					ep = int32(o.numEpochs())
-					o.addEpoch(sw, st)
-					n := int32(0)
-					if r >= 0 {
-						runNext[r], n = ep, runSize[r]
-					}
-					o.reqCount = append(o.reqCount, n)
-				}
-				r = int32(len(runSize))
-				runSize, runNext, runEpoch = append(runSize, 0), append(runNext, -1), append(runEpoch, ep)
-				state[sw], cur[sw] = st, r
-			}
-			runSize[r]++
-			runOf[k] = r
-			if ep := runEpoch[r]; ep >= 0 {
-				o.wait = append(o.wait, ep)
-			}
-			if (k+1)%hops == 0 {
-				o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
-			}
-		}
+		// A circuit triggers, for each switch on its path, the epoch that follows its run there
+		// (if any).
+		hops := f.Stages()
 		o.trigIdx = o.zeros(nc + 1)[:1]
-		o.trig = o.tmp(sc, nh)
-		for k, r := range runOf {
-			if next := runNext[r]; next >= 0 {
+		o.trig = o.tmp(sc, len(rt.runOf))
+		h := 0
+		for _, r := range rt.runOf {
+			if next := rt.runs[3*r+1]; next >= 0 {
 				o.trig = append(o.trig, next)
 			}
-			if (k+1)%hops == 0 {
+			if h++; h == hops {
 				o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
+				h = 0
 			}
 		}
 		o.eps, o.reqCount, o.wait, o.trig = o.own(o.eps), o.own(o.reqCount), o.own(o.wait), o.own(o.trig)

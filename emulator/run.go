@@ -148,22 +148,33 @@ type batch struct {
 	lo, hi          int32
 }
 
-// circState is the walk's state of one circuit, kept together so that releasing a circuit
-// touches one cache line rather than one per field.
+// circState is the walk's state of one circuit with the lists it reads, kept in one 64-byte
+// record so that releasing or completing a circuit touches one cache line rather than one per
+// array. Its end is tx + dur, computed where needed rather than stored.
 type circState struct {
-	dur, tx, end float64
+	dur, tx float64
 	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
 	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
 	// pending counts the predecessors and epochs it still waits for (partial mode).
 	pending int32
+	// succLo and trigLo start its lists in Order.succ and Order.trig (the next record's end
+	// them); txPred and rxPred are as in Order.
+	succLo, trigLo, txPred, rxPred int32
+}
+
+// epState is the walk's state of one epoch with what it reads of the Order, in one record for
+// the same reason: pending counts the circuits it still requires, who and to are Order.eps,
+// and userLo starts its list in Order.user (the next record's ends it).
+type epState struct {
+	pending, who, to, userLo int32
 }
 
 type engine struct {
 	o        *Order
 	s        *schedules.Schedule
-	c        []circState
+	c        []circState // one more than there are circuits, for the last list's end
 	batches  []batch
 	batchEps []int32
 	events   int
@@ -176,32 +187,34 @@ type engine struct {
 }
 
 func newEngine(o *Order, s *schedules.Schedule, sc *scratch) *engine {
+	nc := len(s.Circuits)
 	e := &engine{o: o, s: s, sc: sc, h: sc.h, batches: sc.batches, batchEps: sc.batchEps,
-		c: sc.circuits(len(s.Circuits))}
-	for i := range e.c {
-		e.c[i] = circState{rcEnd: -1}
+		c: sc.circuits(nc + 1)}
+	for i := 0; i < nc; i++ {
+		e.c[i] = circState{rcEnd: -1, succLo: o.succIdx[i], trigLo: o.trigIdx[i], txPred: o.txPred[i], rxPred: o.rxPred[i],
+			pending: (o.predIdx[i+1] - o.predIdx[i]) + (o.waitIdx[i+1] - o.waitIdx[i])}
 	}
+	e.c[nc] = circState{succLo: o.succIdx[nc], trigLo: o.trigIdx[nc]}
 	return e
 }
 
 func (e *engine) startCircuit(c int32, t float64) {
 	p := &e.c[c]
 	p.tx = t
-	p.end = t + p.dur
 	e.seq++
-	e.h.push(event{p.end, e.seq, c})
+	e.h.push(event{t + p.dur, e.seq, c})
 }
 
 // runPartial walks the dependency order on completion events.
 func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	o := e.o
 	cs := e.c
-	nc, ne := len(cs), o.numEpochs()
-	for c := range cs {
-		cs[c].pending = (o.predIdx[c+1] - o.predIdx[c]) + (o.waitIdx[c+1] - o.waitIdx[c])
+	nc, ne := len(cs)-1, o.numEpochs()
+	es := e.sc.epochs(ne + 1)
+	for ep := 0; ep < ne; ep++ {
+		es[ep] = epState{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.userIdx[ep]}
 	}
-	epPending := e.sc.ints(ne)
-	copy(epPending, o.reqCount)
+	es[ne] = epState{userLo: o.userIdx[ne]}
 	e.batchEps = slices.Grow(e.batchEps[:0], ne) // every epoch is sent once
 	// Every epoch is sent exactly once, so the switch changes are listed in the order of
 	// batchEps: by command, hence by start (commands start in non-decreasing time), and within
@@ -225,7 +238,7 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		return err
 	}
 	for ep := 0; ep < ne; ep++ {
-		if epPending[ep] == 0 {
+		if es[ep].pending == 0 {
 			e.batchEps = append(e.batchEps, int32(ep))
 		}
 	}
@@ -242,10 +255,9 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 			e.batches = append(e.batches, batch{reqT, start, end, reqLo, hi})
 			if changes != nil {
 				for k := reqLo; k < hi; k++ {
-					ep := e.batchEps[k]
-					who, to := o.eps[2*ep], o.eps[2*ep+1]
-					changes[k] = schedules.SwitchChange{Stage: int(who >> shift), Switch: int(who & mask),
-						From: benes.State(to ^ 1), To: benes.State(to), Start: start, End: end}
+					ep := &es[e.batchEps[k]]
+					changes[k] = schedules.SwitchChange{Stage: int(ep.who >> shift), Switch: int(ep.who & mask),
+						From: benes.State(ep.to ^ 1), To: benes.State(ep.to), Start: start, End: end}
 				}
 			}
 			reqLo = hi
@@ -267,12 +279,12 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 			c := ev.id
 			// Its times are final: record them.
 			p := &cs[c]
-			ct := schedules.CircuitTiming{Circuit: int(c), PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-			if q := o.txPred[c]; q >= 0 {
-				ct.Ready = cs[q].end
+			ct := schedules.CircuitTiming{Circuit: int(c), PathReady: p.pathRdy, TransmitStart: p.tx, End: ev.t}
+			if q := p.txPred; q >= 0 {
+				ct.Ready = cs[q].tx + cs[q].dur
 			}
-			if q := o.rxPred[c]; q >= 0 {
-				ct.Ready = max(ct.Ready, cs[q].end)
+			if q := p.rxPred; q >= 0 {
+				ct.Ready = max(ct.Ready, cs[q].tx+cs[q].dur)
 			}
 			// A reconfiguration it waited for is one still under way when its path was free.
 			ct.ReconfigStart = ct.TransmitStart
@@ -280,15 +292,16 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 				ct.ReconfigStart = p.rcStart
 			}
 			times[c] = ct
-			for _, x := range o.succ[o.succIdx[c]:o.succIdx[c+1]] {
-				p := &cs[x]
-				p.pathRdy = max(p.pathRdy, ev.t)
-				if p.pending--; p.pending == 0 {
+			next := &cs[c+1]
+			for _, x := range o.succ[p.succLo:next.succLo] {
+				q := &cs[x]
+				q.pathRdy = max(q.pathRdy, ev.t)
+				if q.pending--; q.pending == 0 {
 					e.startCircuit(x, ev.t)
 				}
 			}
-			for _, ep := range o.trig[o.trigIdx[c]:o.trigIdx[c+1]] {
-				if epPending[ep]--; epPending[ep] == 0 {
+			for _, ep := range o.trig[p.trigLo:next.trigLo] {
+				if es[ep].pending--; es[ep].pending == 0 {
 					reqT = ev.t
 					e.batchEps = append(e.batchEps, ep)
 				}
@@ -299,7 +312,7 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		// Each switch's change is an event of its own; a command only makes them simultaneous.
 		e.events += int(b.hi-b.lo) - 1
 		for _, ep := range e.batchEps[b.lo:b.hi] {
-			for _, x := range o.user[o.userIdx[ep]:o.userIdx[ep+1]] {
+			for _, x := range o.user[es[ep].userLo:es[ep+1].userLo] {
 				p := &cs[x]
 				p.pathRdy = max(p.pathRdy, b.req)
 				// Commands end in the order they start, so the latest end has the latest start.
@@ -345,8 +358,7 @@ func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
 			p.pathRdy = t
 			p.rcStart = rcStart
 			p.tx = txStart
-			p.end = txStart + p.dur
-			roundEnd = max(roundEnd, p.end)
+			roundEnd = max(roundEnd, txStart+p.dur)
 			e.events++
 		}
 		t = roundEnd
@@ -357,12 +369,12 @@ func (e *engine) runBarrier(ctx context.Context, rc Reconfigurer) error {
 // timeline builds the Timeline of a barrier-mode run from the engine's times.
 func (e *engine) timeline() *schedules.Timeline {
 	o := e.o
-	cs := e.c
+	cs := e.c[:len(e.c)-1]
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
 	for c := range cs {
 		p := &cs[c]
 		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.tx + p.dur}
 	}
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {

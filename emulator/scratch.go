@@ -11,6 +11,7 @@ type scratch struct {
 	off      int
 	used     int // int32s handed out since the last release
 	circs    []circState
+	eps      []epState
 	h        eventHeap
 	batches  []batch
 	batchEps []int32
@@ -50,6 +51,15 @@ func (s *scratch) reserve(n int) {
 	if s.off == 0 && n > cap(s.i32) {
 		s.i32 = make([]int32, n)
 	}
+}
+
+// epochs returns n epoch records (contents undefined); one such request per scratch is in use
+// at a time.
+func (s *scratch) epochs(n int) []epState {
+	if n > cap(s.eps) {
+		s.eps = make([]epState, max(n, 256))
+	}
+	return s.eps[:n]
 }
 
 // circuits returns n circuit records (contents undefined); one such request per scratch is in
