@@ -1,0 +1,86 @@
+package emulator
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// Run derives its order in pooled memory and walks it in compact form; RunOrder walks an Order
+// that NewOrder put on the heap. Both must give the same execution, and every epoch the order
+// lists must appear exactly once among the timeline's switch changes, with the states a switch
+// that starts in Bar and flips once per epoch goes through.
+func TestPropertyRunMatchesNewOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		mode := rapid.SampledFrom([]schedules.Mode{schedules.Partial, schedules.Barrier}).Draw(t, "mode")
+		s := genSchedule(t, mode)
+		cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ControllerReconfig(2e-7, 1e-6)}
+		res, tl, err := Run(context.Background(), s, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := NewOrder(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res2, tl2, err := RunOrder(context.Background(), o, s, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res, res2) || !reflect.DeepEqual(tl, tl2) {
+			t.Fatalf("Run and RunOrder(NewOrder) disagree:\n%+v\n%+v", res, res2)
+		}
+		if s.Fabric != schedules.Benes {
+			return
+		}
+		type sw struct{ stage, sw int }
+		state := map[sw]benes.State{}
+		left := map[schedules.SwitchChange]int{}
+		for _, ep := range o.Epochs() {
+			k := sw{ep.Stage, ep.Switch}
+			if ep.From != state[k] || ep.To == ep.From {
+				t.Fatalf("epoch %+v: switch (%d, %d) is in %v, so it must change from %v to the other state", ep, ep.Stage, ep.Switch, state[k], state[k])
+			}
+			state[k] = ep.To
+			left[schedules.SwitchChange{Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To}]++
+		}
+		for _, ch := range tl.SwitchChanges {
+			k := ch
+			k.Start, k.End = 0, 0
+			if left[k]--; left[k] < 0 {
+				t.Fatalf("switch change %+v is not an epoch of the order, or appears too often", ch)
+			}
+		}
+		if len(tl.SwitchChanges) != len(o.Epochs()) {
+			t.Fatalf("%d switch changes for %d epochs", len(tl.SwitchChanges), len(o.Epochs()))
+		}
+	})
+}
+
+// Run's memory comes from a pool, so the number of allocations per run (the result, the
+// timeline and a few headers) must not grow with the number of events.
+func TestRunAllocationsDoNotGrowWithEvents(t *testing.T) {
+	cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ParallelReconfig(1e-6)}
+	allocs := map[int]float64{}
+	for _, n := range []int{8, 64} {
+		s := randomSchedule(rand.New(rand.NewPCG(3, uint64(n))), n, n, schedules.Benes, schedules.Partial, 1)
+		run := func() {
+			if _, _, err := Run(context.Background(), s, nil, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run() // sizes the pooled scratch
+		allocs[n] = testing.AllocsPerRun(10, run)
+	}
+	// n = 64 has about 150 times as many events as n = 8; a little slack covers the pool
+	// dropping its scratch at a garbage collection.
+	if allocs[64] > allocs[8]+2 {
+		t.Fatalf("allocations per run: %v at n = 8, %v at n = 64", allocs[8], allocs[64])
+	}
+}
