@@ -243,21 +243,20 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 // consecutive users in one state. A run that changes the switch's state is an epoch; so is
 // none of a switch's first users' run when they need Bar.
 type runTracker struct {
-	state []int32 // per switch, its state (a benes.State)
-	cur   []int32 // per switch, its current run, −1 before its first user
-	// runs holds three int32s per run, together so that one cache line serves a hop: how many
-	// users it has, the epoch that follows it (−1 if none yet) and its own epoch (−1 if none).
-	runs  []int32
+	// sws holds four int32s per switch, all that a hop reads: its state (a benes.State), its
+	// current run (−1 before its first user), that run's epoch (−1 if none) and its users so
+	// far. A few kilobytes: the per-hop work stays in the first-level cache.
+	sws   []int32
+	next  []int32 // per run, the epoch that follows it (−1 if none)
 	runOf []int32 // per circuit and hop, in order
 }
 
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{state: sc.ints(ns), cur: sc.ints(ns), runs: sc.ints(3 * nh)[:0], runOf: sc.ints(nh)[:0]}
-	clear(rt.state)
-	for i := range rt.cur {
-		rt.cur[i] = -1
+	rt := &runTracker{sws: sc.ints(4 * ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
+	for i := 0; i < ns; i++ {
+		rt.sws[4*i], rt.sws[4*i+1], rt.sws[4*i+2], rt.sws[4*i+3] = 0, -1, -1, 0
 	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	o.eps = o.tmp(sc, 2*nh)
@@ -269,27 +268,26 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 
 // hop records the next user of switch sw, which needs state st.
 func (o *Order) hop(rt *runTracker, sw, st int32) {
-	r := rt.cur[sw]
-	if r < 0 || st != rt.state[sw] {
+	w := rt.sws[4*sw : 4*sw+4 : 4*sw+4] // state, run, epoch, users
+	if w[1] < 0 || st != w[0] {
 		ep := int32(-1) // a first run in Bar needs no reconfiguration
-		if st != rt.state[sw] {
+		if st != w[0] {
 			// The epoch requires every user of the switch's previous run.
 			ep = int32(o.numEpochs())
 			o.addEpoch(sw, st)
 			n := int32(0)
-			if r >= 0 {
-				rt.runs[3*r+1], n = ep, rt.runs[3*r]
+			if w[1] >= 0 {
+				rt.next[w[1]], n = ep, w[3]
 			}
 			o.reqCount = append(o.reqCount, n)
 		}
-		r = int32(len(rt.runs) / 3)
-		rt.runs = append(rt.runs, 0, -1, ep)
-		rt.state[sw], rt.cur[sw] = st, r
+		w[0], w[1], w[2], w[3] = st, int32(len(rt.next)), ep, 0
+		rt.next = append(rt.next, -1)
 	}
-	rt.runs[3*r]++
-	rt.runOf = append(rt.runOf, r)
-	if ep := rt.runs[3*r+2]; ep >= 0 {
-		o.wait = append(o.wait, ep)
+	w[3]++
+	rt.runOf = append(rt.runOf, w[1])
+	if w[2] >= 0 {
+		o.wait = append(o.wait, w[2])
 	}
 }
 
@@ -353,7 +351,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		o.trig = o.tmp(sc, len(rt.runOf))
 		h := 0
 		for _, r := range rt.runOf {
-			if next := rt.runs[3*r+1]; next >= 0 {
+			if next := rt.next[r]; next >= 0 {
 				o.trig = append(o.trig, next)
 			}
 			if h++; h == hops {

@@ -181,8 +181,8 @@ type engine struct {
 	h        eventHeap
 	seq      uint32
 	sc       *scratch
-	// tl is the timeline the partial-mode walk fills as it goes, while what it writes is still
-	// in cache (nil in barrier mode, whose timeline is built afterwards).
+	// tl is the timeline of a partial-mode walk (nil in barrier mode, whose timeline is built
+	// by timeline).
 	tl *schedules.Timeline
 }
 
@@ -216,19 +216,12 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	}
 	es[ne] = epState{userLo: o.userIdx[ne]}
 	e.batchEps = slices.Grow(e.batchEps[:0], ne) // every epoch is sent once
-	// Every epoch is sent exactly once, so the switch changes are listed in the order of
-	// batchEps: by command, hence by start (commands start in non-decreasing time), and within
-	// one command in order of request.
-	e.tl = &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
-	var changes []schedules.SwitchChange
-	var shift, mask int32 // a Beneš switch id is stage·(n/2) + switch, and n/2 is a power of two
-	if o.fabric == schedules.Benes {
-		changes = make([]schedules.SwitchChange, ne)
-		e.tl.SwitchChanges = changes
-		shift = int32(bits.TrailingZeros(uint(o.n / 2)))
-		mask = int32(o.n/2 - 1)
-	}
-	times := e.tl.Circuits
+	// changed[k] is batchEps[k]'s switch and new state (switch id shifted left once, the state
+	// in bit 0; Beneš only), noted when the epoch is requested and its record is in cache, so
+	// that the timeline's switch changes are written afterwards in one sequential pass.
+	logChanges := o.fabric == schedules.Benes
+	changed := slices.Grow(e.sc.changed[:0], ne)
+	defer func() { e.sc.changed = changed[:0] }()
 	// The epochs requested at reqT and not yet sent to the controller are batchEps[reqLo:]: the
 	// next command's list, built in place.
 	reqLo := int32(0)
@@ -240,6 +233,9 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	for ep := 0; ep < ne; ep++ {
 		if es[ep].pending == 0 {
 			e.batchEps = append(e.batchEps, int32(ep))
+			if logChanges {
+				changed = append(changed, es[ep].who<<1|es[ep].to)
+			}
 		}
 	}
 	for c := 0; c < nc; c++ {
@@ -253,13 +249,6 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 			start, end := rc.Command(reqT, int(hi-reqLo))
 			b := int32(len(e.batches))
 			e.batches = append(e.batches, batch{reqT, start, end, reqLo, hi})
-			if changes != nil {
-				for k := reqLo; k < hi; k++ {
-					ep := &es[e.batchEps[k]]
-					changes[k] = schedules.SwitchChange{Stage: int(ep.who >> shift), Switch: int(ep.who & mask),
-						From: benes.State(ep.to ^ 1), To: benes.State(ep.to), Start: start, End: end}
-				}
-			}
 			reqLo = hi
 			e.seq++
 			e.h.push(event{end, e.seq, -b - 1})
@@ -277,22 +266,7 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 		}
 		if ev.id >= 0 {
 			c := ev.id
-			// Its times are final: record them.
-			p := &cs[c]
-			ct := schedules.CircuitTiming{Circuit: int(c), PathReady: p.pathRdy, TransmitStart: p.tx, End: ev.t}
-			if q := p.txPred; q >= 0 {
-				ct.Ready = cs[q].tx + cs[q].dur
-			}
-			if q := p.rxPred; q >= 0 {
-				ct.Ready = max(ct.Ready, cs[q].tx+cs[q].dur)
-			}
-			// A reconfiguration it waited for is one still under way when its path was free.
-			ct.ReconfigStart = ct.TransmitStart
-			if p.rcEnd > ct.PathReady {
-				ct.ReconfigStart = p.rcStart
-			}
-			times[c] = ct
-			next := &cs[c+1]
+			p, next := &cs[c], &cs[c+1]
 			for _, x := range o.succ[p.succLo:next.succLo] {
 				q := &cs[x]
 				q.pathRdy = max(q.pathRdy, ev.t)
@@ -304,6 +278,9 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 				if es[ep].pending--; es[ep].pending == 0 {
 					reqT = ev.t
 					e.batchEps = append(e.batchEps, ep)
+					if logChanges {
+						changed = append(changed, es[ep].who<<1|es[ep].to)
+					}
 				}
 			}
 			continue
@@ -331,7 +308,49 @@ func (e *engine) runPartial(ctx context.Context, rc Reconfigurer) error {
 			return fmt.Errorf("emulator: internal error: circuit %d never became ready", c)
 		}
 	}
+	e.tl = e.partialTimeline(changed)
 	return nil
+}
+
+// partialTimeline builds the Timeline of a finished partial-mode walk; changed is its log of
+// switch changes (see runPartial).
+func (e *engine) partialTimeline(changed []int32) *schedules.Timeline {
+	o := e.o
+	cs := e.c
+	nc := len(cs) - 1
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
+	for c := 0; c < nc; c++ {
+		p := &cs[c]
+		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.tx + p.dur}
+		if q := p.txPred; q >= 0 {
+			ct.Ready = cs[q].tx + cs[q].dur
+		}
+		if q := p.rxPred; q >= 0 {
+			ct.Ready = max(ct.Ready, cs[q].tx+cs[q].dur)
+		}
+		// A reconfiguration it waited for is one still under way when its path was free.
+		ct.ReconfigStart = ct.TransmitStart
+		if p.rcEnd > ct.PathReady {
+			ct.ReconfigStart = p.rcStart
+		}
+		tl.Circuits[c] = ct
+	}
+	if o.fabric == schedules.Benes {
+		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
+		// listing them in order sorts the changes by start; within one command they are in
+		// order of request.
+		tl.SwitchChanges = make([]schedules.SwitchChange, len(changed))
+		shift := bits.TrailingZeros(uint(o.n / 2)) // a switch id is stage·(n/2) + switch
+		mask := o.n/2 - 1
+		for _, b := range e.batches {
+			for k := b.lo; k < b.hi; k++ {
+				sw, to := int(changed[k]>>1), benes.State(changed[k]&1)
+				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: sw >> shift, Switch: sw & mask,
+					From: to ^ 1, To: to, Start: b.start, End: b.end}
+			}
+		}
+	}
+	return tl
 }
 
 // runBarrier runs the rounds one after another; a round's changes are one command.

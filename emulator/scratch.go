@@ -15,6 +15,7 @@ type scratch struct {
 	h        eventHeap
 	batches  []batch
 	batchEps []int32
+	changed  []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -28,7 +29,7 @@ func (s *scratch) release() {
 		s.i32 = make([]int32, s.used)
 	}
 	s.off, s.used = 0, 0
-	s.h, s.batches, s.batchEps = s.h[:0], s.batches[:0], s.batchEps[:0]
+	s.h, s.batches, s.batchEps, s.changed = s.h[:0], s.batches[:0], s.batchEps[:0], s.changed[:0]
 	scratchPool.Put(s)
 }
 
