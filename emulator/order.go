@@ -150,6 +150,8 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 		o.buildEpochs(s, f, rt, sc)
 	}
 	o.invert(len(s.Circuits))
+	// Epochs() has always been nil for a barrier or crossbar order without epochs, and empty
+	// but not nil for a Beneš partial one; JSON written from it keeps that difference.
 	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
 		o.epochs = make([]Epoch, o.numEpochs())
 		for i := range o.epochs {
@@ -240,8 +242,8 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 }
 
 // runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
-// consecutive users in one state. A run that changes the switch's state is an epoch; so is
-// none of a switch's first users' run when they need Bar.
+// consecutive users in one state. A run whose state differs from the switch's previous one is
+// an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
 	// sws holds four int32s per switch, all that a hop reads: its state (a benes.State), its
 	// current run (−1 before its first user), that run's epoch (−1 if none) and its users so

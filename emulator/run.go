@@ -166,7 +166,7 @@ type circState struct {
 
 // epState is the walk's state of one epoch with what it reads of the Order, in one record for
 // the same reason: pending counts the circuits it still requires, who and to are Order.eps,
-// and userLo starts its list in Order.user (the next record's ends it).
+// and userLo starts its list in Order.user (the next record's userLo ends it).
 type epState struct {
 	pending, who, to, userLo int32
 }
