@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"github.com/tetris-hil/tetris-hil/schedules/stuffing"
 )
 

@@ -3,11 +3,11 @@ package barrier
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"strconv"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // benchScheduler times a scheduler on seeded skewed demands (skewedDemand) on the default Beneš

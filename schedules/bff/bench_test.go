@@ -3,10 +3,10 @@ package bff
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // BenchmarkBFF plans and maps onto the Beneš fabric at 800 Gb/s and α_r = 10 µs (seed 000 §4.1

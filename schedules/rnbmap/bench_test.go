@@ -3,12 +3,12 @@ package rnbmap_test
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 	"github.com/tetris-hil/tetris-hil/schedules/bff"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 	"github.com/tetris-hil/tetris-hil/schedules/sunflow"
 )

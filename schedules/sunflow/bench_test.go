@@ -3,10 +3,10 @@ package sunflow
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // BenchmarkSunflow plans and maps onto the Beneš fabric at 800 Gb/s and α_r = 10 µs (seed 000

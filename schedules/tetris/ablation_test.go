@@ -2,11 +2,11 @@ package tetris
 
 import (
 	"context"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"slices"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 type timed struct {

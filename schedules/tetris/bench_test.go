@@ -3,10 +3,10 @@ package tetris
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // BenchmarkTetris plans one seeded skewed MoE-like demand per size at 800 Gbps and α_r = 10 µs.

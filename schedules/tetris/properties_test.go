@@ -2,7 +2,6 @@ package tetris
 
 import (
 	"context"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"math"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // tb is what checkSchedule needs from *testing.T and *rapid.T.

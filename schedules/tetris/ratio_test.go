@@ -3,10 +3,10 @@ package tetris
 import (
 	"context"
 	"fmt"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
 // TestCompletionOverLowerBound reports how far Tetris plans from the larger lower bound over 100
