@@ -29,7 +29,10 @@ const emulateFormatVersion = 1
 
 // emulateReport is the --json file.
 type emulateReport struct {
-	Version       int             `json:"version"`
+	Version int `json:"version"`
+	// Tool and Inputs tie the numbers to the code and the exact files that produced them.
+	Tool          string          `json:"tool"`
+	Inputs        []inputFile     `json:"inputs"`
 	Bandwidth     float64         `json:"bandwidth_bytes_per_second"`
 	Reconfig      float64         `json:"reconfig_seconds"`
 	TransferModel string          `json:"transfer_model"`
@@ -332,7 +335,16 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 		}
 	}
 	if f.jsonOut != "" {
-		rep := emulateReport{Version: emulateFormatVersion, Bandwidth: opts.Bandwidth, Reconfig: opts.Reconfig,
+		inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
+			[2]string{"calibration", f.calibration}, [2]string{"measured", f.measured})
+		if err != nil {
+			return err
+		}
+		if f.schedule != "" && f.src.path == "" {
+			inputs = inputs[1:] // a schedule file alone: no demand was read
+		}
+		rep := emulateReport{Version: emulateFormatVersion, Tool: toolVersion(), Inputs: inputs,
+			Bandwidth: opts.Bandwidth, Reconfig: opts.Reconfig,
 			TransferModel: cfg.Transfer.Name(), ReconfigModel: cfg.Reconfig.Name(), Runs: recs}
 		if len(recs) > 0 && recs[0].Matrix.Index >= 0 && countMatrices(recs) > 1 {
 			rep.Totals = totals

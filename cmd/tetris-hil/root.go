@@ -26,6 +26,7 @@ at the granularity of single switches.
 
 Units: bandwidth flags take a unit (800Gbps, 100GB/s); delays take one too (10us, 1ms).
 Every command that touches hardware also runs with --fake (no GPU, no NVML, no switch).`,
+		Version:       strings.TrimPrefix(toolVersion(), "tetris-hil "),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
