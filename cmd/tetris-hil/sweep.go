@@ -224,12 +224,52 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
+	manifest, err := writeSweepManifest(f, cfg, res)
+	if err != nil {
+		return err
+	}
+	files = append(files, manifest)
 	w := cmd.OutOrStdout()
 	if err := printSweepSummary(w, res); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
 	return err
+}
+
+// sweepManifest is DIR/sweep.json: what the grid was run with, so that the CSV and the plots
+// beside it can be traced to the code and the exact inputs that produced them.
+type sweepManifest struct {
+	Version     int         `json:"version"`
+	Tool        string      `json:"tool"`
+	Inputs      []inputFile `json:"inputs"`
+	Matrices    int         `json:"matrices"`
+	Algorithms  []string    `json:"algorithms"`
+	Reference   string      `json:"reference"`
+	Bandwidths  []float64   `json:"bandwidths_bytes_per_second"`
+	Reconfigs   []float64   `json:"reconfigs_seconds"`
+	Transfer    string      `json:"transfer_model"`
+	Reconfig    string      `json:"reconfig_model"`
+	RNBMapping  string      `json:"rnb_mapping,omitempty"`
+	ResultsFile string      `json:"results"`
+}
+
+func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (string, error) {
+	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.calibration},
+		[2]string{"measured", f.measured})
+	if err != nil {
+		return "", err
+	}
+	transfer := "bandwidth (bytes / b of each cell)"
+	if cfg.Transfer != nil {
+		transfer = cfg.Transfer.Name()
+	}
+	m := sweepManifest{Version: 1, Tool: toolVersion(), Inputs: inputs, Matrices: res.Matrices,
+		Algorithms: res.Algorithms, Reference: res.Reference, Bandwidths: res.Bandwidths, Reconfigs: res.Reconfigs,
+		Transfer: transfer, Reconfig: "parallel (α_r of each cell per switch change)", RNBMapping: f.rnbMapping,
+		ResultsFile: "sweep.csv"}
+	path := filepath.Join(f.out, "sweep.json")
+	return path, schedules.WriteJSONFile(path, m)
 }
 
 // writeSweepFiles writes the CSV and the plots into dir and returns their paths.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"math"
@@ -96,6 +97,16 @@ func TestSweepWritesGridAndPlots(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	var manifest sweepManifest
+	if b, err := os.ReadFile(filepath.Join(dir, "sweep.json")); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Error(err)
+	} else if !strings.HasPrefix(manifest.Tool, "tetris-hil ") || manifest.Matrices != 2 || len(manifest.Inputs) != 1 ||
+		manifest.Inputs[0].Role != "demand" || len(manifest.Inputs[0].SHA256) != 64 || manifest.Reference != "sunflow" ||
+		len(manifest.Bandwidths) != 2 || len(manifest.Reconfigs) != 2 {
+		t.Errorf("sweep.json = %+v: want the tool, the demand's SHA-256, 2 matrices, the reference and the 2×2 grid", manifest)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "speedup-sunflow.svg")); err == nil {
 		t.Error("a heatmap of the reference against itself was written")
