@@ -67,8 +67,10 @@ func ParseBandwidth(s string) (float64, error) {
 	return v * f, nil
 }
 
-var durationUnits = map[string]float64{
-	"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1,
+// durationDivisors turn a value in the unit into seconds by division: 10/1e6 is exactly the
+// double nearest 1e-5, while 10*1e-6 is not, and a report should print 10µs as 1e-05 s.
+var durationDivisors = map[string]float64{
+	"ps": 1e12, "ns": 1e9, "us": 1e6, "µs": 1e6, "μs": 1e6, "ms": 1e3, "s": 1,
 }
 
 // ParseDuration parses a non-negative duration with its unit (ps, ns, us or µs, ms, s) and returns
@@ -84,14 +86,14 @@ func ParseDuration(s string) (float64, error) {
 		}
 		return 0, fmt.Errorf("duration %q has no unit: write e.g. 10us, 1ms or 10ns", s)
 	}
-	f, ok := durationUnits[unit]
+	div, ok := durationDivisors[unit]
 	if !ok {
 		return 0, fmt.Errorf("duration %q: unknown unit %q (ps, ns, us, ms, s)", s, unit)
 	}
 	if v < 0 {
 		return 0, fmt.Errorf("duration %q must not be negative", s)
 	}
-	return v * f, nil
+	return v / div, nil
 }
 
 var byteUnits = map[string]float64{

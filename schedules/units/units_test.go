@@ -69,6 +69,16 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
+// The seed's grid values must come out as the doubles a person would write, so that reports
+// and files show 1e-05, not 9.999999999999999e-06.
+func TestParseDurationIsExactForDecimalValues(t *testing.T) {
+	for in, want := range map[string]float64{"10ns": 1e-8, "100ns": 1e-7, "1us": 1e-6, "10us": 1e-5, "100us": 1e-4, "1ms": 1e-3, "10ms": 1e-2, "3ps": 3e-12} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want exactly %v", in, got, err, want)
+		}
+	}
+}
+
 func TestParseBytes(t *testing.T) {
 	for in, want := range map[string]int64{"4KiB": 4096, "1GiB": 1 << 30, "4096": 4096, "1.5KB": 1500} {
 		got, err := ParseBytes(in)
