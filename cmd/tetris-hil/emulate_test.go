@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
-
-var updateEmulateGolden = flag.Bool("update-emulate-golden", false, "rewrite testdata/emulate/*.golden.json")
 
 // emulateCLI runs the CLI in process and returns its standard output and exit code.
 func emulateCLI(t *testing.T, args ...string) (string, int, error) {
@@ -59,19 +57,7 @@ func TestEmulateScheduleGolden(t *testing.T) {
 		t.Errorf("report lacks a tool line naming the build:\n%s", got)
 	}
 	got = toolLine.ReplaceAll(got, []byte(` "tool": "tetris-hil (build)",`))
-	golden := "testdata/emulate/hand4.golden.json"
-	if *updateEmulateGolden {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("emulate --json differs from %s (rerun with -update-emulate-golden after checking):\n%s", golden, got)
-	}
+	goldenfile.Check(t, "testdata/emulate/hand4.golden.json", got)
 	// The record's headline fields, worked by hand: receiver 1 takes 4000 + 5000 bytes at
 	// 1 GB/s (9 µs) from two partners (one α_r = 1 µs more: 10 µs).
 	var rep emulateReport

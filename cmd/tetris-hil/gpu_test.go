@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +13,8 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
-
-var updateDevicesGolden = flag.Bool("update-devices-golden", false, "rewrite testdata/devices/*.golden.json")
 
 // envBeCLI makes the test binary act as the tetris-hil binary, so that gpu-bench can start it as
 // its workers (os.Executable() is the test binary here).
@@ -41,19 +39,7 @@ func TestDevicesFakeJSONGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	golden := filepath.Join("testdata", "devices", "fake8.golden.json")
-	if *updateDevicesGolden {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("devices --fake --json differs from %s (rerun with -update-devices-golden after checking):\n%s", golden, out)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "devices", "fake8.golden.json"), []byte(out))
 	var inv nvml.Inventory
 	if err := json.Unmarshal([]byte(out), &inv); err != nil {
 		t.Fatal(err)

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
-
-var updateVerifyGolden = flag.Bool("update-verify-golden", false, "rewrite testdata/verify/*.golden.txt")
 
 // A schedule broken three ways (a lost byte, a wire that does not exist, and, as a barrier round,
 // a lane used twice) gets every violation listed and exit status 1.
@@ -25,19 +22,7 @@ func TestVerifyBrokenScheduleGolden(t *testing.T) {
 	if !strings.Contains(err.Error(), "invalid") {
 		t.Errorf("error %q does not say invalid", err)
 	}
-	golden := "testdata/verify/broken.golden.txt"
-	if *updateVerifyGolden {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("output differs from %s:\n%s", golden, out)
-	}
+	goldenfile.Check(t, "testdata/verify/broken.golden.txt", []byte(out))
 	for _, kind := range []string{"bytes:", "path:", "round-lane:"} {
 		if !strings.Contains(out, kind) {
 			t.Errorf("output lacks a %s violation", kind)

@@ -12,11 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // pngDir, when set, keeps the PNGs the tests render so a person can look at them.
 var pngDir = flag.String("pngdir", "", "write rendered PNGs to this directory")
@@ -76,24 +75,6 @@ func tinyGrid() Grid {
 	}
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (%d bytes, want %d); rerun with -update and look at the change", name, len(got), len(want))
-	}
-}
-
 // renderBoth renders draw in both formats, checks the SVG against its golden file, and returns the
 // decoded PNG.
 func renderBoth(t *testing.T, name string, drawIt func(w *bytes.Buffer, format string) error) image.Image {
@@ -102,7 +83,7 @@ func renderBoth(t *testing.T, name string, drawIt func(w *bytes.Buffer, format s
 	if err := drawIt(&svg, "svg"); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, name+".svg", svg.Bytes())
+	goldenfile.Check(t, "testdata/"+name+".svg", svg.Bytes())
 	var again bytes.Buffer
 	if err := drawIt(&again, "svg"); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,14 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
 	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
 	_ "github.com/tetris-hil/tetris-hil/schedules/sunflow"
 	_ "github.com/tetris-hil/tetris-hil/schedules/tetris"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // Test-only schedulers on a crossbar, whose completion times are easy to work out by hand
 // (crossbar rules: every transmitter points nowhere at t = 0, so each circuit on a transmitter
@@ -208,7 +206,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("testdata", "handworked.csv")
-	if *update {
+	if goldenfile.Update() {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -5,36 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output:\n%s", path, got)
-	}
-}
 
 func fakeInventory(t *testing.T, n int) *Inventory {
 	t.Helper()
@@ -55,13 +34,13 @@ func TestFakeInventoryGolden(t *testing.T) {
 	if err := WriteJSON(&buf, inv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "inventory_fake8.json", buf.Bytes())
+	goldenfile.Check(t, "testdata/"+"inventory_fake8.json", buf.Bytes())
 
 	buf.Reset()
 	if err := WriteMatrix(&buf, inv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "topo_fake8.txt", buf.Bytes())
+	goldenfile.Check(t, "testdata/"+"topo_fake8.txt", buf.Bytes())
 }
 
 // TestFakeInventoryIsADGX checks the fake against what a DGX H200 is, independently of the golden.

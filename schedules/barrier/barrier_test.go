@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,13 +13,12 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"github.com/tetris-hil/tetris-hil/schedules/stuffing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // demand3 is the 3×3 example worked by hand throughout these tests. Its stuffing (norm 5, see
 // package stuffing's test) is [[0 4 1] [4 0 1] [1 1 3]].
@@ -255,7 +253,7 @@ func TestGolden(t *testing.T) {
 	}
 	got = append(got, '\n')
 	path := filepath.Join("testdata", "bvn_3x3_benes.json")
-	if *update {
+	if goldenfile.Update() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package benes
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,9 +13,9 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
+)
 
 // checker validates a routing against the definition of a conflict-free Beneš configuration: every
 // path is physical (CheckPath), no input lane or output lane of any switch carries two
@@ -566,7 +565,7 @@ func TestRouteGolden(t *testing.T) {
 	}
 	buf.WriteString("]\n")
 	file := filepath.Join("testdata", "route8.json")
-	if *update {
+	if goldenfile.Update() {
 		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -2,18 +2,16 @@ package bff
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func mustDemand(t testing.TB, rows [][]int64) *schedules.Demand {
 	t.Helper()
@@ -145,7 +143,7 @@ func TestScheduleGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "table3x3-"+string(fabric)+".json")
-		if *update {
+		if goldenfile.Update() {
 			if err := schedules.WriteJSONFile(path, s); err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package sunflow
 
 import (
 	"context"
-	"flag"
 	"math"
 	"path/filepath"
 	"slices"
@@ -10,11 +9,10 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func mustDemand(t testing.TB, rows [][]int64) *schedules.Demand {
 	t.Helper()
@@ -181,7 +179,7 @@ func TestScheduleGolden(t *testing.T) {
 
 func golden(t *testing.T, path string, s *schedules.Schedule) {
 	t.Helper()
-	if *update {
+	if goldenfile.Update() {
 		if err := schedules.WriteJSONFile(path, s); err != nil {
 			t.Fatal(err)
 		}

@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden schedule files in testdata/")
 
 // TestGoldenSchedules pins the schedule files Tetris writes for the hand-worked demands (the
 // circuits, paths and times that TestHandWorked4x4 and TestHandWorked8x8 derive step by step), so a
@@ -43,7 +41,7 @@ func TestGoldenSchedules(t *testing.T) {
 			}
 			got = append(got, '\n')
 			path := filepath.Join("testdata", c.file)
-			if *update {
+			if goldenfile.Update() {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 func TestReadCSV(t *testing.T) {
@@ -52,7 +54,7 @@ func TestWriteCSVGolden(t *testing.T) {
 	if err := WriteCSV(&b, &small().Matrices[0]); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small-0.csv", b.Bytes())
+	goldenfile.Check(t, "testdata/golden/"+"small-0.csv", b.Bytes())
 }
 
 // Canonical → CSV → canonical and canonical → .npy → canonical give back the same matrices,

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 // Each importer's output for a fixed input is pinned by a golden file; the routing importer's is
@@ -29,6 +31,6 @@ func TestImportGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.golden, b)
+		goldenfile.Check(t, "testdata/golden/"+c.golden, b)
 	}
 }

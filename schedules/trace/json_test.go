@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 func TestWriteGoldenAndReadBack(t *testing.T) {
@@ -13,7 +15,7 @@ func TestWriteGoldenAndReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small.json", b)
+	goldenfile.Check(t, "testdata/golden/"+"small.json", b)
 	back, err := Read(bytes.NewReader(b), "small.json", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 func routingOpts(onePerGPU bool) RoutingOptions {
@@ -55,7 +57,7 @@ func TestImportRoutingHandComputed(t *testing.T) {
 		}
 		if !c.onePerGPU {
 			b, _ := tr.Marshal()
-			golden(t, "routing-small.json", b)
+			goldenfile.Check(t, "testdata/golden/"+"routing-small.json", b)
 		}
 	}
 }
