@@ -18,48 +18,20 @@ import (
 //
 // It returns the errors Paths returns for a plan whose live sets are not partial permutations.
 func AvoidLivePaths(f *benes.Fabric, plan []Circuit) (Mapping, error) {
-	if err := checkPorts(f, plan); err != nil {
-		return Mapping{}, err
-	}
-	n := f.Ports()
-	byStart := StartOrder(plan)
 	m := Mapping{Paths: make([][]benes.Traversal, len(plan))}
 	occ := newOccupancy(f)
-	liveAtTx, liveAtRx := make([]int, n), make([]int, n)
-	for p := range n {
-		liveAtTx[p], liveAtRx[p] = -1, -1
-	}
-	live := make([]int, 0, n)
 	var looping [][]benes.Traversal // Paths(f, plan), computed at the first fallback
-	for i := 0; i < len(byStart); {
-		t := plan[byStart[i]].Start
-		kept := live[:0]
-		for _, c := range live {
-			if plan[c].End > t {
-				kept = append(kept, c)
-				continue
-			}
-			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = -1, -1
-			occ.add(m.Paths[c], -1)
-		}
-		live = kept
-		for ; i < len(byStart) && plan[byStart[i]].Start == t; i++ {
-			c := byStart[i]
-			if o := liveAtTx[plan[c].Src]; o >= 0 {
-				return Mapping{}, conflict("transmitter", plan[c].Src, t, plan, o, c)
-			}
-			if o := liveAtRx[plan[c].Dst]; o >= 0 {
-				return Mapping{}, conflict("receiver", plan[c].Dst, t, plan, o, c)
-			}
-			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = c, c
-			live = append(live, c)
+	release := func(c int) { occ.add(m.Paths[c], -1) }
+	err := sweepLive(f, plan, release, func(_ float64, _, starting []int) error {
+		// One at a time: each starting circuit sees the paths of those mapped before it.
+		for _, c := range starting {
 			if choices, ok := occ.freePath(plan[c].Src, plan[c].Dst); ok {
 				m.Paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices)
 			} else {
 				if looping == nil {
 					var err error
 					if looping, err = Paths(f, plan); err != nil {
-						return Mapping{}, err
+						return err
 					}
 				}
 				m.Paths[c] = looping[c]
@@ -67,6 +39,10 @@ func AvoidLivePaths(f *benes.Fabric, plan []Circuit) (Mapping, error) {
 			}
 			occ.add(m.Paths[c], +1)
 		}
+		return nil
+	})
+	if err != nil {
+		return Mapping{}, err
 	}
 	return m, nil
 }

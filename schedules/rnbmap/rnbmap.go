@@ -17,23 +17,49 @@ import (
 // share a transmitter or a receiver, or a port is out of range): a valid non-blocking plan never
 // has one.
 func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
-	if err := checkPorts(f, plan); err != nil {
+	paths := make([][]benes.Traversal, len(plan))
+	conns := make([]benes.Conn, 0, f.Ports())
+	err := sweepLive(f, plan, nil, func(t float64, live, starting []int) error {
+		conns = conns[:0]
+		for _, c := range live {
+			conns = append(conns, benes.Conn{Src: plan[c].Src, Dst: plan[c].Dst})
+		}
+		choices, err := f.Route(conns, nil)
+		if err != nil {
+			return fmt.Errorf("rnbmap: routing the %d circuits live at t = %g s: %w", len(conns), t, err)
+		}
+		// The starting circuits are the last len(starting) of live, in the same order.
+		for k, c := range starting {
+			paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices[len(live)-len(starting)+k])
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
+	}
+	return paths, nil
+}
+
+// sweepLive walks plan by distinct planned start t, in StartOrder. At each t the circuits that
+// ended by t leave the live set (ended, if not nil, is called for each; an empty circuit, live
+// only at its own start, leaves at the next t), the circuits starting at t join it at its end, in
+// start order, and at(t, live, starting) runs. It returns an error if a port is out of range or
+// a live set is not a partial permutation of f's ports: a valid non-blocking plan never has one.
+// Both mapping strategies see the plan through this one walk, so they agree on what is live.
+func sweepLive(f *benes.Fabric, plan []Circuit, ended func(c int), at func(t float64, live, starting []int) error) error {
+	if err := checkPorts(f, plan); err != nil {
+		return err
 	}
 	n := f.Ports()
 	byStart := StartOrder(plan)
-	paths := make([][]benes.Traversal, len(plan))
 	// liveAtTx[p] is the live circuit holding transmitter p, or -1; liveAtRx likewise.
 	liveAtTx, liveAtRx := make([]int, n), make([]int, n)
 	for p := range n {
 		liveAtTx[p], liveAtRx[p] = -1, -1
 	}
 	live := make([]int, 0, n) // never longer than n once the checks below pass
-	conns := make([]benes.Conn, 0, n)
 	for i := 0; i < len(byStart); {
 		t := plan[byStart[i]].Start
-		// Every live circuit started before t; those that ended by t leave (an empty one, which
-		// was live only at its own start, too).
 		kept := live[:0]
 		for _, c := range live {
 			if plan[c].End > t {
@@ -41,36 +67,28 @@ func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
 				continue
 			}
 			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = -1, -1
+			if ended != nil {
+				ended(c)
+			}
 		}
 		live = kept
-		j := i
-		for ; j < len(byStart) && plan[byStart[j]].Start == t; j++ {
-			c := byStart[j]
+		first := len(live)
+		for ; i < len(byStart) && plan[byStart[i]].Start == t; i++ {
+			c := byStart[i]
 			if o := liveAtTx[plan[c].Src]; o >= 0 {
-				return nil, conflict("transmitter", plan[c].Src, t, plan, o, c)
+				return conflict("transmitter", plan[c].Src, t, plan, o, c)
 			}
 			if o := liveAtRx[plan[c].Dst]; o >= 0 {
-				return nil, conflict("receiver", plan[c].Dst, t, plan, o, c)
+				return conflict("receiver", plan[c].Dst, t, plan, o, c)
 			}
 			liveAtTx[plan[c].Src], liveAtRx[plan[c].Dst] = c, c
 			live = append(live, c)
 		}
-		conns = conns[:0]
-		for _, c := range live {
-			conns = append(conns, benes.Conn{Src: plan[c].Src, Dst: plan[c].Dst})
+		if err := at(t, live, live[first:]); err != nil {
+			return err
 		}
-		choices, err := f.Route(conns, nil)
-		if err != nil {
-			return nil, fmt.Errorf("rnbmap: routing the %d circuits live at t = %g s: %w", len(conns), t, err)
-		}
-		for k, c := range live {
-			if plan[c].Start == t {
-				paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices[k])
-			}
-		}
-		i = j
 	}
-	return paths, nil
+	return nil
 }
 
 func conflict(side string, port int, t float64, plan []Circuit, a, b int) error {
