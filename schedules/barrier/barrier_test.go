@@ -24,15 +24,6 @@ import (
 // package stuffing's test) is [[0 4 1] [4 0 1] [1 1 3]].
 var demand3 = [][]int64{{0, 4, 1}, {2, 0, 0}, {1, 1, 0}}
 
-func mustDemand(t testing.TB, rows [][]int64) *schedules.Demand {
-	t.Helper()
-	d, err := schedules.DemandFromRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 func TestDecomposeHandWorked(t *testing.T) {
 	stuffed3 := [][]int64{{0, 4, 1}, {4, 0, 1}, {1, 1, 3}}
 	// Every line sums to 6; the ones sit on [0 2 1] and the fives on [1 0 2].
@@ -183,7 +174,7 @@ func TestSchedulersHandWorked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustDemand(t, tc.demand)
+			d := moetest.FromRows(t, tc.demand)
 			s, err := tc.f(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: tc.reconfig, Fabric: schedules.Crossbar})
 			if err != nil {
 				t.Fatal(err)
@@ -210,7 +201,7 @@ func TestSchedulersHandWorked(t *testing.T) {
 // 0→1 and 1→0 need it crossed, which costs α_r in the first round; the second round (0→0 and
 // 1→1 would need bar, but only 0→1 is left) keeps it crossed and pays nothing.
 func TestBenesPlacement(t *testing.T) {
-	d := mustDemand(t, [][]int64{{0, 5}, {2, 0}})
+	d := moetest.FromRows(t, [][]int64{{0, 5}, {2, 0}})
 	d.CountDiagonal = false
 	s, err := MaxWeight(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 0.25})
 	if err != nil {
@@ -229,21 +220,21 @@ func TestBenesPlacement(t *testing.T) {
 	}
 
 	// Three ports pad to a 4-port fabric; BvN's rounds of demand3 route with looping.
-	s, err = BvN(context.Background(), mustDemand(t, demand3), schedules.Options{Bandwidth: 1, Reconfig: 0.5})
+	s, err = BvN(context.Background(), moetest.FromRows(t, demand3), schedules.Options{Bandwidth: 1, Reconfig: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.N != 4 || s.Ports != 3 {
 		t.Errorf("n=%d ports=%d, want 4 and 3", s.N, s.Ports)
 	}
-	if vs := schedules.Verify(s, mustDemand(t, demand3)); len(vs) > 0 {
+	if vs := schedules.Verify(s, moetest.FromRows(t, demand3)); len(vs) > 0 {
 		t.Error(schedules.ViolationsError(vs))
 	}
 }
 
 // TestGolden pins the whole schedule file for BvN on demand3 over a 4-port Beneš fabric.
 func TestGolden(t *testing.T) {
-	s, err := BvN(context.Background(), mustDemand(t, demand3), schedules.Options{Bandwidth: 1e9, Reconfig: 1e-5})
+	s, err := BvN(context.Background(), moetest.FromRows(t, demand3), schedules.Options{Bandwidth: 1e9, Reconfig: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +260,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("golden file does not read back: %v", err)
 	}
-	if vs := schedules.Verify(back, mustDemand(t, demand3)); len(vs) > 0 {
+	if vs := schedules.Verify(back, moetest.FromRows(t, demand3)); len(vs) > 0 {
 		t.Error(schedules.ViolationsError(vs))
 	}
 }
@@ -283,7 +274,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestRejectsBadOptions(t *testing.T) {
-	d := mustDemand(t, demand3)
+	d := moetest.FromRows(t, demand3)
 	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
 		if _, err := f(context.Background(), d, schedules.Options{Bandwidth: 0}); err == nil {
 			t.Error("zero bandwidth accepted")
@@ -295,7 +286,7 @@ func TestRejectsBadDemand(t *testing.T) {
 	ragged := &schedules.Demand{Bytes: [][]int64{{0, 1}, {1}}}
 	negative := &schedules.Demand{Bytes: [][]int64{{0, -1}, {1, 0}}}
 	// Every line fits, but three lines of MaxInt64/2 do not.
-	huge := mustDemand(t, [][]int64{{0, math.MaxInt64 / 2, 0}, {math.MaxInt64 / 2, 0, 0}, {0, 0, 0}})
+	huge := moetest.FromRows(t, [][]int64{{0, math.MaxInt64 / 2, 0}, {math.MaxInt64 / 2, 0, 0}, {0, 0, 0}})
 	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
 		for name, d := range map[string]*schedules.Demand{"ragged": ragged, "negative": negative} {
 			if _, err := f(context.Background(), d, schedules.Options{Bandwidth: 1}); err == nil {

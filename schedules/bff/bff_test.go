@@ -10,17 +10,9 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 )
-
-func mustDemand(t testing.TB, rows [][]int64) *schedules.Demand {
-	t.Helper()
-	d, err := schedules.DemandFromRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 var table3x3 = [][]int64{
 	{0, 4, 2},
@@ -78,7 +70,7 @@ func TestFirstFitDecreasing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan, err := Plan(context.Background(), mustDemand(t, c.rows), 1, 1)
+			plan, err := Plan(context.Background(), moetest.FromRows(t, c.rows), 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +88,7 @@ func TestFirstFitDecreasing(t *testing.T) {
 // TestReconfigOnlyOnTheTwoPorts: with α_r large, circuits on disjoint ports all start at 0, each
 // paying its own α_r; nobody else waits for them.
 func TestReconfigOnlyOnTheTwoPorts(t *testing.T) {
-	d := mustDemand(t, [][]int64{{0, 10, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}})
+	d := moetest.FromRows(t, [][]int64{{0, 10, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}})
 	plan, err := Plan(context.Background(), d, 1, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +103,7 @@ func TestReconfigOnlyOnTheTwoPorts(t *testing.T) {
 }
 
 func TestScheduleLayout(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, fabric := range []schedules.FabricKind{"", schedules.Benes, schedules.Crossbar} {
 		s, err := Schedule(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 1, Fabric: fabric})
 		if err != nil {
@@ -136,7 +128,7 @@ func TestScheduleLayout(t *testing.T) {
 }
 
 func TestScheduleGolden(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 		s, err := Schedule(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 1, Fabric: fabric})
 		if err != nil {
@@ -174,7 +166,7 @@ func equal(a, b *schedules.Schedule) bool {
 }
 
 func TestRejectsBadOptions(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, o := range []schedules.Options{{Bandwidth: -1}, {Bandwidth: 1, Reconfig: -2}, {Bandwidth: 1, Fabric: "ring"}} {
 		if _, err := Schedule(context.Background(), d, o); err == nil {
 			t.Errorf("options %+v accepted", o)
@@ -187,7 +179,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Schedule(context.Background(), mustDemand(t, table3x3), schedules.Options{Bandwidth: 1, Reconfig: 1})
+	got, err := s.Schedule(context.Background(), moetest.FromRows(t, table3x3), schedules.Options{Bandwidth: 1, Reconfig: 1})
 	if err != nil || got.Algorithm != Name {
 		t.Fatalf("registered scheduler: %v, %v", got, err)
 	}

@@ -11,17 +11,9 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 )
-
-func mustDemand(t testing.TB, rows [][]int64) *schedules.Demand {
-	t.Helper()
-	d, err := schedules.DemandFromRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // The 3×3 demand of the reservation-timeline tables, in bytes, at b = 1 B/s and α_r = 1 s so
 // that every circuit lasts 1 + bytes seconds.
@@ -81,7 +73,7 @@ func TestReservationTimeline3x3(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan, err := Plan(context.Background(), mustDemand(t, table3x3), 1, 1, c.bySize)
+			plan, err := Plan(context.Background(), moetest.FromRows(t, table3x3), 1, 1, c.bySize)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +91,7 @@ func TestReservationTimeline3x3(t *testing.T) {
 // TestSizeOrderSkippedOnOnePort follows the simulator's ShuffleDemand: when every demand leaves
 // one transmitter, the (src, dst) order is kept even with the size option.
 func TestSizeOrderSkippedOnOnePort(t *testing.T) {
-	d := mustDemand(t, [][]int64{{0, 1, 5}, {0, 0, 0}, {0, 0, 0}})
+	d := moetest.FromRows(t, [][]int64{{0, 1, 5}, {0, 0, 0}, {0, 0, 0}})
 	for _, bySize := range []bool{false, true} {
 		plan, err := Plan(context.Background(), d, 1, 1, bySize)
 		if err != nil {
@@ -118,7 +110,7 @@ func TestSizeOrderSkippedOnOnePort(t *testing.T) {
 func TestDiagonal(t *testing.T) {
 	rows := [][]int64{{7, 1}, {0, 9}}
 	for _, count := range []bool{false, true} {
-		d := mustDemand(t, rows)
+		d := moetest.FromRows(t, rows)
 		d.CountDiagonal = count
 		plan, err := Plan(context.Background(), d, 1, 0, false)
 		if err != nil {
@@ -135,7 +127,7 @@ func TestDiagonal(t *testing.T) {
 }
 
 func TestScheduleLayout(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, fabric := range []schedules.FabricKind{"", schedules.Benes, schedules.Crossbar} {
 		s, err := Schedule(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 1, Fabric: fabric})
 		if err != nil {
@@ -167,7 +159,7 @@ func TestScheduleLayout(t *testing.T) {
 }
 
 func TestScheduleGolden(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 		s, err := Schedule(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 1, Fabric: fabric})
 		if err != nil {
@@ -210,7 +202,7 @@ func scheduleEqual(a, b *schedules.Schedule) bool {
 }
 
 func TestRejectsBadOptions(t *testing.T) {
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	for _, o := range []schedules.Options{
 		{Bandwidth: 0, Reconfig: 1},
 		{Bandwidth: 1, Reconfig: -1},
@@ -225,7 +217,7 @@ func TestRejectsBadOptions(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Plan(ctx, mustDemand(t, table3x3), 1, 1, false); err == nil {
+	if _, err := Plan(ctx, moetest.FromRows(t, table3x3), 1, 1, false); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }
@@ -235,7 +227,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := mustDemand(t, table3x3)
+	d := moetest.FromRows(t, table3x3)
 	got, err := s.Schedule(context.Background(), d, schedules.Options{Bandwidth: 1, Reconfig: 1})
 	if err != nil || got.Algorithm != Name {
 		t.Fatalf("registered scheduler: %v, %v", got, err)

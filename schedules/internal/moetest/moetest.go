@@ -1,11 +1,12 @@
-// Package moetest makes the seeded MoE-like demand matrices that the schedulers' tests and
-// benchmarks share, so that benchmark figures of different schedulers at the same n are taken on
-// the same matrices and can be compared.
+// Package moetest makes the demand matrices that the schedulers' tests and benchmarks share: the
+// seeded MoE-like ones, so that benchmark figures of different schedulers at the same n are taken
+// on the same matrices and can be compared, and hand-worked ones from rows.
 package moetest
 
 import (
 	"math"
 	"math/rand/v2"
+	"testing"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -44,3 +45,14 @@ func Demand(seed uint64, n int, skew, sparse float64) *schedules.Demand {
 // Skewed is Demand with Zipf exponent 1 and every pair present: the matrices every scheduler's
 // BenchmarkXxx/n=N uses (seed 1).
 func Skewed(seed uint64, n int) *schedules.Demand { return Demand(seed, n, 1, 0) }
+
+// FromRows is schedules.DemandFromRows for hand-worked test matrices: a bad matrix is a broken
+// test, so it stops the test.
+func FromRows(t testing.TB, rows [][]int64) *schedules.Demand {
+	t.Helper()
+	d, err := schedules.DemandFromRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
