@@ -40,20 +40,12 @@ func newAllPairs(p *benes.Plan) *allPairs {
 // refresh recomputes every pair's earliest start against the plan as it is now.
 func (a *allPairs) refresh() {
 	f := a.p.Fabric()
-	alpha := a.p.AlphaR()
 	for stage := 0; stage < f.Stages(); stage++ {
 		for sw := 0; sw < f.SwitchesPerStage(); sw++ {
-			state, fs, q := a.p.SwitchState(stage, sw)
 			r := a.ready[4*f.SwitchID(stage, sw):][:4]
 			for in := range 2 {
-				inRel, _ := a.p.LaneRelease(stage, sw, in)
 				for out := range 2 {
-					_, outRel := a.p.LaneRelease(stage, sw, out)
-					sr := fs + alpha
-					if benes.StateOf(in, out) == state {
-						sr = q
-					}
-					r[in<<1|out] = max(inRel, outRel, sr)
+					r[in<<1|out], _ = a.p.TraversalReady(benes.Traversal{Stage: stage, Switch: sw, In: in, Out: out})
 				}
 			}
 		}
