@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,32 +14,10 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
-// emulateCLI runs the CLI in process and returns its standard output and exit code.
-func emulateCLI(t *testing.T, args ...string) (string, int, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"--log-level", "error"}, args...))
-	err := root.ExecuteContext(context.Background())
-	var ue *usageError
-	var ee *exitError
-	switch {
-	case err == nil:
-		return out.String(), 0, nil
-	case errors.As(err, &ee):
-		return out.String(), ee.code, err
-	case errors.As(err, &ue):
-		return out.String(), 2, err
-	}
-	return out.String(), 1, err
-}
-
 func TestEmulateScheduleGolden(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.json")
-	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+	stdout, code, err := cli(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
 		"--demand", "testdata/emulate/hand4.csv", "--json", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
@@ -78,7 +54,7 @@ func TestEmulateScheduleGolden(t *testing.T) {
 
 func TestEmulateTimelineFilesVerify(t *testing.T) {
 	dir := t.TempDir()
-	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+	stdout, code, err := cli(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
 		"--reconfig-model", "controller", "--tr", "100ns", "--tw", "1us", "--timeline", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
@@ -137,7 +113,7 @@ func TestEmulateBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			_, code, err := emulateCLI(t, append([]string{"emulate"}, tc.args...)...)
+			_, code, err := cli(t, append([]string{"emulate"}, tc.args...)...)
 			if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("exit %d, error %v; want exit 2 and one line containing %q", code, err, tc.want)
 			}
@@ -150,7 +126,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 	out := filepath.Join(dir, "out.json")
 	svg := filepath.Join(dir, "g.svg")
 	// The built-in trace's layer 0: dispatch and combine for each of its datasets.
-	stdout, code, err := emulateCLI(t, "emulate", "--layer", "0", "--algo", "tetris,bvn", "--json", out, "--gantt", svg)
+	stdout, code, err := cli(t, "emulate", "--layer", "0", "--algo", "tetris,bvn", "--json", out, "--gantt", svg)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
 	}
@@ -191,7 +167,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 			t.Errorf("%s: %v, not an SVG", name, err)
 		}
 	}
-	if _, code, _ := emulateCLI(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.pdf")); code != 2 {
+	if _, code, _ := cli(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.pdf")); code != 2 {
 		t.Errorf("--gantt g.pdf: exit %d, want 2", code)
 	}
 }
@@ -199,7 +175,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 func TestScheduleCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "s.json")
-	stdout, code, err := emulateCLI(t, "schedule", "--algo", "tetris", "--demand", "testdata/emulate/hand4.csv",
+	stdout, code, err := cli(t, "schedule", "--algo", "tetris", "--demand", "testdata/emulate/hand4.csv",
 		"--bandwidth", "8Gbps", "--reconfig", "1us", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
@@ -230,7 +206,7 @@ func TestScheduleCommand(t *testing.T) {
 		{[]string{"--bandwidth", "100"}, `--bandwidth "100"`},
 	} {
 		args := append([]string{"schedule", "--demand", "testdata/emulate/hand4.csv", "-o", out}, tc.args...)
-		if _, code, err := emulateCLI(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, code, err := cli(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tc.args, code, err, tc.want)
 		}
 	}
@@ -242,7 +218,7 @@ func TestScheduleCommand(t *testing.T) {
 func TestEmulateCalibrationModel(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.json")
-	stdout, code, err := emulateCLI(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
+	stdout, code, err := cli(t, "emulate", "--schedule", "testdata/emulate/hand4.schedule.json",
 		"--demand", "testdata/emulate/hand4.csv", "--calibration", "testdata/emulate/cal4.json", "--json", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
@@ -266,7 +242,7 @@ func TestEmulateCalibrationModel(t *testing.T) {
 		{"--measured", "testdata/emulate/hand4.csv"},
 	} {
 		args := append([]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--calibration", "testdata/emulate/cal4.json"}, bad...)
-		if _, code, err := emulateCLI(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), bad[0]) {
+		if _, code, err := cli(t, args...); code != 2 || err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: exit %d, %v; want exit 2 naming %s", bad, code, err, bad[0])
 		}
 	}

@@ -35,7 +35,7 @@ func unsetCUDAVisible(t *testing.T) {
 
 func TestDevicesFakeJSONGolden(t *testing.T) {
 	unsetCUDAVisible(t)
-	out, code, err := emulateCLI(t, "devices", "--fake", "--json")
+	out, code, err := cli(t, "devices", "--fake", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
@@ -51,7 +51,7 @@ func TestDevicesFakeJSONGolden(t *testing.T) {
 
 func TestDevicesFakeTable(t *testing.T) {
 	unsetCUDAVisible(t)
-	out, code, err := emulateCLI(t, "devices", "--fake", "--fake-gpus", "4")
+	out, code, err := cli(t, "devices", "--fake", "--fake-gpus", "4")
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
@@ -70,7 +70,7 @@ func TestDevicesFakeTable(t *testing.T) {
 func TestDevicesCheckWorkers(t *testing.T) {
 	unsetCUDAVisible(t)
 	t.Setenv(envBeCLI, "1")
-	out, code, err := emulateCLI(t, "devices", "--fake", "--fake-gpus", "2", "--check-workers")
+	out, code, err := cli(t, "devices", "--fake", "--fake-gpus", "2", "--check-workers")
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
@@ -86,7 +86,7 @@ func TestDevicesWithoutNVIDIA(t *testing.T) {
 		lib.Close()
 		t.Skip("this machine has NVML and a GPU")
 	}
-	_, code, err := emulateCLI(t, "devices")
+	_, code, err := cli(t, "devices")
 	if code == 0 || err == nil {
 		t.Fatalf("devices without NVIDIA software exited %d", code)
 	}
@@ -110,7 +110,7 @@ func TestGPUCommandsUsageErrors(t *testing.T) {
 		{[]string{"gpu-bench", "--fake", "--timeout", "0s"}, "--timeout"},
 	}
 	for _, tt := range tests {
-		_, code, err := emulateCLI(t, tt.args...)
+		_, code, err := cli(t, tt.args...)
 		if code != 2 || err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tt.args, code, err, tt.want)
 		}
@@ -123,7 +123,7 @@ func TestGPUBenchFake(t *testing.T) {
 	unsetCUDAVisible(t)
 	t.Setenv(envBeCLI, "1") // inherited by the workers gpu-bench starts
 	dir := t.TempDir()
-	out, code, err := emulateCLI(t, "gpu-bench", "--fake", "--src", "2", "--dst", "6", "--copy", "sm",
+	out, code, err := cli(t, "gpu-bench", "--fake", "--src", "2", "--dst", "6", "--copy", "sm",
 		"--max", "1MiB", "--reps", "9", "--fake-alpha", "10us", "--fake-bandwidth", "100GB/s",
 		"--json", filepath.Join(dir, "r.json"))
 	if code != 0 {
@@ -151,7 +151,7 @@ func TestGPUBenchFake(t *testing.T) {
 
 // TestWorkerCommandIsHidden checks the harness's worker subcommand exists but stays out of help.
 func TestWorkerCommandIsHidden(t *testing.T) {
-	out, _, _ := emulateCLI(t, "--help")
+	out, _, _ := cli(t, "--help")
 	if regexp.MustCompile(`(?m)^\s+worker\s`).MatchString(out) || !strings.Contains(out, "gpu-bench") || !strings.Contains(out, "devices") {
 		t.Errorf("help:\n%s", out)
 	}

@@ -25,30 +25,33 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes the CLI and maps errors to exit codes: 2 for bad usage or input (usageError),
-// whatever an exitError says, 1 for everything else.
+// run executes the CLI, prints a failure's message, and returns the exit status (see exitCode).
 func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
+	code := exitCode(err)
+	var ee *exitError
+	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
+		fmt.Fprintln(os.Stderr, "tetris-hil:", err)
 	}
+	return code
+}
+
+// exitCode maps a command's error to the exit status: 0 for none, whatever an exitError says
+// (verify's 1 for an invalid schedule), 2 for bad usage or input (usageError), 1 for the rest.
+func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
 	switch {
+	case err == nil:
+		return 0
 	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "tetris-hil:", ee.msg)
-		}
 		return ee.code
 	case errors.As(err, &ue):
-		fmt.Fprintln(os.Stderr, "tetris-hil:", err)
 		return 2
-	default:
-		fmt.Fprintln(os.Stderr, "tetris-hil:", err)
-		return 1
 	}
+	return 1
 }
 
 // usageError marks bad flags or input: the message names the flag or file and the value; exit 2.

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"image/png"
 	"math"
 	"os"
@@ -14,26 +12,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// sweepCLI runs the CLI in process and returns standard output, standard error and the exit code.
-func sweepCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"--log-level", "error"}, args...))
-	err = root.ExecuteContext(context.Background())
-	var ue *usageError
-	switch {
-	case err == nil:
-	case errors.As(err, &ue):
-		code = 2
-	default:
-		code = 1
-	}
-	return out.String(), errOut.String(), code, err
-}
 
 // sweepTrace is one synthetic Mixtral-8x7B layer on 8 GPUs (trace gen --layers 1 --seed 1
 // --tokens-per-gpu 512): its dispatch and combine matrices.
@@ -48,7 +26,7 @@ func smallSweep(dir string, jobs int) []string {
 
 func TestSweepWritesGridAndPlots(t *testing.T) {
 	dir := t.TempDir()
-	stdout, stderr, code, err := sweepCLI(t, append(smallSweep(dir, 2), "--progress", "on")...)
+	stdout, stderr, code, err := runCLI(t, append(smallSweep(dir, 2), "--progress", "on")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
 	}
@@ -129,7 +107,7 @@ func TestSweepSameOutputForAnyJobs(t *testing.T) {
 		if dir == two {
 			jobs = 2
 		}
-		_, stderr, code, err := sweepCLI(t, smallSweep(dir, jobs)...)
+		_, stderr, code, err := runCLI(t, smallSweep(dir, jobs)...)
 		if code != 0 {
 			t.Fatalf("--jobs %d: exit %d: %v", jobs, code, err)
 		}
@@ -166,13 +144,13 @@ func TestSweepBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"sweep", "--demand", sweepTrace, "--out", dir, "--algo", "sunflow,bff", "--reference", "sunflow"}, tc.args...)
-			_, _, code, err := sweepCLI(t, args...)
+			_, _, code, err := runCLI(t, args...)
 			if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("exit %d, err %v; want exit 2 naming %s", code, err, tc.want)
 			}
 		})
 	}
-	if _, _, code, err := sweepCLI(t, "sweep", "--algo", "sunflow", "--reference", "sunflow"); code != 2 || !strings.Contains(err.Error(), "--out") {
+	if _, _, code, err := runCLI(t, "sweep", "--algo", "sunflow", "--reference", "sunflow"); code != 2 || !strings.Contains(err.Error(), "--out") {
 		t.Errorf("no --out: exit %d, err %v", code, err)
 	}
 }
@@ -210,10 +188,10 @@ func TestSweepMeasuredTimes(t *testing.T) {
 		return []string{"sweep", "--demand", sweepTrace, "--algo", "sunflow,bff", "--reference", "sunflow",
 			"--bandwidth", "800Gbps", "--reconfig", "0", "--out", dir}
 	}
-	if _, _, code, err := sweepCLI(t, args(plain)...); code != 0 {
+	if _, _, code, err := runCLI(t, args(plain)...); code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if _, _, code, err := sweepCLI(t, append(args(measured), "--measured", "testdata/sweep/measured-400gbps.csv")...); code != 0 {
+	if _, _, code, err := runCLI(t, append(args(measured), "--measured", "testdata/sweep/measured-400gbps.csv")...); code != 0 {
 		t.Fatalf("--measured: exit %d: %v", code, err)
 	}
 	a, b := readSweepCSV(t, plain), readSweepCSV(t, measured)
@@ -234,7 +212,7 @@ func TestSweepMeasuredTimes(t *testing.T) {
 		{[]string{"--measured", "testdata/sweep/measured-400gbps.csv", "--calibration", "x.json"}, "pick one transfer model"},
 		{[]string{"--gpu-map", "0,1"}, "--gpu-map"},
 	} {
-		if _, _, code, err := sweepCLI(t, append(args(measured), bad.args...)...); code != 2 || !strings.Contains(err.Error(), bad.want) {
+		if _, _, code, err := runCLI(t, append(args(measured), bad.args...)...); code != 2 || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: exit %d, err %v; want exit 2 naming %s", bad.args, code, err, bad.want)
 		}
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,28 +13,9 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
 
-// traceCLI runs the CLI in process and returns its standard output and exit code.
-func traceCLI(t *testing.T, args ...string) (string, int, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"--log-level", "error"}, args...))
-	err := root.ExecuteContext(context.Background())
-	var ue *usageError
-	switch {
-	case err == nil:
-		return out.String(), 0, nil
-	case errors.As(err, &ue):
-		return out.String(), 2, err
-	}
-	return out.String(), 1, err
-}
-
 func mustCLI(t *testing.T, args ...string) string {
 	t.Helper()
-	out, code, err := traceCLI(t, args...)
+	out, code, err := cli(t, args...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %v\n%s", args, code, err, out)
 	}
@@ -207,7 +186,7 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"trace", "export", "-o", filepath.Join(dir, "x.png")}, `--to "png"`},
 	} {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
-			_, code, err := traceCLI(t, c.args...)
+			_, code, err := cli(t, c.args...)
 			if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("exit %d, error %v; want exit 2 and one line containing %q", code, err, c.want)
 			}

@@ -15,7 +15,7 @@ import (
 // A schedule broken three ways (a lost byte, a wire that does not exist, and, as a barrier round,
 // a lane used twice) gets every violation listed and exit status 1.
 func TestVerifyBrokenScheduleGolden(t *testing.T) {
-	out, code, err := emulateCLI(t, "verify", "testdata/verify/broken.schedule.json", "--demand", "testdata/emulate/hand4.csv")
+	out, code, err := cli(t, "verify", "testdata/verify/broken.schedule.json", "--demand", "testdata/emulate/hand4.csv")
 	if code != 1 {
 		t.Fatalf("exit %d (%v), want 1\n%s", code, err, out)
 	}
@@ -40,7 +40,7 @@ func TestVerifyUsage(t *testing.T) {
 		{[]string{"verify", "testdata/emulate/hand4.schedule.json"}, "holds 30 matrices"},
 		{[]string{"verify"}, "takes 1 argument"},
 	} {
-		if _, code, err := emulateCLI(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, code, err := cli(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tc.args, code, err, tc.want)
 		}
 	}
@@ -59,13 +59,13 @@ func TestEveryAlgorithmVerifiesOnGeneratedTraces(t *testing.T) {
 	var files []string
 	for name, args := range traces {
 		f := filepath.Join(dir, name+".json")
-		if out, code, err := emulateCLI(t, append([]string{"trace", "gen", "-o", f}, args...)...); code != 0 {
+		if out, code, err := cli(t, append([]string{"trace", "gen", "-o", f}, args...)...); code != 0 {
 			t.Fatalf("trace gen %s: exit %d: %v\n%s", name, code, err, out)
 		}
 		files = append(files, f)
 	}
 	builtin := filepath.Join(dir, "builtin.json")
-	if out, code, err := emulateCLI(t, "trace", "export", "--layer", "0", "-o", builtin); code != 0 {
+	if out, code, err := cli(t, "trace", "export", "--layer", "0", "-o", builtin); code != 0 {
 		t.Fatalf("trace export: exit %d: %v\n%s", code, err, out)
 	}
 	files = append(files, builtin)
@@ -80,11 +80,11 @@ func TestEveryAlgorithmVerifiesOnGeneratedTraces(t *testing.T) {
 				for _, fabric := range []string{"benes", "crossbar"} {
 					s := filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", filepath.Base(f), m, algo, fabric))
 					mi := fmt.Sprint(m)
-					if out, code, err := emulateCLI(t, "schedule", "--algo", algo, "--fabric", fabric, "--demand", f, "--matrix", mi,
+					if out, code, err := cli(t, "schedule", "--algo", algo, "--fabric", fabric, "--demand", f, "--matrix", mi,
 						"--bandwidth", "800Gbps", "--reconfig", "10us", "-o", s); code != 0 {
 						t.Fatalf("schedule %s %s matrix %d: exit %d: %v\n%s", algo, filepath.Base(f), m, code, err, out)
 					}
-					if out, code, err := emulateCLI(t, "verify", s, "--demand", f, "--matrix", mi); code != 0 {
+					if out, code, err := cli(t, "verify", s, "--demand", f, "--matrix", mi); code != 0 {
 						t.Fatalf("verify %s %s matrix %d on %s: exit %d: %v\n%s", algo, filepath.Base(f), m, fabric, code, err, out)
 					}
 					checked++
