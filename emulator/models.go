@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 // TransferModel gives the time one circuit needs to move its bytes once its path is established.

@@ -7,9 +7,9 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // Config holds the timing models of a run.

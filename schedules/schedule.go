@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
@@ -152,41 +151,4 @@ func LoadSchedule(path string) (*Schedule, error) {
 	}
 	defer f.Close()
 	return ReadSchedule(f, path)
-}
-
-// WriteJSONFile writes v as indented JSON to path through a temporary file in the same directory,
-// renamed into place, so a reader never sees a half-written file.
-func WriteJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	return WriteFileAtomic(path, b)
-}
-
-// WriteFileAtomic writes data to path through a temporary file renamed into place.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; results are meant to be shared like any other output file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

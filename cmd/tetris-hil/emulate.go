@@ -12,14 +12,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 func init() { subcommands = append(subcommands, newEmulateCmd) }
@@ -349,7 +351,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 		if len(recs) > 0 && recs[0].Matrix.Index >= 0 && countMatrices(recs) > 1 {
 			rep.Totals = totals
 		}
-		if err := schedules.WriteJSONFile(f.jsonOut, rep); err != nil {
+		if err := safefile.WriteJSON(f.jsonOut, rep); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}
 	}
@@ -466,7 +468,7 @@ func writeTimelines(dir string, recs []emulateRecord) error {
 	}
 	for _, r := range recs {
 		base := filepath.Join(dir, runName(r))
-		if err := schedules.WriteJSONFile(base+".schedule.json", r.schedule); err != nil {
+		if err := safefile.WriteJSON(base+".schedule.json", r.schedule); err != nil {
 			return fmt.Errorf("--timeline: %w", err)
 		}
 		rec := struct {
@@ -476,14 +478,14 @@ func writeTimelines(dir string, recs []emulateRecord) error {
 			Result    *emulator.Result    `json:"result"`
 			Timeline  *schedules.Timeline `json:"timeline"`
 		}{emulateFormatVersion, r.Algorithm, r.Matrix, r.Result, r.timeline}
-		if err := schedules.WriteJSONFile(base+".timeline.json", rec); err != nil {
+		if err := safefile.WriteJSON(base+".timeline.json", rec); err != nil {
 			return fmt.Errorf("--timeline: %w", err)
 		}
 		var b strings.Builder
 		if err := emulator.WriteChromeTrace(&b, r.schedule, r.timeline); err != nil {
 			return fmt.Errorf("--timeline: %w", err)
 		}
-		if err := schedules.WriteFileAtomic(base+".trace.json", []byte(b.String())); err != nil {
+		if err := safefile.WriteFile(base+".trace.json", []byte(b.String())); err != nil {
 			return fmt.Errorf("--timeline: %w", err)
 		}
 	}
@@ -503,7 +505,7 @@ func writeGantts(path, format string, recs []emulateRecord) error {
 		if err := plot.Gantt(&b, format, r.schedule, r.timeline); err != nil {
 			return fmt.Errorf("--gantt %s: %w", out, err)
 		}
-		if err := schedules.WriteFileAtomic(out, b.Bytes()); err != nil {
+		if err := safefile.WriteFile(out, b.Bytes()); err != nil {
 			return fmt.Errorf("--gantt: %w", err)
 		}
 	}

@@ -5,13 +5,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
-	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 func init() { subcommands = append(subcommands, newGPUBenchCmd) }
@@ -120,7 +121,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 					src, res.SrcCPUs, dst, res.DstCPUs)
 			}
 			if jsonPath != "" {
-				if err := schedules.WriteJSONFile(jsonPath, res); err != nil {
+				if err := safefile.WriteJSON(jsonPath, res); err != nil {
 					return fmt.Errorf("--json %s: %w", jsonPath, err)
 				}
 			}

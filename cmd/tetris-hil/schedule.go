@@ -6,11 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 func init() { subcommands = append(subcommands, newScheduleCmd) }
@@ -145,7 +147,7 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
 			if out == "" || out == "-" {
 				return writeIndentedJSON(cmd.OutOrStdout(), s)
 			}
-			if err := schedules.WriteJSONFile(out, s); err != nil {
+			if err := safefile.WriteJSON(out, s); err != nil {
 				return fmt.Errorf("-o %s: %w", out, err)
 			}
 			logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).

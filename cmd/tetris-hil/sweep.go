@@ -11,14 +11,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
@@ -269,7 +271,7 @@ func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (str
 		Transfer: transfer, Reconfig: "parallel (α_r of each cell per switch change)", RNBMapping: f.rnbMapping,
 		ResultsFile: "sweep.csv"}
 	path := filepath.Join(f.out, "sweep.json")
-	return path, schedules.WriteJSONFile(path, m)
+	return path, safefile.WriteJSON(path, m)
 }
 
 // writeSweepFiles writes the CSV and the plots into dir and returns their paths.
@@ -281,7 +283,7 @@ func writeSweepFiles(dir string, res *sweep.Result) ([]string, error) {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		path := filepath.Join(dir, name)
-		if err := schedules.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
 			return err
 		}
 		files = append(files, path)

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/spf13/cobra"
 
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 	"github.com/tetris-hil/tetris-hil/schedules/trace/heatmap"
 	"github.com/tetris-hil/tetris-hil/schedules/trace/synth"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 func init() { subcommands = append(subcommands, newTraceCmd) }
@@ -43,7 +45,7 @@ func writeTrace(path string, t *trace.Trace) error {
 	if err != nil {
 		return err
 	}
-	return schedules.WriteFileAtomic(path, b)
+	return safefile.WriteFile(path, b)
 }
 
 func requireOut(out string) error {
@@ -354,7 +356,7 @@ is ignored. --heatmap draws one matrix (--matrix, default the first selected) as
 				if err := heatmap.Draw(&buf, nd.Demand, fmt.Sprintf("%s #%d: %s", filepath.Base(name), nd.Index, t.Matrices[nd.Index].Label())); err != nil {
 					return err
 				}
-				if err := schedules.WriteFileAtomic(heat, buf.Bytes()); err != nil {
+				if err := safefile.WriteFile(heat, buf.Bytes()); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "heatmap of #%d written to %s (bottleneck endpoints outlined in red)\n", nd.Index, heat)
@@ -473,7 +475,7 @@ matrix: pick it with --matrix (or --layer and --phase). The format follows the e
 			if err != nil {
 				return err
 			}
-			if err := schedules.WriteFileAtomic(out, buf.Bytes()); err != nil {
+			if err := safefile.WriteFile(out, buf.Bytes()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices as %s\n", out, len(sel), to)

@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // Colours of the Gantt chart. Transmissions take the colour of their receiver (cycling through

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/tetris-hil/tetris-hil/schedules/units"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 // WriteCSV writes one row per (bandwidth, α_r, algorithm), in grid order: the human-readable

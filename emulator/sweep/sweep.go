@@ -19,8 +19,8 @@ import (
 	"sync/atomic"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // DefaultReference is the algorithm every other one is compared with.

@@ -20,6 +20,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 // Config is one sweep.
@@ -225,7 +226,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		if reasons == "" {
 			reasons = "none"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%d→%d\t%d→%d\t%s\t\n", FormatBytes(row.Bytes),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%d→%d\t%d→%d\t%s\t\n", units.FormatBinary(row.Bytes),
 			us(row.Median), us(row.Min), us(row.Max), row.GBps,
 			row.Before.TemperatureC, row.After.TemperatureC, row.Before.SMClockMHz, row.After.SMClockMHz, reasons)
 	}
@@ -233,14 +234,3 @@ func WriteTable(w io.Writer, r *Result) error {
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/1e3) }
-
-// FormatBytes writes a size with a binary unit ("4 KiB", "1 GiB", "1536 B").
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for i < len(units)-1 && n >= 1024 && n%1024 == 0 {
-		n /= 1024
-		i++
-	}
-	return fmt.Sprintf("%d %s", n, units[i])
-}

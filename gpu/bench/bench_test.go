@@ -18,6 +18,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 // The test binary doubles as the worker, as `tetris-hil worker` would be.
@@ -64,13 +65,13 @@ func checkModel(t *testing.T, res *Result, m fake.Model, src, dst int) {
 	for _, r := range res.Rows {
 		want := alpha + float64(r.Bytes)/bw
 		if got := r.Median.Seconds(); math.Abs(got/want-1) > 0.03 {
-			t.Errorf("%s: median %.4g s, α+m/B = %.4g s", FormatBytes(r.Bytes), got, want)
+			t.Errorf("%s: median %.4g s, α+m/B = %.4g s", units.FormatBinary(r.Bytes), got, want)
 		}
 		if gb := float64(r.Bytes) / r.Median.Seconds() / 1e9; math.Abs(gb-r.GBps) > 1e-9*gb {
-			t.Errorf("%s: GB/s %g, bytes/median = %g", FormatBytes(r.Bytes), r.GBps, gb)
+			t.Errorf("%s: GB/s %g, bytes/median = %g", units.FormatBinary(r.Bytes), r.GBps, gb)
 		}
 		if len(r.Times) != 21 || r.Min > r.Median || r.Max < r.Median {
-			t.Errorf("%s: %d times, min %v median %v max %v", FormatBytes(r.Bytes), len(r.Times), r.Min, r.Median, r.Max)
+			t.Errorf("%s: %d times, min %v median %v max %v", units.FormatBinary(r.Bytes), len(r.Times), r.Min, r.Median, r.Max)
 		}
 	}
 }
@@ -161,14 +162,6 @@ func TestSizes(t *testing.T) {
 	}
 	if _, err := Sizes(0, 10); err == nil {
 		t.Error("Sizes(0, 10) succeeded")
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 3 << 20: "3 MiB", 0: "0 B"} {
-		if got := FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"pgregory.net/rapid"
 
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
@@ -136,7 +138,7 @@ func TestScheduleGolden(t *testing.T) {
 		}
 		path := filepath.Join("testdata", "table3x3-"+string(fabric)+".json")
 		if goldenfile.Update() {
-			if err := schedules.WriteJSONFile(path, s); err != nil {
+			if err := safefile.WriteJSON(path, s); err != nil {
 				t.Fatal(err)
 			}
 		}

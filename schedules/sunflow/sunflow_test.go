@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"pgregory.net/rapid"
 
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
@@ -172,7 +174,7 @@ func TestScheduleGolden(t *testing.T) {
 func golden(t *testing.T, path string, s *schedules.Schedule) {
 	t.Helper()
 	if goldenfile.Update() {
-		if err := schedules.WriteJSONFile(path, s); err != nil {
+		if err := safefile.WriteJSON(path, s); err != nil {
 			t.Fatal(err)
 		}
 	}

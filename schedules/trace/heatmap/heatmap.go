@@ -14,8 +14,8 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/units"
 )
 
 // Colours of the figure, exported so that tests and callers can find the marks.

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+
 	"github.com/tetris-hil/tetris-hil/schedules/trace/synth"
 )
 
@@ -18,7 +19,7 @@ func main() {
 	if err == nil {
 		var b []byte
 		if b, err = t.Marshal(); err == nil {
-			err = schedules.WriteFileAtomic(*out, b)
+			err = safefile.WriteFile(*out, b)
 		}
 	}
 	if err != nil {

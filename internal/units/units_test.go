@@ -92,3 +92,11 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatBinary(t *testing.T) {
+	for n, want := range map[int64]string{4096: "4 KiB", 1 << 30: "1 GiB", 1536: "1536 B", 3 << 20: "3 MiB", 0: "0 B"} {
+		if got := FormatBinary(n); got != want {
+			t.Errorf("FormatBinary(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

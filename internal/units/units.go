@@ -161,3 +161,15 @@ func FormatBytes(b int64) string {
 	}
 	return strconv.FormatInt(b, 10) + "B"
 }
+
+// FormatBinary prints a byte count exactly, in the largest binary unit that divides it, with a
+// space: "4 KiB", "1 GiB", "1536 B". Message-size sweeps use it, where 1.5MiB would hide a size.
+func FormatBinary(n int64) string {
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for i < len(names)-1 && n >= 1024 && n%1024 == 0 {
+		n /= 1024
+		i++
+	}
+	return strconv.FormatInt(n, 10) + " " + names[i]
+}
