@@ -155,6 +155,10 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 	if _, err := os.Stat(cut + ".partial"); err != nil {
 		t.Fatalf("no partial file: %v\n%s", err, out)
 	}
+	if _, code, err := cli(t, append(args, "-o", cut, "--resume", "--reps", "7")...); code != 2 || err == nil ||
+		!strings.Contains(err.Error(), "plan.reps: 7 here, 5 in the file") {
+		t.Errorf("resume with another plan: exit %d, %v; want exit 2 naming the field", code, err)
+	}
 	cmd, out = run("-o", cut, "--resume")
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("resumed run: %v\n%s", err, out)
