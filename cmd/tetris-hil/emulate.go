@@ -137,7 +137,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.algo, "algo", "all", "schedulers to run: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "execute this schedule file as it is instead of scheduling")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
-	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated NVML indices, PCI bus ids or UUIDs of the calibration's GPUs (default: port i is GPU i)")
+	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
 	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	fs.StringVar(&f.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&f.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
@@ -160,11 +160,15 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 		if err != nil {
 			return cfg, usagef("--calibration %q: %v", f.calibration, err)
 		}
-		// Entries are GPU indices, PCI bus ids or UUIDs; one the calibration was not taken on is
-		// an error naming it and the calibration's GPUs.
-		gpuOf, err := cal.GPUMap(f.gpuMap)
-		if err != nil {
-			return cfg, usagef("--gpu-map %q with --calibration %q: %v", f.gpuMap, f.calibration, err)
+		var gpuOf []int
+		if f.gpuMap != "" {
+			for _, p := range strings.Split(f.gpuMap, ",") {
+				g, err := strconv.Atoi(strings.TrimSpace(p))
+				if err != nil {
+					return cfg, usagef("--gpu-map %q: %q is not a GPU index", f.gpuMap, p)
+				}
+				gpuOf = append(gpuOf, g)
+			}
 		}
 		if cfg.Transfer, err = emulator.AlphaBetaModel(cal, gpuOf); err != nil {
 			if f.gpuMap != "" {
