@@ -145,7 +145,14 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 
 	cut := filepath.Join(dir, "cut.json")
 	cmd, out = run("-o", cut)
-	time.Sleep(1500 * time.Millisecond) // the isolated steps, then some of the permutation rounds
+	// The first finished step writes the partial file; the permutation rounds (38 steps released
+	// 100 ms ahead each) keep the run going for seconds after it.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(cut + ".partial"); err == nil {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
