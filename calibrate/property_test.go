@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -63,6 +64,27 @@ func TestPropertyGeometricSizes(t *testing.T) {
 			if s[i] <= s[i-1] || (i < len(s)-1 && s[i]%256 != 0) {
 				t.Fatalf("size %d: %d after %d", i, s[i], s[i-1])
 			}
+		}
+	})
+}
+
+// TestPropertyMedian: selection gives the median a sort gives.
+func TestPropertyMedian(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.SliceOfN(rapid.Float64Range(-1e3, 1e3), 1, 200).Draw(t, "v")
+		if rapid.Bool().Draw(t, "ties") {
+			for i := range v {
+				v[i] = math.Round(v[i] / 300)
+			}
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		want := s[len(s)/2]
+		if len(s)%2 == 0 {
+			want = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		if got := median(slices.Clone(v)); got != want {
+			t.Fatalf("median(%v) = %g, want %g", v, got, want)
 		}
 	})
 }
