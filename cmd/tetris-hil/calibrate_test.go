@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 // TestCalibrateThenEmulate is the loop the calibration closes: calibrate on fake devices, then
@@ -66,6 +67,16 @@ func TestCalibrateThenEmulate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("emulate --measured: exit %d: %v\n%s", code, err, out)
 	}
+}
+
+// TestCalibrateShowGolden pins the report of a fixture calibration (three fake GPUs with a knee
+// planted at 1 MiB): α and bandwidth matrices, the worst fits with their pieces.
+func TestCalibrateShowGolden(t *testing.T) {
+	out, code, err := cli(t, "calibrate", "show", "testdata/calibrate/knee3.json")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %v", code, err)
+	}
+	goldenfile.Check(t, filepath.Join("testdata", "calibrate", "knee3.show.golden.txt"), []byte(out))
 }
 
 // TestCalibrateShowAndPlot prints a calibration and draws it in both formats.
