@@ -390,7 +390,7 @@ func printTrace(w io.Writer, t *trace.Trace, name string, sel []namedDemand, bw,
 	}
 	fmt.Fprintf(w, "bounds at %s per port, α_r = %s\n\n", units.FormatBandwidth(bw), units.FormatSeconds(alphaR))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tlayer\tphase\tdataset\ttotal\tmax Tx\tmax Rx\tbottlenecks\tΔ\tskew\tRx max/mean\tT_min\tT_min+α_r\t")
+	fmt.Fprintln(tw, "#\tlayer\tphase\tdataset\ttotal\tmax Tx\tmax Rx\tbottlenecks\tΔ\tskew\tRx max/mean\tT_min\tT_min+d·α_r\t")
 	var total int64
 	for _, nd := range sel {
 		mx := &t.Matrices[nd.Index]
