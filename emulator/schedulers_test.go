@@ -106,7 +106,7 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 // circuit with the same rule.
 func TestPlannedEqualsEmulated(t *testing.T) {
 	for mname, d := range testMatrices() {
-		for _, name := range []string{"tetris", "snb", "bvn", "bvn-maxmin", "maxweight", "solstice", "sunflow", "bff"} {
+		for _, name := range []string{"tetris", "snb", "bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice", "sunflow", "bff"} {
 			for _, alpha := range []float64{0, 100e-9, 10e-6, 1e-3} {
 				for _, noPartial := range []bool{false, true} {
 					if noPartial && name != "tetris" && name != "snb" {
