@@ -106,10 +106,10 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 // circuit with the same rule.
 func TestPlannedEqualsEmulated(t *testing.T) {
 	for mname, d := range testMatrices() {
-		for _, name := range []string{"tetris", "snb", "bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice", "sunflow", "bff"} {
+		for _, name := range []string{"tetris", "tetris+", "snb", "bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice", "sunflow", "bff"} {
 			for _, alpha := range []float64{0, 100e-9, 10e-6, 1e-3} {
 				for _, noPartial := range []bool{false, true} {
-					if noPartial && name != "tetris" && name != "snb" {
+					if noPartial && name != "tetris" && name != "tetris+" && name != "snb" {
 						continue // a Tetris ablation: the others ignore it
 					}
 					t.Run(fmt.Sprintf("%s/%s/α=%g/no-partial=%v", name, mname, alpha, noPartial), func(t *testing.T) {

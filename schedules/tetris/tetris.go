@@ -107,6 +107,11 @@ type planner struct {
 }
 
 func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step)) (*schedules.Schedule, error) {
+	return planWith(ctx, d, o, trace, nil)
+}
+
+// planWith is plan with the rule changes of tetris+ (nil: the paper's rules).
+func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step), rules *plusRules) (*schedules.Schedule, error) {
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("tetris: %w", err)
 	}
@@ -135,7 +140,7 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 		},
 		Circuits: []schedules.Circuit{},
 	}
-	p := &planner{d: d, n: n, b: o.Bandwidth, alpha: o.Reconfig, o: o}
+	p := &planner{d: d, n: n, b: o.Bandwidth, alpha: rules.costAlpha(o.Reconfig), o: o}
 	if o.Fabric == schedules.Crossbar {
 		s.Fabric = schedules.Crossbar
 		p.fp = newCrossbarPlan(n, o.Reconfig)
