@@ -2,7 +2,8 @@
 // selection with a degree-coverage progress guarantee, RNB-aware Beneš routing (Algorithm 3), and
 // independent per-circuit start times under partial reconfiguration. The same planner on the ideal
 // crossbar is the strictly non-blocking reference ("snb"), and the three ablations of seed 000
-// Figure 6 are options of the same code.
+// Figure 6 are options of the same code. "tetris+" (plus.go) plans with several cost weightings
+// and keeps the plan that completes first.
 //
 // Each iteration plans one matching:
 //
