@@ -67,16 +67,16 @@ var plusFamily = []plusMember{
 
 // Plus plans d with every member of the tetris+ family and returns the schedule that completes
 // first (planned end of its last circuit), ties to the paper's rules. Options are honoured as by
-// Schedule; with o.NoDegreeCoverage set the degree-covering members coincide with the last one.
+// Schedule; with o.NoDegreeCoverage set every member selects without coverage.
 func Plus(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
 	var best *schedules.Schedule
 	bestEnd, bestName := 0.0, ""
-	for i, m := range plusFamily {
+	for _, m := range plusFamily {
 		if o.Reconfig == 0 && m.rules != nil {
 			continue // scaling zero changes nothing
 		}
-		if o.NoDegreeCoverage && i > 0 {
-			break // every member is the paper's rules without coverage
+		if o.NoDegreeCoverage && m.ndc {
+			continue // the paper's member already selects without coverage
 		}
 		mo := o
 		mo.NoDegreeCoverage = o.NoDegreeCoverage || m.ndc
