@@ -89,7 +89,7 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
 	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
-	fs.StringVar(&f.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
+	fs.StringVar(&f.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
 	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	return cmd
 }

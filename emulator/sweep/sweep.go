@@ -45,7 +45,7 @@ type Config struct {
 	// SNB reference runs on a crossbar, everything else on Beneš).
 	Fabric schedules.FabricKind
 	// RNBMapping is passed to every scheduler as schedules.Options.RNBMapping: how Sunflow's and
-	// BFF's plans get Beneš paths ("" or "looping", the default; "avoid-live").
+	// BFF's plans get Beneš paths ("" or "earliest", the default; "looping"; "avoid-live").
 	RNBMapping string
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int
