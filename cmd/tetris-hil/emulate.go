@@ -50,7 +50,7 @@ changes; with several matrices, a total over them (one inference pass).
 
 Timing models: transfers take bytes/bandwidth unless --calibration (per-GPU-pair α + β·bytes) or
 --measured (a table of measured times) is given; reconfiguration is --reconfig per change, all in
-parallel (the seed's model), or with --reconfig-model controller, commands serialised through one
+parallel (the Tetris paper's model), or with --reconfig-model controller, commands serialised through one
 controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w). Schedulers plan
 with --bandwidth and --reconfig whatever the execution model; lower bounds use --bandwidth and
 the reconfiguration model's delay for one command (α_r, or T_r + T_w).

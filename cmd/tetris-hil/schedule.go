@@ -143,6 +143,11 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
 			if len(names) != 1 {
 				return usagef("--algo %q: schedule takes one algorithm", algo)
 			}
+			if out != "" && out != "-" {
+				if err := safefile.Check(out); err != nil {
+					return usagef("-o %q: %v", out, err)
+				}
+			}
 			ds, err := src.load()
 			if err != nil {
 				return err

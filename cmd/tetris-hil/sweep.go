@@ -24,7 +24,7 @@ import (
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
 
-// The grid of seed 000 Figure 8, and the cell (its default configuration) that Figure 7(b)'s
+// The grid of Tetris Figure 8, and the cell (its default configuration) that Figure 7(b)'s
 // distribution is drawn for.
 const (
 	defaultSweepBandwidths = "100Gbps,200Gbps,400Gbps,800Gbps"
@@ -53,7 +53,7 @@ func newSweepCmd() *cobra.Command {
 	f := &sweepFlags{}
 	cmd := &cobra.Command{
 		Use:   "sweep --out DIR [--demand FILE] [--algo LIST] [--bandwidth LIST] [--reconfig LIST]",
-		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (seed Figures 7(b), 8, 10)",
+		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (Tetris Figures 7(b), 8, 10)",
 		Long: `sweep schedules every matrix of a trace with every algorithm at every (bandwidth, α_r)
 cell of a grid, executes each schedule in the emulator (transfer time bytes/b, parallel switch
 reconfiguration α_r), and sums completion times over all matrices: one inference pass.
