@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/emulator/sweep"
 )
 
 // sweepTrace is one synthetic Mixtral-8x7B layer on 8 GPUs (trace gen --layers 1 --seed 1
@@ -76,7 +78,7 @@ func TestSweepWritesGridAndPlots(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	var manifest sweepManifest
+	var manifest sweep.Manifest
 	if b, err := os.ReadFile(filepath.Join(dir, "sweep.json")); err != nil {
 		t.Error(err)
 	} else if err := json.Unmarshal(b, &manifest); err != nil {
@@ -237,7 +239,7 @@ func TestSweepFabricAblationAndController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m sweepManifest
+	var m sweep.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -482,3 +482,36 @@ func TestRunPlanOptions(t *testing.T) {
 		t.Errorf("no-partial completion %g, partial %g: want the barrier ablation slower", b, p)
 	}
 }
+
+// WriteFiles writes the CSV, a heatmap per baseline in both formats and the distribution, and
+// the manifest last; NewManifest records the ablations and a non-Beneš fabric.
+func TestWriteFilesAndManifest(t *testing.T) {
+	cfg := handConfig()
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Fabric, cfg.Plan.NoPartial = schedules.Crossbar, true
+	m := NewManifest(res, cfg, "tool", nil)
+	if m.Fabric != "crossbar" || !reflect.DeepEqual(m.Ablations, []string{"no-partial"}) || m.Reference != parallelAlgo {
+		t.Errorf("manifest %+v", m)
+	}
+	dir := t.TempDir()
+	files, err := res.WriteFiles(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	want := []string{"sweep.csv", "speedup-" + serialAlgo + ".svg", "speedup-" + serialAlgo + ".png",
+		"completion-vs-lower-bound.svg", "completion-vs-lower-bound.png", "sweep.json"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("wrote %v, want %v", names, want)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteSummary(&buf); err != nil || !strings.Contains(buf.String(), serialAlgo+" / "+parallelAlgo) {
+		t.Errorf("summary (%v):\n%s", err, buf.String())
+	}
+}
