@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
-	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -286,13 +284,13 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		inputs = inputs[1:] // a schedule file alone: no demand was read
 	}
 	if f.timelineDir != "" {
-		if err := writeTimelines(f.timelineDir, out.Records, cfg.Exec, inputs); err != nil {
-			return err
+		if err := experiment.WriteTimelines(f.timelineDir, out.Records, cfg.Exec, provenance.Tool(), inputs); err != nil {
+			return fmt.Errorf("--timeline %s: %w", f.timelineDir, err)
 		}
 	}
 	if f.gantt != "" {
-		if err := writeGantts(f.gantt, ganttFormat, out.Records); err != nil {
-			return err
+		if err := experiment.WriteGantts(f.gantt, ganttFormat, out.Records); err != nil {
+			return fmt.Errorf("--gantt %s: %w", f.gantt, err)
 		}
 	}
 	if f.jsonOut != "" {
@@ -351,64 +349,3 @@ func safeDiv(a, b float64) float64 {
 	return a / b
 }
 
-// writeTimelines writes, per run, the schedule, the run record and a Chrome trace.
-func writeTimelines(dir string, recs []experiment.Record, exec emulator.Config, inputs []provenance.Input) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--timeline %s: %w", dir, err)
-	}
-	tool := provenance.Tool()
-	for i := range recs {
-		r := &recs[i]
-		base := filepath.Join(dir, runName(r))
-		if err := safefile.WriteJSON(base+".schedule.json", r.Schedule); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		var b bytes.Buffer
-		if err := emulator.WriteChromeTrace(&b, r.Schedule, r.Timeline); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		if err := safefile.WriteFile(base+".trace.json", b.Bytes()); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-	}
-	return nil
-}
-
-// writeGantts draws one chart per run: to path itself for a single run, else to path with the
-// run's name before the extension.
-func writeGantts(path, format string, recs []experiment.Record) error {
-	for i := range recs {
-		r := &recs[i]
-		out := path
-		if len(recs) > 1 {
-			ext := filepath.Ext(path)
-			out = strings.TrimSuffix(path, ext) + "-" + runName(r) + ext
-		}
-		var b bytes.Buffer
-		if err := plot.Gantt(&b, format, r.Schedule, r.Timeline); err != nil {
-			return fmt.Errorf("--gantt %s: %w", out, err)
-		}
-		if err := safefile.WriteFile(out, b.Bytes()); err != nil {
-			return fmt.Errorf("--gantt: %w", err)
-		}
-	}
-	return nil
-}
-
-// runName is a file-name-safe name for one run: m<index>-<algorithm>.
-func runName(r *experiment.Record) string {
-	m := "schedule"
-	if r.Matrix.Index >= 0 {
-		m = "m" + strconv.Itoa(r.Matrix.Index)
-	}
-	alg := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			return c
-		}
-		return '_'
-	}, r.Algorithm)
-	return m + "-" + alg
-}

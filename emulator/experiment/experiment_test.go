@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
 	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
@@ -266,5 +269,43 @@ func TestRunSchedule(t *testing.T) {
 	r := out.Records[0]
 	if r.CompletionSeconds != 1.5 || r.LowerBoundSeconds != 0 || r.Timeline == nil || r.Schedule != lossy {
 		t.Errorf("record %+v: want completion 1.5 s, no bound, the run kept", r)
+	}
+}
+
+// WriteTimelines writes per run a schedule, a run record that reads back and passes the
+// verifier, and a Chrome trace; a run that was not kept is an error, not an empty file.
+func TestWriteTimelines(t *testing.T) {
+	cfg := handConfig(1e-6)
+	cfg.KeepRuns = true
+	out, err := Run(context.Background(), handMatrices(t), cfg, Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "runs")
+	inputs := []provenance.Input{provenance.Builtin("demand", "hand")}
+	if err := WriteTimelines(dir, out.Records, cfg.Exec, "tool", inputs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Records {
+		base := filepath.Join(dir, r.Name())
+		rec, err := emulator.LoadRunRecord(base + ".timeline.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := schedules.LoadSchedule(base + ".schedule.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vs := schedules.VerifyTimeline(s, rec.Timeline); len(vs) > 0 || rec.Source != emulator.SourceEmulator ||
+			rec.Tool != "tool" || !reflect.DeepEqual(rec.Inputs, inputs) || rec.Result.Completion != r.CompletionSeconds {
+			t.Errorf("%s: record %+v, violations %v", r.Name(), rec, vs)
+		}
+		if _, err := os.Stat(base + ".trace.json"); err != nil {
+			t.Error(err)
+		}
+	}
+	out.Records[0].Timeline = nil
+	if err := WriteTimelines(dir, out.Records, cfg.Exec, "tool", nil); err == nil || !strings.Contains(err.Error(), "not kept") {
+		t.Errorf("run not kept: %v", err)
 	}
 }
