@@ -348,4 +348,3 @@ func safeDiv(a, b float64) float64 {
 	}
 	return a / b
 }
-
