@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 )
@@ -62,9 +63,9 @@ func NewPlan(algorithm string, p Params) (*Plan, error) {
 	case Tree:
 		return treePlan(p.Nodes), nil
 	case TreeRing:
-		return treeRingPlan(p.Nodes, p.K(), false), nil
+		return treeRingPlan(p, false), nil
 	case TreeRingAlt:
-		return treeRingPlan(p.Nodes, p.K(), true), nil
+		return treeRingPlan(p, true), nil
 	}
 	return nil, fmt.Errorf("algorithm %q: want one of %s", algorithm, strings.Join(Algorithms, ", "))
 }
@@ -129,7 +130,15 @@ type gap struct{ lo, hi int }
 // with e), which leaves the two new fragments about equal; in the alternating version every node
 // that has the message branches in every stage, targets spread evenly over the gaps. Targets start
 // new chains; every chain's TTL stops it just before the next target.
-func treeRingPlan(n, k int, alternating bool) *Plan {
+//
+// The rounding of k can put a target where the chain would arrive first; a gap's end node
+// branches only where its branch lands no later than the chain (minGain hops ahead of it).
+func treeRingPlan(p Params, alternating bool) *Plan {
+	n, k := p.Nodes, p.K()
+	sf := p.S() * p.TF
+	// An end node's branch leaves after its own forward (or its header, if later), takes T_c,
+	// then one forward: the chain covers a hop per S·T_f in the meantime.
+	minGain := int(math.Ceil((math.Max(sf, p.HeaderCost()) + p.TC() + sf) / sf * (1 - 1e-12)))
 	name := TreeRing
 	if alternating {
 		name = TreeRingAlt
@@ -152,9 +161,9 @@ func treeRingPlan(n, k int, alternating bool) *Plan {
 		for _, g := range gaps {
 			splits = append(splits, split{g: g, rest: g.hi - g.lo + 1 - k})
 		}
-		// The end node's own branch (both versions).
+		// The end node's own branch (both versions), where it gains on the chain.
 		for i := range splits {
-			if splits[i].rest >= 1 {
+			if e := splits[i].g.lo - 1; splits[i].rest >= 1 && e+(splits[i].g.hi-e+1+k)/2-e >= minGain {
 				splits[i].m = 1
 			}
 		}
