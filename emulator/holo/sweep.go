@@ -125,40 +125,83 @@ type Crossover struct {
 	To         int      `json:"to"`
 }
 
-// Crossovers scans every N from lo to hi and finds where the tree, the tree embedded in a ring and
-// its alternating version overtake the ring, by the closed forms and by the simulator.
-func Crossovers(ctx context.Context, p Params, lo, hi int) ([]Crossover, error) {
+// Scan is every algorithm's simulated and closed-form time at every N of a range.
+type Scan struct {
+	Params     Params   `json:"params"`
+	From       int      `json:"from"`
+	To         int      `json:"to"`
+	Algorithms []string `json:"algorithms"`
+	// Simulated[a][n−From] and Closed[a][n−From] are algorithm a's times at N = n.
+	Simulated map[string][]float64 `json:"simulated_seconds"`
+	Closed    map[string][]float64 `json:"closed_form_seconds"`
+}
+
+// ScanNodes simulates every algorithm at every N from lo to hi (p.Nodes is ignored).
+func ScanNodes(ctx context.Context, p Params, lo, hi int, algorithms []string) (*Scan, error) {
 	if lo < 2 || hi < lo || hi > MaxNodes {
-		return nil, fmt.Errorf("crossover range %d:%d: want 2 ≤ from ≤ to ≤ %d", lo, hi, MaxNodes)
+		return nil, fmt.Errorf("node range %d:%d: want 2 ≤ from ≤ to ≤ %d", lo, hi, MaxNodes)
 	}
-	others := []string{Tree, TreeRing, TreeRingAlt}
-	out := make([]Crossover, len(others))
-	for i, a := range others {
-		out[i] = Crossover{Versus: a, From: lo, To: hi}
-		if q, ok := PaperInequalities[a]; ok {
-			out[i].Paper, out[i].PaperBelow = q.Text, q.Below()
-		}
-	}
+	sc := &Scan{Params: p, From: lo, To: hi, Algorithms: algorithms,
+		Simulated: map[string][]float64{}, Closed: map[string][]float64{}}
 	for n := lo; n <= hi; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		q := p
 		q.Nodes = n
-		ring, err := Simulate(Ring, q)
-		if err != nil {
-			return nil, err
-		}
-		ringCF, _ := ClosedForm(Ring, q)
-		for i, a := range others {
-			r, err := Simulate(a, q)
+		for _, a := range algorithms {
+			plan, err := NewPlan(a, q)
 			if err != nil {
 				return nil, err
 			}
-			cf, _ := ClosedForm(a, q)
-			out[i].Closed.add(n, ringCF, cf)
-			out[i].Simulated.add(n, ring.Seconds, r.Seconds)
+			r, err := Run(ctx, q, plan)
+			if err != nil {
+				return nil, err
+			}
+			cf, err := ClosedForm(a, q)
+			if err != nil {
+				return nil, err
+			}
+			sc.Simulated[a] = append(sc.Simulated[a], r.Seconds)
+			sc.Closed[a] = append(sc.Closed[a], cf)
 		}
 	}
-	return out, nil
+	sc.Params.Nodes = 0
+	return sc, nil
+}
+
+// Crossovers finds, in the scan, where each tree algorithm it holds overtakes the ring, by the
+// closed forms and by the simulator, next to the paper's simplified inequality.
+func (sc *Scan) Crossovers() []Crossover {
+	var out []Crossover
+	ring, ok := sc.Simulated[Ring]
+	if !ok {
+		return nil
+	}
+	for _, a := range []string{Tree, TreeRing, TreeRingAlt} {
+		sim, ok := sc.Simulated[a]
+		if !ok {
+			continue
+		}
+		c := Crossover{Versus: a, From: sc.From, To: sc.To}
+		if q, ok := PaperInequalities[a]; ok {
+			c.Paper, c.PaperBelow = q.Text, q.Below()
+		}
+		for i := range sim {
+			c.Closed.add(sc.From+i, sc.Closed[Ring][i], sc.Closed[a][i])
+			c.Simulated.add(sc.From+i, ring[i], sim[i])
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Crossovers scans every N from lo to hi and finds where the tree, the tree embedded in a ring and
+// its alternating version overtake the ring, by the closed forms and by the simulator.
+func Crossovers(ctx context.Context, p Params, lo, hi int) ([]Crossover, error) {
+	sc, err := ScanNodes(ctx, p, lo, hi, []string{Ring, Tree, TreeRing, TreeRingAlt})
+	if err != nil {
+		return nil, err
+	}
+	return sc.Crossovers(), nil
 }
