@@ -18,12 +18,6 @@ var (
 
 func withN(p Params, n int) Params { p.Nodes = n; return p }
 
-// near is equality to floating-point rounding: the simulator adds the same terms one event at a
-// time that the closed form multiplies out.
-func near(a, b float64) bool {
-	return math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
-}
-
 func simulate(t testing.TB, algorithm string, p Params) *Result {
 	t.Helper()
 	r, err := Simulate(algorithm, p)
