@@ -255,6 +255,11 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 		if alternating {
 			others = append(others, newOthers...)
 		}
+		unreached := 0
+		for _, g := range next {
+			unreached += g.hi - g.lo + 1
+		}
+		plan.Reached = append(plan.Reached, n-unreached)
 		gaps = next
 	}
 	// Chains: from each origin (node 0 and every target) to just before the next target.
@@ -278,6 +283,18 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 		}
 	}
 	return plan
+}
+
+// AlternatingReached is the number of nodes that have the message after stage i of the
+// alternating tree embedded in a ring while the ring is large enough, from Er-El and Feitelson
+// §3.1.4's recurrences: e(i) = 2·e(i−1) + o(i−1) end nodes, o(i) = k·e(i−1) + o(i−1) others, with
+// e(0) = 1 (the source) and o(0) = 0.
+func AlternatingReached(k, i int) int {
+	e, o := 1, 0
+	for ; i > 0; i-- {
+		e, o = 2*e+o, k*e+o
+	}
+	return e + o
 }
 
 type splitItem struct{ i, rest, m int }

@@ -53,6 +53,9 @@ type Plan struct {
 	Sends     [][]Send  `json:"sends"`
 	// Stages is the number of stages the planner used (0 where the notion does not apply).
 	Stages int `json:"stages"`
+	// Reached is, for the tree-in-ring planners, the nodes that have the message after each
+	// planned stage.
+	Reached []int `json:"reached_per_stage,omitempty"`
 	// K is the overlap k of the tree-in-ring planners (0 for the others).
 	K int `json:"k,omitempty"`
 }

@@ -352,3 +352,36 @@ func TestParseAlgorithms(t *testing.T) {
 		t.Error("bus accepted")
 	}
 }
+
+// The alternating planner reaches, stage by stage, the nodes the paper's recurrences count while
+// the ring is large enough; the plain one reaches k + 2 in the first stage and then less than
+// doubles its branches.
+func TestAlternatingFollowsRecurrence(t *testing.T) {
+	for _, k := range []int{3, 11} {
+		// H = 0 and T_c = (k−1)·S·T_f give exactly this k.
+		p := Params{Nodes: MaxNodes, TB: 2e-9, TF: 1e-9, Size: 100, Header: 0}
+		p.TW = float64(k-1) * p.S() * p.TF
+		if p.K() != k {
+			t.Fatalf("k = %d, want %d", p.K(), k)
+		}
+		plan, err := NewPlan(TreeRingAlt, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; AlternatingReached(k, i) < MaxNodes/8; i++ {
+			if got, want := plan.Reached[i-1], AlternatingReached(k, i); got != want {
+				t.Errorf("k = %d stage %d: planned %d nodes, recurrence e(i)+o(i) = %d", k, i, got, want)
+			}
+		}
+		plain, _ := NewPlan(TreeRing, p)
+		if plain.Reached[0] != k+2 || plain.Stages <= plan.Stages {
+			t.Errorf("k = %d: plain reaches %v in %d stages, alternating %d stages", k, plain.Reached[:3], plain.Stages, plan.Stages)
+		}
+		if _, err := Run(context.Background(), p, plan); err != nil {
+			t.Error(err)
+		}
+	}
+	if got := AlternatingReached(10, 2); got != 44 {
+		t.Errorf("e(2)+o(2) at k = 10: %d, want 4k+4 = 44", got)
+	}
+}

@@ -86,7 +86,12 @@ func note(algorithm string, p Params) string {
 		return fmt.Sprintf("approximation: the paper's −3.3 is lg(S·T_f/(T_d+T_c)) for T_c ≈ 10·S·T_f (here %.2f with k = %d); it drops the +1 stage of lg(N/k)+1 and the ring finish of the last fragments; the end node's header lift overlaps its forward here",
 			math.Log2(p.S()*p.TF/(p.HeaderCost()+p.TC())), p.K())
 	case TreeRingAlt:
-		return fmt.Sprintf("the paper bounds the stages by 2·log_k N (k = %d) and gives no exact count", p.K())
+		stages := 0
+		for AlternatingReached(p.K(), stages) < p.Nodes {
+			stages++
+		}
+		return fmt.Sprintf("the paper bounds the stages by 2·log_k N = %.2f (k = %d) and gives no exact count; its recurrences e(i), o(i) reach N in %d stages",
+			2*math.Log2(float64(p.Nodes))/math.Log2(float64(p.K())), p.K(), stages)
 	}
 	return ""
 }
