@@ -150,7 +150,7 @@ func WriteSweep(w io.Writer, p Params, algorithms []string, points []Point, cros
 		return nil
 	}
 	c0 := crossovers[0]
-	fmt.Fprintf(w, "\ncrossovers: the N below which the ring is at least as fast (every N from %d to %d; Er-El and Feitelson §3.2)\n", c0.From, c0.To)
+	fmt.Fprintf(w, "\ncrossovers: where the ring is at least as fast as each tree (every N from %d to %d; Er-El and Feitelson §3.2)\n", c0.From, c0.To)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ring vs\tpaper's simplified inequality\tpaper\tclosed forms\tsimulated")
 	for _, c := range crossovers {
@@ -172,20 +172,31 @@ and simulated columns keep every term, at the parameters above.`)
 
 func withNodes(p Params, n int) Params { p.Nodes = n; return p }
 
+// describeOvertake says where the ring is at least as fast: "N < 58", "N < 58, 65..68",
+// "never", or "throughout".
 func describeOvertake(o Overtake, from, to int) string {
 	switch {
+	case len(o.Ring) == 0:
+		return "never"
 	case o.First == 0:
-		return fmt.Sprintf("ring throughout (N ≤ %d)", to)
-	case o.First == from:
-		s := fmt.Sprintf("never (overtaken from N = %d)", from)
-		if o.RingAgain > 0 {
-			s += fmt.Sprintf("; ring again at %d N up to %d", o.RingAgain, o.RingAgainLast)
+		return fmt.Sprintf("throughout (N ≤ %d)", to)
+	}
+	var parts []string
+	for i, r := range o.Ring {
+		if i == 6 {
+			parts = append(parts, fmt.Sprintf("… (%d runs)", len(o.Ring)))
+			break
 		}
-		return s
+		switch {
+		case i == 0 && r[0] == from:
+			parts = append(parts, fmt.Sprintf("N < %d", r[1]+1))
+		case r[1] == to:
+			parts = append(parts, fmt.Sprintf("N ≥ %d", r[0]))
+		case r[0] == r[1]:
+			parts = append(parts, fmt.Sprint(r[0]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d..%d", r[0], r[1]))
+		}
 	}
-	s := fmt.Sprintf("N < %d", o.First)
-	if o.RingAgain > 0 {
-		s += fmt.Sprintf(" (ring again at %d N up to %d)", o.RingAgain, o.RingAgainLast)
-	}
-	return s
+	return strings.Join(parts, ", ")
 }

@@ -101,20 +101,23 @@ type Overtake struct {
 	// First is the first N of the range at which the other algorithm is faster than the ring
 	// (0: never in the range).
 	First int `json:"first"`
-	// RingAgain counts the N above First at which the ring is again at least as fast (the tree's
-	// stage count steps at powers of two), the last of them RingAgainLast.
-	RingAgain     int `json:"ring_again"`
-	RingAgainLast int `json:"ring_again_last,omitempty"`
+	// Ring lists the runs [a, b] of N at which the ring is at least as fast, in order (the tree's
+	// stage count steps at powers of two, so there can be several).
+	Ring [][2]int `json:"ring_at_least_as_fast"`
 }
 
 func (o *Overtake) add(n int, ring, other float64) {
-	switch {
-	case o.First == 0 && other < ring:
-		o.First = n
-	case o.First != 0 && ring <= other:
-		o.RingAgain++
-		o.RingAgainLast = n
+	if other < ring {
+		if o.First == 0 {
+			o.First = n
+		}
+		return
 	}
+	if k := len(o.Ring); k > 0 && o.Ring[k-1][1] == n-1 {
+		o.Ring[k-1][1] = n
+		return
+	}
+	o.Ring = append(o.Ring, [2]int{n, n})
 }
 
 // Crossover compares the ring with one tree algorithm over a range of N (Er-El and Feitelson §3.2).
