@@ -26,14 +26,16 @@
 //   - a send from the application occupies the sender's link for S·T_b (stack and wire);
 //   - a forward by the FU occupies it for S·T_f (store and forward: the FU takes the whole packet
 //     into its outgoing buffer first);
-//   - a packet with the broadcast bit is taken whole into the FU, which at the same time passes it
-//     up the stack (in the application S·T_d after it arrived: the ring's 2·S·T_d) and, while its
-//     TTL is above zero after the decrement, forwards it on the node's link; the FU retains the
-//     last packet it handled, so software can forward it again after a CSet without pushing the
-//     message down the stack (§2.4);
-//   - a packet without the broadcast bit is passed straight to the NIC as it arrives, so its trip
-//     up the receiver's stack overlaps the sender's trip down: it is in the application when its
-//     last byte has arrived (the naive algorithm's (N−1)(T_c + S·T_b) charges no reception);
+//   - a packet with the broadcast bit (deliver and forward) is taken whole into the FU, which at
+//     the same time passes it up the stack (in the application S·T_d after it arrived: the ring's
+//     2·S·T_d) and, while its TTL is above zero after the decrement, forwards it on the node's
+//     link; the FU retains the last packet it handled, so software can forward it again after a
+//     CSet without pushing the message down the stack (§2.4);
+//   - a packet without the broadcast bit is for the node where its TTL runs out: before that an
+//     FU forwards it without delivering it (forward only); there it is passed straight to the NIC
+//     as it arrives (deliver only), so its trip up the receiver's stack overlaps the sender's
+//     trip down and it is in the application S·T_b after its first byte arrived (the naive
+//     algorithm's (N−1)(T_c + S·T_b) charges no reception);
 //   - software learns of a packet when its header has crossed the stack: H·T_d after arrival,
 //     with header size H (default 1 byte). §2.4 says only the header goes up to trigger the next
 //     configuration change; this is the reading of the per-stage T_d without S in the tree forms;

@@ -1,6 +1,7 @@
 package holo
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -110,12 +111,16 @@ func TcHalfClosed(algorithm string, p Params) float64 {
 // TcHalfSimulated is T_c^0.5 from the simulator: with T_r = 0, the T_c (bisected to a relative
 // 1e-9) at which the simulated broadcast first takes twice its simulated T_c = 0 time. The plans
 // are rebuilt at every T_c, so the tree-in-ring k follows it.
-func TcHalfSimulated(algorithm string, p Params) (float64, error) {
+func TcHalfSimulated(ctx context.Context, algorithm string, p Params) (float64, error) {
 	p.TR, p.TW = 0, 0
 	sim := func(tc float64) (float64, error) {
 		q := p
 		q.TW = tc
-		r, err := Simulate(algorithm, q)
+		plan, err := NewPlan(algorithm, q)
+		if err != nil {
+			return 0, err
+		}
+		r, err := Run(ctx, q, plan)
 		if err != nil {
 			return 0, err
 		}

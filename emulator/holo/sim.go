@@ -25,9 +25,10 @@ var (
 
 // Send is one planned transmission by a node: configure the link to To if it does not already
 // point there, wait until it has settled, then transmit. FromApp sends the message down the
-// software stack (S·T_b); otherwise the FU forwards the packet it retained (S·T_f). Broadcast
-// sets the header's broadcast bit and TTL the hops the packet may travel (the receiver forwards it
-// on while TTL − 1 > 0).
+// software stack (S·T_b); otherwise the FU forwards the packet it retained (S·T_f). TTL is the
+// hops the packet travels: each FU takes one off. With the broadcast bit every node on the way
+// delivers it and forwards it while TTL is left (both); without it, a node forwards it while
+// TTL is left (forward only) and delivers it where TTL runs out (deliver only).
 type Send struct {
 	To        int  `json:"to"`
 	TTL       int  `json:"ttl"`
@@ -70,12 +71,16 @@ type Result struct {
 	Arrived   []float64 `json:"-"`
 	Delivered []float64 `json:"-"`
 	// From[i] is the node that sent node i its copy (−1 for the source).
-	From          []int `json:"-"`
-	ConfigChanges int   `json:"config_changes"`
-	AppSends      int   `json:"app_sends"`
-	Forwards      int   `json:"forwards"`
-	Stages        int   `json:"stages"`
-	K             int   `json:"k,omitempty"`
+	From []int `json:"-"`
+	// ConfigChanges counts settled CSets, AppSends sends down the stack, Forwards FU
+	// transmissions; Passed those of them an FU forwarded without delivering (no broadcast
+	// bit, TTL left).
+	ConfigChanges int `json:"config_changes"`
+	AppSends      int `json:"app_sends"`
+	Forwards      int `json:"forwards"`
+	Passed        int `json:"passed,omitempty"`
+	Stages        int `json:"stages"`
+	K             int `json:"k,omitempty"`
 }
 
 type evKind uint8
@@ -386,6 +391,24 @@ func (s *sim) arrive(tx *transmission) {
 	snd, rx := &s.nodes[tx.from], &s.nodes[tx.to]
 	snd.busy = nil
 	j := tx.to
+	defer func() {
+		if tx.pkt.planned {
+			snd.next++
+			snd.inSend = false
+		}
+		s.tryStart(tx.from)
+		s.advance(tx.from)
+	}()
+	ttl := tx.pkt.ttl - 1
+	if !tx.pkt.broadcast && ttl > 0 {
+		// Forward only: the packet is for a node further on, so the FU sends it back out
+		// without the node seeing it (§2.4).
+		rx.retained = true
+		rx.fuQueue = append(rx.fuQueue, packet{ttl: ttl})
+		s.res.Passed++
+		s.tryStart(j)
+		return
+	}
 	if !math.IsNaN(s.res.Arrived[j]) {
 		first := "it is the source"
 		if s.res.From[j] >= 0 {
@@ -395,24 +418,19 @@ func (s *sim) arrive(tx *transmission) {
 		return
 	}
 	s.res.Arrived[j], s.res.From[j] = s.now, tx.from
-	sd := s.p.S() * s.p.TD()
 	if tx.pkt.broadcast {
-		// Taken whole into the FU, then up the stack; forwarded at the same time while TTL is left.
-		s.res.Delivered[j] = s.now + sd
+		// Deliver and forward: taken whole into the FU, then up the stack, and forwarded at the
+		// same time while TTL is left.
+		s.res.Delivered[j] = s.now + s.p.S()*s.p.TD()
 		rx.retained = true
-		if ttl := tx.pkt.ttl - 1; ttl > 0 {
+		if ttl > 0 {
 			rx.fuQueue = append(rx.fuQueue, packet{ttl: ttl, broadcast: true})
 			s.tryStart(j)
 		}
 	} else {
-		// Passed straight to the NIC: up the stack as it arrives, never faster than S·T_b.
+		// Deliver only: passed straight to the NIC, up the stack as it arrives, never faster
+		// than S·T_b.
 		s.res.Delivered[j] = math.Max(s.now, tx.start+s.p.S()*s.p.TB)
 	}
 	s.push(s.now+s.p.HeaderCost(), evHeader, j, nil)
-	if tx.pkt.planned {
-		snd.next++
-		snd.inSend = false
-	}
-	s.tryStart(tx.from)
-	s.advance(tx.from)
 }

@@ -280,7 +280,7 @@ func TestTcHalf(t *testing.T) {
 		if got := TcHalfClosed(tc.algorithm, p); !near(got, tc.closed) {
 			t.Errorf("%s closed T_c^0.5 %.17g, want %.17g", tc.algorithm, got, tc.closed)
 		}
-		got, err := TcHalfSimulated(tc.algorithm, p)
+		got, err := TcHalfSimulated(context.Background(), tc.algorithm, p)
 		if err != nil || math.Abs(got-tc.model) > 2e-9*tc.model {
 			t.Errorf("%s simulated T_c^0.5 %.17g (%v), want %.17g", tc.algorithm, got, err, tc.model)
 		}
@@ -289,7 +289,7 @@ func TestTcHalf(t *testing.T) {
 		if v := TcHalfClosed(a, p); !math.IsNaN(v) {
 			t.Errorf("%s closed T_c^0.5 %g, want none", a, v)
 		}
-		got, err := TcHalfSimulated(a, p)
+		got, err := TcHalfSimulated(context.Background(), a, p)
 		if err != nil || !(got > 0) {
 			t.Fatalf("%s simulated T_c^0.5 %g, %v", a, got, err)
 		}
@@ -383,5 +383,33 @@ func TestAlternatingFollowsRecurrence(t *testing.T) {
 	}
 	if got := AlternatingReached(10, 2); got != 44 {
 		t.Errorf("e(2)+o(2) at k = 10: %d, want 4k+4 = 44", got)
+	}
+}
+
+// Forward only, deliver only: node 0 sends without the broadcast bit and TTL 2 through node 1,
+// whose FU passes it on to node 2 without delivering it; then node 0's FU sends it again with TTL
+// 1, which node 1 delivers. Every node receives once, and the times follow the FU's rules.
+func TestForwardOnlyAndDeliverOnly(t *testing.T) {
+	p := withN(cliDefaults, 3)
+	plan := &Plan{Algorithm: "relay", Nodes: 3,
+		Setup: []SetLink{{Node: 0, To: 1}, {Node: 1, To: 2}},
+		Sends: [][]Send{{{To: 1, TTL: 2, FromApp: true}, {To: 1, TTL: 1}}, nil, nil},
+	}
+	r, err := Run(context.Background(), p, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := p.S() * p.TB
+	// Node 2: the hop from node 1's FU starts at T_c + S·T_b; deliver only takes S·T_b from then.
+	// Node 1: node 0's FU re-sends at T_c + S·T_b (its link still points there): arrives S·T_f later
+	// and is in the application S·T_b after the hop began.
+	if want := p.TC() + sb + sb; r.From[2] != 1 || !near(r.Delivered[2], want) {
+		t.Errorf("node 2: from %d, delivered %.17g, want %.17g", r.From[2], r.Delivered[2], want)
+	}
+	if want := p.TC() + sb + sb; r.From[1] != 0 || !near(r.Delivered[1], want) {
+		t.Errorf("node 1: from %d, delivered %.17g, want %.17g", r.From[1], r.Delivered[1], want)
+	}
+	if r.Passed != 1 || r.Forwards != 2 || r.AppSends != 1 || r.ConfigChanges != 2 {
+		t.Errorf("passed %d, forwards %d, app sends %d, changes %d; want 1, 2, 1, 2", r.Passed, r.Forwards, r.AppSends, r.ConfigChanges)
 	}
 }

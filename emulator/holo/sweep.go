@@ -55,7 +55,7 @@ func Evaluate(ctx context.Context, algorithm string, p Params, tcHalf bool) (Poi
 		if err := ctx.Err(); err != nil {
 			return Point{}, err
 		}
-		ts, err := TcHalfSimulated(algorithm, p)
+		ts, err := TcHalfSimulated(ctx, algorithm, p)
 		if err != nil {
 			return Point{}, err
 		}
