@@ -154,8 +154,9 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 		var next []gap
 		type split struct {
 			g    gap
-			rest int // unreached after this stage's chain
-			m    int // branches into it
+			rest int  // unreached after this stage's chain
+			m    int  // branches into it
+			own  bool // one of them is the end node's
 		}
 		splits := make([]split, 0, len(gaps))
 		for _, g := range gaps {
@@ -164,7 +165,7 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 		// The end node's own branch (both versions), where it gains on the chain.
 		for i := range splits {
 			if e := splits[i].g.lo - 1; splits[i].rest >= 1 && e+(splits[i].g.hi-e+1+k)/2-e >= minGain {
-				splits[i].m = 1
+				splits[i].m, splits[i].own = 1, true
 			}
 		}
 		var helpers []int // which helper branches into which split, in order
@@ -204,6 +205,7 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 				newOthers = append(newOthers, v)
 			}
 			if sp.m == 0 {
+				// Left to the chain: it runs on to the end of the gap.
 				newOthers = append(newOthers, chainEnd)
 				continue
 			}
@@ -246,7 +248,10 @@ func treeRingPlan(p Params, alternating bool) *Plan {
 					pos += part
 				}
 			}
-			senders := append([]int{e}, byGap[si]...)
+			senders := byGap[si]
+			if sp.own {
+				senders = append([]int{e}, senders...)
+			}
 			for j, t := range tgts {
 				arcs[senders[j]] = append(arcs[senders[j]], t)
 				target[t] = true
