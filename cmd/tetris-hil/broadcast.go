@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/tetris-hil/tetris-hil/emulator/holo"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -212,7 +216,7 @@ algorithm: the T_c, with T_r = 0, at which the broadcast takes twice its T_c = 0
 Feitelson §3.3; from the simulator by bisection, and from the closed form where it is linear).
 
 It then simulates every N from the smallest to the largest of --nodes and prints the crossovers:
-the N below which the ring is at least as fast as the tree, the tree embedded in a ring and its
+the N at which the ring is at least as fast as the tree, the tree embedded in a ring and its
 alternating version, by the paper's simplified inequalities of §3.2 ((N−1)/lg N < 11 gives N < 68;
 (N−1)/(lg N − 3.3) < 12 gives N < 10), by the closed forms, and by the simulator.
 
@@ -272,7 +276,15 @@ closed form dashed. The paper's regime is a change worth about ten forwards, e.g
 				}
 			}
 			logger.Info().Int("from", ns[0]).Int("to", ns[len(ns)-1]).Msg("simulating every N for the crossovers")
-			sc, err := holo.ScanNodes(ctx, p, ns[0], ns[len(ns)-1], scanAlgos)
+			var progress func(done, total int)
+			if tty, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(tty.Fd())) {
+				bar := progressbar.NewOptions(ns[len(ns)-1]-ns[0]+1, progressbar.OptionSetWriter(tty),
+					progressbar.OptionSetDescription("crossover scan"), progressbar.OptionShowCount(),
+					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+				defer func() { _ = bar.Finish() }()
+				progress = func(done, _ int) { _ = bar.Set(done) }
+			}
+			sc, err := holo.ScanNodes(ctx, p, ns[0], ns[len(ns)-1], scanAlgos, progress)
 			if err != nil {
 				return err
 			}

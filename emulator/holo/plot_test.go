@@ -12,7 +12,7 @@ import (
 )
 
 func TestPlotGolden(t *testing.T) {
-	sc, err := ScanNodes(context.Background(), paperRegime, 2, 40, Algorithms)
+	sc, err := ScanNodes(context.Background(), paperRegime, 2, 40, Algorithms, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestPlotGolden(t *testing.T) {
 		t.Fatalf("png: %v, %v", err, img)
 	}
 	if dir := os.Getenv("HOLO_PNG_DIR"); dir != "" {
-		big, err := ScanNodes(context.Background(), paperRegime, 4, 2048, Algorithms)
+		big, err := ScanNodes(context.Background(), paperRegime, 4, 2048, Algorithms, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,8 +144,9 @@ type Scan struct {
 	Closed    map[string][]float64 `json:"closed_form_seconds"`
 }
 
-// ScanNodes simulates every algorithm at every N from lo to hi (p.Nodes is ignored).
-func ScanNodes(ctx context.Context, p Params, lo, hi int, algorithms []string) (*Scan, error) {
+// ScanNodes simulates every algorithm at every N from lo to hi (p.Nodes is ignored). progress,
+// if not nil, is called after each N with the count done and the total.
+func ScanNodes(ctx context.Context, p Params, lo, hi int, algorithms []string, progress func(done, total int)) (*Scan, error) {
 	if lo < 2 || hi < lo || hi > MaxNodes {
 		return nil, fmt.Errorf("node range %d:%d: want 2 ≤ from ≤ to ≤ %d", lo, hi, MaxNodes)
 	}
@@ -172,6 +173,9 @@ func ScanNodes(ctx context.Context, p Params, lo, hi int, algorithms []string) (
 			}
 			sc.Simulated[a] = append(sc.Simulated[a], r.Seconds)
 			sc.Closed[a] = append(sc.Closed[a], cf)
+		}
+		if progress != nil {
+			progress(n-lo+1, hi-lo+1)
 		}
 	}
 	sc.Params.Nodes = 0
@@ -207,7 +211,7 @@ func (sc *Scan) Crossovers() []Crossover {
 // Crossovers scans every N from lo to hi and finds where the tree, the tree embedded in a ring and
 // its alternating version overtake the ring, by the closed forms and by the simulator.
 func Crossovers(ctx context.Context, p Params, lo, hi int) ([]Crossover, error) {
-	sc, err := ScanNodes(ctx, p, lo, hi, []string{Ring, Tree, TreeRing, TreeRingAlt})
+	sc, err := ScanNodes(ctx, p, lo, hi, []string{Ring, Tree, TreeRing, TreeRingAlt}, nil)
 	if err != nil {
 		return nil, err
 	}
