@@ -6,10 +6,11 @@
 // # The fabric (§2.2, §2.3)
 //
 // N nodes, each with one transmit and one receive link into a switch of KLTN crystals. The switch
-// state is a configuration vector C = (a_1, ..., a_N): whatever node i transmits goes to node a_i
-// (this package models multicast size m = 1, which is what the broadcast algorithms assume). A
-// node changes its own entry with CSet(i, k). Every link starts dark (pointing nowhere), so each
-// algorithm pays for every configuration it uses.
+// state is a configuration vector C = (a_1, ..., a_N): whatever node i transmits goes to node a_i;
+// with multicast size m > 1 (Params.Multicast) a_i is a vector of up to m distinct nodes, all
+// reached by one transmission (the broadcast algorithms use m = 1, as §3 does). A node changes its
+// own entry with CSet(i, k). Every link starts dark (pointing nowhere), so each algorithm pays
+// for every configuration it uses.
 //
 // A configuration change costs T_c = T_r + T_w (§2.3.3): the request (T_r) goes over the
 // control network to the control station, which serves requests one at a time in order of

@@ -28,7 +28,13 @@ type Params struct {
 	// Size is the message size S in bytes; Header the header size H in bytes (H·T_d per stage).
 	Size   int64 `json:"size_bytes"`
 	Header int64 `json:"header_bytes"`
+	// Multicast is m, the most destinations one configuration entry may have (0 means 1); the
+	// broadcast algorithms use m = 1 (§3).
+	Multicast int `json:"multicast,omitempty"`
 }
+
+// M is the multicast size m, at least 1.
+func (p Params) M() int { return max(1, p.Multicast) }
 
 // TC is the configuration time T_c = T_r + T_w.
 func (p Params) TC() float64 { return p.TR + p.TW }
@@ -66,6 +72,9 @@ func (p Params) Validate() error {
 	}
 	if p.Size < 1 {
 		return fmt.Errorf("size: %d bytes, want ≥ 1", p.Size)
+	}
+	if p.Multicast < 0 || p.Multicast >= p.Nodes {
+		return fmt.Errorf("multicast: %d, want 1..N−1 = %d (0 means 1)", p.Multicast, p.Nodes-1)
 	}
 	if p.Header < 0 || p.Header > p.Size {
 		return fmt.Errorf("header: %d bytes, want 0..size (%d)", p.Header, p.Size)

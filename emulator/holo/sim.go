@@ -30,16 +30,37 @@ var (
 // delivers it and forwards it while TTL is left (both); without it, a node forwards it while
 // TTL is left (forward only) and delivers it where TTL runs out (deliver only).
 type Send struct {
-	To        int  `json:"to"`
-	TTL       int  `json:"ttl"`
-	FromApp   bool `json:"from_app"`
-	Broadcast bool `json:"broadcast"`
+	To int `json:"to"`
+	// Also are further destinations of a multicast configuration (at most m − 1 of them).
+	Also      []int `json:"also,omitempty"`
+	TTL       int   `json:"ttl"`
+	FromApp   bool  `json:"from_app"`
+	Broadcast bool  `json:"broadcast"`
 }
 
-// SetLink is a CSet(Node, To) requested at t = 0.
+// SetLink is a CSet(Node, To) requested at t = 0; Also are further destinations of a multicast
+// configuration.
 type SetLink struct {
-	Node int `json:"node"`
-	To   int `json:"to"`
+	Node int   `json:"node"`
+	To   int   `json:"to"`
+	Also []int `json:"also,omitempty"`
+}
+
+// dests is a configuration entry a_i: the nodes a packet from node i reaches, nil for a dark link.
+type dests []int
+
+func destsOf(to int, also []int) dests { return append(dests{to}, also...) }
+
+func (d dests) equal(e dests) bool {
+	if len(d) != len(e) {
+		return false
+	}
+	for i := range d {
+		if d[i] != e[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Plan is an event schedule for broadcasting node 0's message: the CSets requested at t = 0 (in
@@ -154,13 +175,14 @@ type packet struct {
 }
 
 type transmission struct {
-	from, to   int
+	from       int
+	to         dests
 	start, end float64
 	pkt        packet
 }
 
 type node struct {
-	dest, pending int // settled destination and the one being set (−1: none)
+	dest, pending dests // settled destinations and those being set (nil: none)
 	busy          *transmission
 	fuQueue       []packet // the FU's outgoing buffer: priority over the NIC
 	nicQueue      []packet
@@ -190,7 +212,7 @@ func Run(ctx context.Context, p Params, plan *Plan) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := plan.check(p.Nodes); err != nil {
+	if err := plan.check(p.Nodes, p.M()); err != nil {
 		return nil, err
 	}
 	n := p.Nodes
@@ -200,13 +222,12 @@ func Run(ctx context.Context, p Params, plan *Plan) (*Result, error) {
 		Arrived: make([]float64, n), Delivered: make([]float64, n), From: make([]int, n),
 	}
 	for i := range s.nodes {
-		s.nodes[i].dest, s.nodes[i].pending = -1, -1
 		s.res.Arrived[i], s.res.Delivered[i], s.res.From[i] = math.NaN(), math.NaN(), -2
 	}
 	s.res.Arrived[0], s.res.Delivered[0], s.res.From[0] = 0, 0, -1
 	s.nodes[0].soft = true
 	for _, l := range plan.Setup {
-		s.requestCSet(l.Node, l.To)
+		s.requestCSet(l.Node, destsOf(l.To, l.Also))
 	}
 	s.advance(0)
 	for steps := 0; len(s.q) > 0 && s.err == nil; steps++ {
@@ -220,7 +241,7 @@ func Run(ctx context.Context, p Params, plan *Plan) (*Result, error) {
 		switch e.kind {
 		case evSettle:
 			nd := &s.nodes[e.node]
-			nd.dest, nd.pending = nd.pending, -1
+			nd.dest, nd.pending = nd.pending, nil
 			s.res.ConfigChanges++
 			s.tryStart(e.node)
 			s.advance(e.node)
@@ -269,20 +290,39 @@ func listNodes(ns []int, most int) string {
 }
 
 // check validates the plan's shape against N.
-func (plan *Plan) check(n int) error {
+func (plan *Plan) check(n, m int) error {
 	if plan.Nodes != n || len(plan.Sends) != n {
 		return fmt.Errorf("plan %s: built for %d nodes (%d send lists), run with %d", plan.Algorithm, plan.Nodes, len(plan.Sends), n)
 	}
-	ok := func(i int) bool { return i >= 0 && i < n }
+	// entry checks a configuration entry of node i: other nodes, distinct, at most m of them.
+	entry := func(i int, d dests) error {
+		if len(d) > m {
+			return fmt.Errorf("%d destinations, above the multicast size m = %d", len(d), m)
+		}
+		for j, v := range d {
+			if v < 0 || v >= n || v == i {
+				return fmt.Errorf("destination %d is not another node of 0..%d", v, n-1)
+			}
+			for _, w := range d[:j] {
+				if v == w {
+					return fmt.Errorf("destination %d twice", v)
+				}
+			}
+		}
+		return nil
+	}
 	for j, l := range plan.Setup {
-		if !ok(l.Node) || !ok(l.To) || l.Node == l.To {
-			return fmt.Errorf("plan %s: setup[%d]: CSet(%d, %d) is not a link between two nodes of 0..%d", plan.Algorithm, j, l.Node, l.To, n-1)
+		if l.Node < 0 || l.Node >= n {
+			return fmt.Errorf("plan %s: setup[%d]: node %d is not one of 0..%d", plan.Algorithm, j, l.Node, n-1)
+		}
+		if err := entry(l.Node, destsOf(l.To, l.Also)); err != nil {
+			return fmt.Errorf("plan %s: setup[%d]: CSet(%d, %v): %w", plan.Algorithm, j, l.Node, destsOf(l.To, l.Also), err)
 		}
 	}
 	for i, sends := range plan.Sends {
 		for j, snd := range sends {
-			if !ok(snd.To) || snd.To == i {
-				return fmt.Errorf("plan %s: node %d send %d: destination %d is not another node of 0..%d", plan.Algorithm, i, j, snd.To, n-1)
+			if err := entry(i, destsOf(snd.To, snd.Also)); err != nil {
+				return fmt.Errorf("plan %s: node %d send %d: %w", plan.Algorithm, i, j, err)
 			}
 			if snd.TTL < 1 {
 				return fmt.Errorf("plan %s: node %d send %d: ttl %d, want ≥ 1", plan.Algorithm, i, j, snd.TTL)
@@ -305,10 +345,10 @@ func (s *sim) fail(err error) {
 
 // requestCSet sends CSet(i, to) to the control station now: served after the requests before
 // it (T_r each), then settling for T_w while later requests proceed.
-func (s *sim) requestCSet(i, to int) {
+func (s *sim) requestCSet(i int, to dests) {
 	nd := &s.nodes[i]
 	if nd.busy != nil {
-		s.fail(fmt.Errorf("node %d: CSet(%d, %d) at %s while its link carries a packet to %d", i, i, to, units.FormatSeconds(s.now), nd.busy.to))
+		s.fail(fmt.Errorf("node %d: CSet(%d, %v) at %s while its link carries a packet to %v", i, i, to, units.FormatSeconds(s.now), nd.busy.to))
 		return
 	}
 	start := math.Max(s.now, s.station)
@@ -324,10 +364,11 @@ func (s *sim) advance(i int) {
 	if s.err != nil || !nd.soft || nd.inSend || nd.next >= len(s.plan.Sends[i]) {
 		return
 	}
-	if nd.busy != nil || len(nd.fuQueue) > 0 || len(nd.nicQueue) > 0 || nd.pending >= 0 && nd.pending != s.plan.Sends[i][nd.next].To {
+	snd := s.plan.Sends[i][nd.next]
+	to := destsOf(snd.To, snd.Also)
+	if nd.busy != nil || len(nd.fuQueue) > 0 || len(nd.nicQueue) > 0 || nd.pending != nil && !nd.pending.equal(to) {
 		return
 	}
-	snd := s.plan.Sends[i][nd.next]
 	nd.inSend = true
 	pkt := packet{ttl: snd.TTL, broadcast: snd.Broadcast, fromApp: snd.FromApp, planned: true}
 	if snd.FromApp {
@@ -339,8 +380,8 @@ func (s *sim) advance(i int) {
 		}
 		nd.fuQueue = append(nd.fuQueue, pkt)
 	}
-	if nd.pending < 0 && nd.dest != snd.To {
-		s.requestCSet(i, snd.To)
+	if nd.pending == nil && !nd.dest.equal(to) {
+		s.requestCSet(i, to)
 		return
 	}
 	s.tryStart(i)
@@ -350,7 +391,7 @@ func (s *sim) advance(i int) {
 // the FU's outgoing buffer first, then the NIC's.
 func (s *sim) tryStart(i int) {
 	nd := &s.nodes[i]
-	if s.err != nil || nd.busy != nil || nd.pending >= 0 {
+	if s.err != nil || nd.busy != nil || nd.pending != nil {
 		return
 	}
 	var pkt packet
@@ -362,7 +403,7 @@ func (s *sim) tryStart(i int) {
 	default:
 		return
 	}
-	if nd.dest < 0 {
+	if nd.dest == nil {
 		s.fail(fmt.Errorf("node %d at %s: %w", i, units.FormatSeconds(s.now), ErrDarkLink))
 		return
 	}
@@ -374,31 +415,41 @@ func (s *sim) tryStart(i int) {
 		s.res.Forwards++
 	}
 	tx := &transmission{from: i, to: nd.dest, start: s.now, end: s.now + dur, pkt: pkt}
-	rx := &s.nodes[tx.to]
-	if in := rx.incoming; in != nil && in.end > s.now {
-		s.fail(fmt.Errorf("%w at node %d: node %d transmits from %s while node %d's packet arrives until %s",
-			ErrCollision, tx.to, i, units.FormatSeconds(s.now), in.from, units.FormatSeconds(in.end)))
-		return
+	for _, j := range tx.to {
+		rx := &s.nodes[j]
+		if in := rx.incoming; in != nil && in.end > s.now {
+			s.fail(fmt.Errorf("%w at node %d: node %d transmits from %s while node %d's packet arrives until %s",
+				ErrCollision, j, i, units.FormatSeconds(s.now), in.from, units.FormatSeconds(in.end)))
+			return
+		}
+		rx.incoming = tx
 	}
-	rx.incoming = tx
 	nd.busy = tx
 	nd.retained = true // the FU keeps the last packet it sent out (§2.4)
 	s.push(tx.end, evTxEnd, i, tx)
 }
 
-// arrive handles the last byte of tx reaching its receiver.
+// arrive handles the last byte of tx reaching its receivers.
 func (s *sim) arrive(tx *transmission) {
-	snd, rx := &s.nodes[tx.from], &s.nodes[tx.to]
+	snd := &s.nodes[tx.from]
 	snd.busy = nil
-	j := tx.to
-	defer func() {
-		if tx.pkt.planned {
-			snd.next++
-			snd.inSend = false
+	for _, j := range tx.to {
+		if s.err != nil {
+			return
 		}
-		s.tryStart(tx.from)
-		s.advance(tx.from)
-	}()
+		s.receive(j, tx)
+	}
+	if tx.pkt.planned {
+		snd.next++
+		snd.inSend = false
+	}
+	s.tryStart(tx.from)
+	s.advance(tx.from)
+}
+
+// receive handles tx's packet at node j's FU.
+func (s *sim) receive(j int, tx *transmission) {
+	rx := &s.nodes[j]
 	ttl := tx.pkt.ttl - 1
 	if !tx.pkt.broadcast && ttl > 0 {
 		// Forward only: the packet is for a node further on, so the FU sends it back out

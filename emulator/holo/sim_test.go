@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"strings"
 	"testing"
 )
 
@@ -222,6 +223,7 @@ func TestBadPlansAndParams(t *testing.T) {
 		{Nodes: 4, TB: 1e-9, TF: 1e-8, Size: 1}, {Nodes: 4, TB: 1, TF: 0, Size: 1},
 		{Nodes: 4, TB: 1, TF: 1, Size: 0}, {Nodes: 4, TB: 1, TF: 1, Size: 4, Header: 5},
 		{Nodes: 4, TB: 1, TF: 1, Size: 4, TR: math.NaN()},
+		{Nodes: 4, TB: 1, TF: 1, Size: 4, Multicast: 4}, {Nodes: 4, TB: 1, TF: 1, Size: 4, Multicast: -1},
 	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -234,8 +236,7 @@ func TestBadPlansAndParams(t *testing.T) {
 func TestFUPriorityOverNIC(t *testing.T) {
 	p := withN(cliDefaults, 2)
 	s := &sim{p: p, plan: newPlan("priority", 2), nodes: make([]node, 2), res: &Result{}}
-	s.nodes[0] = node{dest: 1, pending: -1, nicQueue: []packet{{fromApp: true, ttl: 1}}, fuQueue: []packet{{ttl: 1, broadcast: true}}}
-	s.nodes[1] = node{dest: -1, pending: -1}
+	s.nodes[0] = node{dest: dests{1}, nicQueue: []packet{{fromApp: true, ttl: 1}}, fuQueue: []packet{{ttl: 1, broadcast: true}}}
 	s.tryStart(0)
 	if b := s.nodes[0].busy; b == nil || b.pkt.fromApp || len(s.nodes[0].nicQueue) != 1 {
 		t.Fatalf("link carries %+v, NIC queue %d: want the FU's packet first", b, len(s.nodes[0].nicQueue))
@@ -411,5 +412,33 @@ func TestForwardOnlyAndDeliverOnly(t *testing.T) {
 	}
 	if r.Passed != 1 || r.Forwards != 2 || r.AppSends != 1 || r.ConfigChanges != 2 {
 		t.Errorf("passed %d, forwards %d, app sends %d, changes %d; want 1, 2, 1, 2", r.Passed, r.Forwards, r.AppSends, r.ConfigChanges)
+	}
+}
+
+// Multicast (§2.3.1, m > 1): one send reaches every destination of the entry at once, and a
+// second sender reaching one of them meanwhile is a collision. Entries above m are refused.
+func TestMulticast(t *testing.T) {
+	p := withN(cliDefaults, 4)
+	p.Multicast = 3
+	star := &Plan{Algorithm: "star", Nodes: 4, Sends: [][]Send{{{To: 1, Also: []int{2, 3}, TTL: 1, FromApp: true, Broadcast: true}}, nil, nil, nil}}
+	r, err := Run(context.Background(), p, star)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.TC() + p.S()*p.TB + p.S()*p.TD()
+	if !near(r.Seconds, want) || r.ConfigChanges != 1 || r.AppSends != 1 {
+		t.Errorf("star: %.17g (want T_c + S·T_b + S·T_d = %.17g), %d changes, %d sends", r.Seconds, want, r.ConfigChanges, r.AppSends)
+	}
+	p.TW = 0
+	// a_1 = (2, 3): node 1's FU forwards node 0's packet to both while node 0 re-points at node 3
+	// (T_c = 0) and forwards there too: two senders reach node 3 at once, a collision.
+	both := &Plan{Algorithm: "two-senders", Nodes: 4, Setup: []SetLink{{Node: 1, To: 2, Also: []int{3}}},
+		Sends: [][]Send{{{To: 1, TTL: 2, FromApp: true, Broadcast: true}, {To: 3, TTL: 1, Broadcast: true}}, nil, nil, nil}}
+	if _, err := Run(context.Background(), p, both); !errors.Is(err, ErrCollision) {
+		t.Errorf("two senders: %v, want a collision", err)
+	}
+	p.Multicast = 2
+	if _, err := Run(context.Background(), p, star); err == nil || !strings.Contains(err.Error(), "multicast size m = 2") {
+		t.Errorf("three destinations at m = 2: %v", err)
 	}
 }
