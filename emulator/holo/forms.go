@@ -109,8 +109,10 @@ func TcHalfClosed(algorithm string, p Params) float64 {
 }
 
 // TcHalfSimulated is T_c^0.5 from the simulator: with T_r = 0, the T_c (bisected to a relative
-// 1e-9) at which the simulated broadcast first takes twice its simulated T_c = 0 time. The plans
-// are rebuilt at every T_c, so the tree-in-ring k follows it.
+// 1e-9) at which the simulated broadcast takes twice its simulated T_c = 0 time. The plans are
+// rebuilt at every T_c, so the tree-in-ring k follows it; its time is then not strictly monotone
+// in T_c (k steps), and the bisection finds one crossing, between the last T_c tried below twice
+// the optimum and the first above it.
 func TcHalfSimulated(ctx context.Context, algorithm string, p Params) (float64, error) {
 	p.TR, p.TW = 0, 0
 	sim := func(tc float64) (float64, error) {
