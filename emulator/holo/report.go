@@ -109,7 +109,7 @@ func WriteSweep(w io.Writer, p Params, algorithms []string, points []Point, cros
 		byN[pt.Nodes][pt.Algorithm] = pt
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "broadcast time, simulated (closed form)")
+	fmt.Fprintln(tw, "broadcast time, simulated (closed form; = where they agree to rounding)")
 	fmt.Fprint(tw, "N\tk")
 	for _, a := range algorithms {
 		fmt.Fprintf(tw, "\t%s", a)
@@ -120,8 +120,11 @@ func WriteSweep(w io.Writer, p Params, algorithms []string, points []Point, cros
 		for _, a := range algorithms {
 			pt := byN[n][a]
 			cf := units.FormatSeconds(pt.ClosedFormSeconds)
-			if math.IsNaN(pt.ClosedFormSeconds) {
+			switch {
+			case math.IsNaN(pt.ClosedFormSeconds):
 				cf = "—"
+			case near(pt.SimulatedSeconds, pt.ClosedFormSeconds):
+				cf = "=" // equal to rounding; four digits of each could still differ at a ...5
 			}
 			fmt.Fprintf(tw, "\t%s (%s)", units.FormatSeconds(pt.SimulatedSeconds), cf)
 		}
