@@ -22,6 +22,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
@@ -252,7 +253,7 @@ func (f *calibrateFlags) config(lib *nvml.Lib, inv *nvml.Inventory) (calibrate.C
 		return cfg, fmt.Errorf("finding this binary to start workers: %w", err)
 	}
 	host, _ := os.Hostname()
-	cfg = calibrate.Config{Plan: plan, Inventory: calibrate.InventoryFrom(inv, host), Tool: toolVersion(),
+	cfg = calibrate.Config{Plan: plan, Inventory: calibrate.InventoryFrom(inv, host), Tool: provenance.Tool(),
 		Workers: bench.Config{Lib: lib, Command: []string{exe, "worker"}, Visible: cudaVisible(), Unpinned: f.unpinned,
 			Timeout: secondsToDuration(callTimeout), Log: os.Stderr},
 		StartMargin: secondsToDuration(margin)}

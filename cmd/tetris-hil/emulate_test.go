@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -35,8 +36,8 @@ func TestEmulateScheduleGolden(t *testing.T) {
 	got = toolLine.ReplaceAll(got, []byte(` "tool": "tetris-hil (build)",`))
 	goldenfile.Check(t, "testdata/emulate/hand4.golden.json", got)
 	// The record's headline fields, worked by hand: receiver 1 takes 4000 + 5000 bytes at
-	// 1 GB/s (9 µs) from two partners (one α_r = 1 µs more: 10 µs).
-	var rep emulateReport
+	// 1 GB/s (9 µs) from two partners, each after a switch change (α_r = 1 µs: 11 µs).
+	var rep experiment.Report
 	if err := json.Unmarshal(got, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,8 @@ func TestEmulateScheduleGolden(t *testing.T) {
 		t.Fatalf("%d runs, want 1", len(rep.Runs))
 	}
 	r := rep.Runs[0]
-	if r.Algorithm != "hand" || r.BandwidthBoundSeconds != 9e-6 || r.ReconfigBoundSeconds != 10e-6 || r.LowerBoundSeconds != 10e-6 {
-		t.Errorf("run %+v: want algorithm hand, bounds 9 µs and 10 µs", r)
+	if r.Algorithm != "hand" || r.BandwidthBoundSeconds != 9e-6 || r.ReconfigBoundSeconds != 11e-6 || r.LowerBoundSeconds != 11e-6 {
+		t.Errorf("run %+v: want algorithm hand, bounds 9 µs and 11 µs", r)
 	}
 	if !strings.Contains(stdout, "hand") || !strings.Contains(stdout, "STATE CHANGES") {
 		t.Errorf("table lacks the run or its header:\n%s", stdout)
@@ -134,7 +135,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep emulateReport
+	var rep experiment.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +146,8 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 	sum := map[string]float64{}
 	for _, r := range rep.Runs {
 		sum[r.Algorithm] += r.CompletionSeconds
-		if r.Algorithm == "tetris" && r.TetrisSpeedup != 1 {
-			t.Errorf("tetris's speedup over itself is %g", r.TetrisSpeedup)
+		if r.Algorithm == "tetris" && r.Speedup != 1 {
+			t.Errorf("tetris's speedup over itself is %g", r.Speedup)
 		}
 		if r.LowerBoundSeconds != max(r.BandwidthBoundSeconds, r.ReconfigBoundSeconds) || r.CompletionSeconds < r.LowerBoundSeconds {
 			t.Errorf("%s on matrix %d: completion %g, bounds %g/%g/%g", r.Algorithm, r.Matrix.Index,
@@ -154,7 +155,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 		}
 	}
 	for _, tot := range rep.Totals {
-		if want := sum[tot.Algorithm] / sum["tetris"]; tot.Matrices != matrices || tot.CompletionSeconds != sum[tot.Algorithm] || tot.TetrisSpeedup != want {
+		if want := sum[tot.Algorithm] / sum["tetris"]; tot.Matrices != matrices || tot.CompletionSeconds != sum[tot.Algorithm] || tot.Speedup != want {
 			t.Errorf("total %+v: want %d matrices, completion %g, speedup %g", tot, matrices, sum[tot.Algorithm], want)
 		}
 	}
@@ -224,7 +225,7 @@ func TestEmulateCalibrationModel(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
 	}
 	b, _ := os.ReadFile(out)
-	var rep emulateReport
+	var rep experiment.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}

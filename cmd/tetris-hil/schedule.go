@@ -29,35 +29,53 @@ type planFlags struct {
 func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.bandwidth, "bandwidth", "800Gbps", "per-port link bandwidth, with a unit: 800Gbps (bits), 100GB/s (bytes)")
 	fs.StringVar(&p.reconfig, "reconfig", "10us", "switch reconfiguration delay α_r, with a unit: 10ns, 10us, 1ms")
+	p.registerShape(fs)
+}
+
+// registerShape registers what planFlags holds besides the bandwidth and α_r: the fabric, the
+// ablations and the RNB mapping (sweep takes bandwidths and delays as lists of its own).
+func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.StringVar(&p.fabric, "fabric", "benes", "fabric to plan and execute on: benes or crossbar (the ideal strictly non-blocking reference)")
 	fs.BoolVar(&p.opts.NoPartial, "no-partial", false, "Tetris ablation: execute each planning matching as a barrier round")
 	fs.BoolVar(&p.opts.NaiveRouting, "naive-routing", false, "Tetris ablation: route with plain looping, not RNB-aware routing")
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
-	fs.StringVar(&p.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
+	fs.StringVar(&p.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
 }
 
-const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: looping (route the live set, issue 4) or avoid-live (a path free of the live circuits when one exists)"
+const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: earliest (each circuit in plan order on the path that can start first, as Tetris routes), looping (route the live set at each planned start) or avoid-live (a path free of the live circuits when one exists)"
 
 // parseRNBMapping checks a --rnb-mapping value.
 func parseRNBMapping(v string) (string, error) {
 	switch v {
-	case "looping", "avoid-live":
+	case "earliest", "looping", "avoid-live":
 		return v, nil
 	}
-	return "", usagef("--rnb-mapping %q: want looping or avoid-live", v)
+	return "", usagef("--rnb-mapping %q: want earliest, looping or avoid-live", v)
 }
 
 // options parses the flags into scheduler options; errors name the flag and value.
 func (p *planFlags) options() (schedules.Options, error) {
-	o := p.opts
-	var err error
+	o, err := p.shape()
+	if err != nil {
+		return o, err
+	}
 	if o.Bandwidth, err = units.ParseBandwidth(p.bandwidth); err != nil {
 		return o, usagef("--bandwidth %q: %v", p.bandwidth, err)
 	}
 	if o.Reconfig, err = units.ParseDuration(p.reconfig); err != nil {
 		return o, usagef("--reconfig %q: %v", p.reconfig, err)
 	}
+	if err := o.Check(); err != nil {
+		return o, &usageError{err}
+	}
+	return o, nil
+}
+
+// shape parses the flags registerShape registers.
+func (p *planFlags) shape() (schedules.Options, error) {
+	o := p.opts
+	var err error
 	switch schedules.FabricKind(p.fabric) {
 	case schedules.Benes, schedules.Crossbar:
 		o.Fabric = schedules.FabricKind(p.fabric)
@@ -66,9 +84,6 @@ func (p *planFlags) options() (schedules.Options, error) {
 	}
 	if o.RNBMapping, err = parseRNBMapping(p.rnbMapping); err != nil {
 		return o, err
-	}
-	if err := o.Check(); err != nil {
-		return o, &usageError{err}
 	}
 	return o, nil
 }
@@ -100,9 +115,7 @@ func lookupAlgos(list string) ([]string, error) {
 }
 
 func newScheduleCmd() *cobra.Command {
-	var src demandSource
-	var plan planFlags
-	var algo, out string
+	var f scheduleFlags
 	cmd := &cobra.Command{
 		Use:   "schedule --algo NAME --demand FILE [--bandwidth 800Gbps] [--reconfig 10us] -o S.json",
 		Short: "Turn one demand matrix into a circuit schedule with a named scheduler",
@@ -116,50 +129,64 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
   tetris-hil schedule --algo bvn --demand trace.json --matrix 3 --reconfig 1us -o bvn.json
   tetris-hil schedule --algo tetris --no-partial --demand m.csv -o ablation.json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := plan.options()
-			if err != nil {
-				return err
-			}
-			names, err := lookupAlgos(algo)
-			if err != nil {
-				return err
-			}
-			if len(names) != 1 {
-				return usagef("--algo %q: schedule takes one algorithm", algo)
-			}
-			ds, err := src.load()
-			if err != nil {
-				return err
-			}
-			if len(ds) != 1 {
-				return usagef("--demand %s holds %d matrices: pick one with --matrix", src.path, len(ds))
-			}
-			sch, _ := schedules.Lookup(names[0])
-			s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
-			}
-			if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
-				return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
-					names[0], ds[0].Label, vs[0], len(vs)-1)
-			}
-			if out == "" || out == "-" {
-				return writeIndentedJSON(cmd.OutOrStdout(), s)
-			}
-			if err := safefile.WriteJSON(out, s); err != nil {
-				return fmt.Errorf("-o %s: %w", out, err)
-			}
-			logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
-				Str("file", out).Msg("schedule written")
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runScheduleCmd(cmd, &f) },
 	}
-	src.register(cmd.Flags())
-	plan.register(cmd.Flags())
-	cmd.Flags().StringVar(&algo, "algo", "tetris", "scheduler name")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "schedule file to write (default: standard output)")
+	f.src.register(cmd.Flags())
+	f.plan.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.algo, "algo", "tetris", "scheduler name")
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "schedule file to write (default: standard output)")
 	return cmd
+}
+
+// scheduleFlags are schedule's flags.
+type scheduleFlags struct {
+	src       demandSource
+	plan      planFlags
+	algo, out string
+}
+
+func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
+	o, err := f.plan.options()
+	if err != nil {
+		return err
+	}
+	names, err := lookupAlgos(f.algo)
+	if err != nil {
+		return err
+	}
+	if len(names) != 1 {
+		return usagef("--algo %q: schedule takes one algorithm", f.algo)
+	}
+	if f.out != "" && f.out != "-" {
+		if err := safefile.Check(f.out); err != nil {
+			return usagef("-o %q: %v", f.out, err)
+		}
+	}
+	ds, err := f.src.load()
+	if err != nil {
+		return err
+	}
+	if len(ds) != 1 {
+		return usagef("--demand %s holds %d matrices: pick one with --matrix", f.src.path, len(ds))
+	}
+	sch, _ := schedules.Lookup(names[0])
+	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
+	}
+	if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
+		return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
+			names[0], ds[0].Label, vs[0], len(vs)-1)
+	}
+	if f.out == "" || f.out == "-" {
+		return writeIndentedJSON(cmd.OutOrStdout(), s)
+	}
+	if err := safefile.WriteJSON(f.out, s); err != nil {
+		return fmt.Errorf("-o %s: %w", f.out, err)
+	}
+	logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
+		Str("file", f.out).Msg("schedule written")
+	return nil
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {
