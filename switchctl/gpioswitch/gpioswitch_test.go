@@ -70,11 +70,11 @@ func (g *group) Pins() []pin.Pin {
 	}
 	return out
 }
-func (g *group) ByOffset(i int) pin.Pin       { return g.pins[i] }
-func (g *group) ByName(string) pin.Pin        { return nil }
-func (g *group) ByNumber(int) pin.Pin         { return nil }
-func (g *group) String() string               { return "testgroup" }
-func (g *group) Halt() error                  { return nil }
+func (g *group) ByOffset(i int) pin.Pin { return g.pins[i] }
+func (g *group) ByName(string) pin.Pin  { return nil }
+func (g *group) ByNumber(int) pin.Pin   { return nil }
+func (g *group) String() string         { return "testgroup" }
+func (g *group) Halt() error            { return nil }
 func (g *group) WaitForEdge(time.Duration) (int, gpio.Edge, error) {
 	return 0, gpio.NoEdge, gpio.ErrGroupFeatureNotImplemented
 }
