@@ -93,6 +93,7 @@ type emulateFlags struct {
 	measured    string
 	reconfModel string
 	tr, tw      string
+	switchBench *switchBenchFlag
 	jsonOut     string
 	timelineDir string
 	gantt       string
@@ -142,6 +143,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&f.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
 	fs.StringVar(&f.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
+	f.switchBench = registerSwitchBench(fs)
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
@@ -192,6 +194,9 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 	cfg.BoundBandwidth = bandwidth
 	switch f.reconfModel {
 	case "parallel":
+		if err := f.switchBench.parallel(); err != nil {
+			return cfg, err
+		}
 		cfg.Reconfig = emulator.ParallelReconfig(reconfig)
 	case "controller":
 		tr, err := units.ParseDuration(f.tr)
@@ -201,6 +206,9 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 		tw, err := units.ParseDuration(f.tw)
 		if err != nil {
 			return cfg, usagef("--tw %q: %v", f.tw, err)
+		}
+		if tr, tw, err = f.switchBench.times(tr, tw); err != nil {
+			return cfg, err
 		}
 		cfg.Reconfig = emulator.ControllerReconfig(tr, tw)
 	default:

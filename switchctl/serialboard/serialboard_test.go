@@ -105,7 +105,9 @@ func TestResetOnOpen(t *testing.T) {
 	if ignored == 0 {
 		t.Errorf("no command was sent during the reset: Open slept instead of asking for the identity")
 	}
-	// Reopening resets the board again.
+	// Reopening resets the board again. The emulator sees the port closed at its next read
+	// (EIO on the master); reopening before that, while it is busy, would go unnoticed.
+	time.Sleep(50 * time.Millisecond)
 	start = time.Now()
 	c, err = switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
 	if err != nil {
@@ -379,5 +381,29 @@ func TestPlayback(t *testing.T) {
 	c.Apply(context.Background(), []switchctl.Change{{Switch: switchctl.Addr{Stage: 0, Index: 1}, State: switchctl.Cross}})
 	if pb.Err() == nil {
 		t.Error("playback accepted a session that differs from the transcript")
+	}
+}
+
+// TestStaleReplyAfterCancel: a command cancelled while its reply is on the way must not lend
+// that reply to the next command: Halt returns only once the board has handled SAFE.
+func TestStaleReplyAfterCancel(t *testing.T) {
+	w := fabric(4, "").Wiring(t)
+	p := startPTY(t, w, boardemu.Config{Latency: 80 * time.Millisecond})
+	c, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Apply = %v, want the deadline", err)
+	}
+	if err := c.Halt(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	es := p.Board().Log().Entries()
+	if last := es[len(es)-1]; last.Cmd != "SAFE" {
+		t.Errorf("Halt returned before the board handled SAFE (its log ends in %q): it took the cancelled command's reply", last.Cmd)
 	}
 }
