@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -84,6 +86,9 @@ func loadWiring(path string) (*switchctl.Wiring, error) {
 // open loads the wiring map and opens its controller; run calls do, then closes the controller
 // (which puts the hardware safe, also when ctx was cancelled) and writes the change log.
 func (h *hwFlags) run(ctx context.Context, do func(c switchctl.Controller, w *switchctl.Wiring, log *switchctl.ChangeLog) error) (err error) {
+	// A closed standard output (| head) must not kill the process before the hardware is
+	// safe: with SIGPIPE ignored the write fails instead, and Close still runs.
+	signal.Ignore(syscall.SIGPIPE)
 	w, err := loadWiring(h.wiring)
 	if err != nil {
 		return err

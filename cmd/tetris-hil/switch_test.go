@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -269,5 +270,30 @@ func TestEmulateSwitchBench(t *testing.T) {
 		if code != 2 || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, out, tc.want)
 		}
+	}
+}
+
+// TestSwitchClosedStdout: `switch get | head -1` closes standard output early; the process
+// must still put the hardware safe rather than die of SIGPIPE.
+func TestSwitchClosedStdout(t *testing.T) {
+	p := startBoard(t, boardemu.Config{})
+	cmd := exec.Command(os.Args[0], "switch", "get", "--wiring", serialWiring, "--port", p.Path)
+	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	r.Close() // nobody reads: the first write fails
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && !ee.Exited() {
+			t.Fatalf("switch get was killed (%v) instead of putting the board safe", err)
+		}
+	}
+	w.Close()
+	es := p.Board().Log().Entries()
+	if len(es) == 0 || es[len(es)-1].Cmd != "SAFE" {
+		t.Errorf("the board's log ends in %+v, want SAFE", es[len(es)-1:])
 	}
 }
