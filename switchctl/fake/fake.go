@@ -73,7 +73,8 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 		if err = switchctl.SleepUntil(ctx, e.Commanded.Add(c.tr)); err != nil {
 			break
 		}
-		e.Acknowledged = time.Now()
+		// The model's times, not the sleep's: a timer that wakes late is not the switch's T_r.
+		e.Acknowledged = e.Commanded.Add(c.tr)
 		c.mu.Lock()
 		c.states[ch.Switch] = ch.State
 		c.mu.Unlock()
