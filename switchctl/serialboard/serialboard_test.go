@@ -407,3 +407,7 @@ func TestStaleReplyAfterCancel(t *testing.T) {
 		t.Errorf("Halt returned before the board handled SAFE (its log ends in %q): it took the cancelled command's reply", last.Cmd)
 	}
 }
+
+func serialboardNewBoard(ctx context.Context, w *switchctl.Wiring, port net.Conn) (switchctl.Controller, error) {
+	return serialboard.NewBoard(ctx, w, switchctl.Options{}, port, 0)
+}
