@@ -31,6 +31,7 @@ func startOSW22(t *testing.T, cfg boardemu.Config) (*switchctl.Wiring, *boardemu
 }
 
 func TestConformanceOSW22(t *testing.T) {
+	t.Parallel()
 	switchtest.Run(t, switchtest.Config{
 		Batches: 4,
 		Open: func(t *testing.T, log *switchctl.ChangeLog) (switchctl.Controller, *switchctl.Wiring) {
@@ -46,6 +47,7 @@ func TestConformanceOSW22(t *testing.T) {
 
 // TestOSW22LostSet: a set command that the device drops is caught by S? and sent again.
 func TestOSW22LostSet(t *testing.T) {
+	t.Parallel()
 	w, log := startOSW22(t, boardemu.Config{Drop: 0.3, Seed: 5})
 	c, err := switchctl.Open(context.Background(), w, switchctl.Options{})
 	if err != nil {
