@@ -107,7 +107,9 @@ func (h *hwFlags) run(ctx context.Context, do func(c switchctl.Controller, w *sw
 	if err != nil {
 		return fmt.Errorf("switch backend %s (wiring map %s): %w", backend, w.Path, err)
 	}
+	logger.Debug().Str("backend", backend).Str("wiring", w.Path).Int("switches", len(w.Switches)).Msg("switch controller open")
 	defer func() {
+		logger.Debug().Int("changes", log.Len()).Msg("putting the switches safe and closing")
 		sctx, cancel := switchctl.SafeContext(ctx)
 		defer cancel()
 		if cerr := c.Close(sctx); cerr != nil {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -468,4 +469,27 @@ func (b *Board) SetFaults(garble, drop float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.cfg.Garble, b.cfg.Drop = garble, drop
+}
+
+// ReadLog reads a board log written as JSON lines (switch emulate --log); errors name the file
+// and the line.
+func ReadLog(path string) ([]LogEntry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("board log: %w", err)
+	}
+	var out []LogEntry
+	for n, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		var e LogEntry
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("board log %s:%d: %w", path, n+1, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
