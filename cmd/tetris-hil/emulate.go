@@ -346,7 +346,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	}
 	if f.jsonOut != "" {
 		inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
-			[2]string{"calibration", f.calibration}, [2]string{"measured", f.measured})
+			[2]string{"calibration", f.calibration}, [2]string{"measured", f.measured}, [2]string{"switch_bench", f.switchBench.path})
 		if err != nil {
 			return err
 		}

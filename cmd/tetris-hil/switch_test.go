@@ -274,6 +274,24 @@ func TestEmulateSwitchBench(t *testing.T) {
 	if bench != flags {
 		t.Errorf("--switch-bench with T_r 100ns, T_w 1us printed\n%s\nwant as with --tr 100ns --tw 1us:\n%s", bench, flags)
 	}
+	rec := filepath.Join(dir, "run.json")
+	if _, code, err := cli(t, append(base, "--switch-bench", write("rec.json", 1e-7, 1e-6), "--json", rec)...); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	var run struct {
+		Inputs []struct{ Role, Path, SHA256 string }
+	}
+	b, _ := os.ReadFile(rec)
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, in := range run.Inputs {
+		found = found || (in.Role == "switch_bench" && strings.HasSuffix(in.Path, "rec.json") && len(in.SHA256) == 64)
+	}
+	if !found {
+		t.Errorf("the run record's inputs %+v lack the bench file and its hash", run.Inputs)
+	}
 	slow, code, _ := cli(t, append(base, "--switch-bench", write("slow.json", 2e-6, 2e-5))...)
 	if code != 0 || slow == flags {
 		t.Errorf("a slower bench file changed nothing (exit %d):\n%s", code, slow)
