@@ -28,6 +28,12 @@ func TestExamples(t *testing.T) {
 		if w.Ports != 8 || len(w.Switches) != 20 || w.SHA256 == "" {
 			t.Errorf("%s: %d ports, %d switches", f, w.Ports, len(w.Switches))
 		}
+		if s, ok := w.Switch(switchctl.Addr{Stage: 4, Index: 3}); !ok || s.Line == 0 || s != w.Switches[19] {
+			t.Errorf("%s: Switch(4:3) = %+v, %v; want the last entry", f, s, ok)
+		}
+		if _, ok := w.Switch(switchctl.Addr{Stage: 5, Index: 0}); ok {
+			t.Errorf("%s: Switch(5:0) found a switch outside the fabric", f)
+		}
 	}
 }
 
