@@ -167,6 +167,9 @@ func (t *Trace) Validate(maxPorts int) error {
 				}
 			}
 		}
+		if err := (&schedules.Demand{Bytes: m.Bytes}).CheckLimits(); err != nil {
+			return fmt.Errorf("%s.bytes: %w", f, err)
+		}
 	}
 	return nil
 }
