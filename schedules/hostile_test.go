@@ -116,7 +116,7 @@ func TestDemandLimits(t *testing.T) {
 		rows [][]int64
 		want string
 	}{
-		{"3×3 of MaxInt64", [][]int64{{m, m, m}, {m, m, m}, {m, m, m}}, "entry [0][0] = 9223372036854775807 brings the matrix total above 9007199254740992 bytes (2^53)"},
+		{"3×3 of MaxInt64", [][]int64{{m, m, m}, {m, m, m}, {m, m, m}}, "entry [0][0] = 9223372036854775807 brings the matrix total above the limit of 9007199254740992 bytes (2^53)"},
 		{"1e18 and 1", [][]int64{{0, 1e18, 1, 1}, {1, 0, 1e18, 1}, {1, 1, 0, 1e18}, {1e18, 1, 1, 0}}, "entry [0][1] = 1000000000000000000 brings"},
 		{"sum just above", [][]int64{{0, MaxBytes}, {1, 0}}, "entry [1][0] = 1 brings the matrix total above"},
 	} {

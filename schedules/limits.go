@@ -84,8 +84,8 @@ func (d *Demand) CheckLimits() error {
 			}
 			var ok bool
 			if total, ok = AddBytes(total, v); !ok {
-				return fmt.Errorf("entry [%d][%d] = %d brings the matrix total above %d bytes (2^53): %w of %d bytes that keeps every load exact",
-					i, j, v, MaxBytes, ErrLimit, MaxBytes)
+				return fmt.Errorf("entry [%d][%d] = %d brings the matrix total %w of %d bytes (2^53) that keeps every load exact",
+					i, j, v, ErrLimit, MaxBytes)
 			}
 		}
 	}

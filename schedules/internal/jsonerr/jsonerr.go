@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func Describe(data []byte, err error) error {
 // 40 characters, so that a huge string is not echoed), the JSON kind for an object or array.
 func typeProblem(data []byte, te *json.UnmarshalTypeError) string {
 	kind, _, _ := strings.Cut(te.Value, " ")
-	want := goType(te.Type.String())
+	want := goType(te.Type)
 	lit := literalBefore(data, te.Offset)
 	switch kind {
 	case "number":
@@ -66,22 +67,25 @@ func typeProblem(data []byte, te *json.UnmarshalTypeError) string {
 }
 
 // goType names a Go type the way a user thinks of the JSON value.
-func goType(t string) string {
-	switch {
-	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
-		return "an integer (" + t + ")"
-	case strings.HasPrefix(t, "float"):
+func goType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer (" + t.Kind().String() + ")"
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case t == "string" || strings.HasSuffix(t, "Kind") || strings.HasSuffix(t, "Mode") || strings.HasSuffix(t, "Phase"):
+	case reflect.String:
 		return "a string"
-	case t == "bool":
+	case reflect.Bool:
 		return "true or false"
-	case strings.HasPrefix(t, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "*"):
+	case reflect.Struct, reflect.Map:
 		return "an object"
+	case reflect.Pointer:
+		return goType(t.Elem())
 	}
-	return "a JSON value of Go type " + t
+	return "a JSON value of Go type " + t.String()
 }
 
 // literalBefore returns the JSON literal that ends at off (a string with its quotes, a number,
