@@ -248,3 +248,32 @@ func BenchmarkVerifyTimelineOneSwitch(b *testing.B) {
 		})
 	}
 }
+
+// A circuit and a switch change both shorter than the timeline's resolution at their time (a
+// 1-byte transfer at 10^4 s with α_r = 0) cannot be ordered by their times; the verifier
+// accepts either order instead of reporting the switch in the wrong state, and still catches a
+// switch that never reaches the state a circuit needs.
+func TestVerifyTimelineSubResolutionEvents(t *testing.T) {
+	const t0 = 11258.999068446241
+	s := &Schedule{Version: FormatVersion, Algorithm: "hand", N: 2, Ports: 2, Fabric: Benes, Mode: Partial,
+		Params: Params{BandwidthBytesPerSecond: 1e11},
+		Circuits: []Circuit{
+			{Src: 0, Dst: 0, Bytes: 1, Group: 0, Path: []benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 0}}},
+			{Src: 0, Dst: 1, Bytes: 1 << 40, Group: 1, Path: []benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 1}}},
+		}}
+	end := t0 + 1e-11 // rounds to t0 + 1 ulp
+	tl := &Timeline{
+		Circuits: []CircuitTiming{
+			{Circuit: 0, Ready: t0, PathReady: t0, ReconfigStart: t0, TransmitStart: t0, End: end},
+			{Circuit: 1, Ready: end, PathReady: end, ReconfigStart: end, TransmitStart: end, End: end + 11},
+		},
+		SwitchChanges: []SwitchChange{{Stage: 0, Switch: 0, From: benes.Bar, To: benes.Cross, Start: end, End: end}},
+	}
+	if vs := VerifyTimeline(s, tl); len(vs) != 0 {
+		t.Fatalf("valid timeline rejected: %v", ViolationsError(vs))
+	}
+	tl.SwitchChanges = nil
+	if vs := VerifyTimeline(s, tl); len(vs) != 1 || vs[0].Kind != SwitchUnderLiveCircuit || vs[0].Circuit != 1 {
+		t.Fatalf("a missing change: %v, want circuit 1 in the wrong state", ViolationsError(vs))
+	}
+}

@@ -232,9 +232,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 				return usagef("--%s: not with --schedule (the schedule file is executed as it is)", name)
 			}
 		}
-		s, err := schedules.LoadSchedule(f.schedule)
+		s, err := loadScheduleToRun(f.schedule)
 		if err != nil {
-			return usagef("--schedule %q: %v", f.schedule, err)
+			return err
 		}
 		// Execute under the schedule's own parameters unless the flags override them.
 		if !flags.Changed("bandwidth") && s.Params.BandwidthBytesPerSecond > 0 {

@@ -58,6 +58,9 @@ func (p *planFlags) options() (schedules.Options, error) {
 	if o.Reconfig, err = units.ParseDuration(p.reconfig); err != nil {
 		return o, usagef("--reconfig %q: %v", p.reconfig, err)
 	}
+	if err := schedules.CheckSeconds("α_r", o.Reconfig); err != nil {
+		return o, usagef("--reconfig %q: %v", p.reconfig, err)
+	}
 	switch schedules.FabricKind(p.fabric) {
 	case schedules.Benes, schedules.Crossbar:
 		o.Fabric = schedules.FabricKind(p.fabric)
