@@ -287,6 +287,9 @@ func (s *State) UnmarshalText(b []byte) error {
 	case "cross":
 		*s = Cross
 	default:
+		if len(b) > 40 {
+			b = append(b[:37:37], "..."...)
+		}
 		return fmt.Errorf("switch state %q is not \"bar\" or \"cross\"", b)
 	}
 	return nil
