@@ -77,6 +77,17 @@ func decode(r io.Reader, reread func() ([]byte, error), maxPorts int) (*Trace, e
 		return nil, fmt.Errorf("field \"meta\" is missing")
 	}
 	t := &Trace{Version: Version, Meta: *ft.Meta, Matrices: make([]Matrix, len(ft.Matrices))}
+	// An empty list or map is written as nothing (omitempty): read it as nothing, so that
+	// reading canonical output gives back the same trace.
+	if len(t.Meta.DenseLayers) == 0 {
+		t.Meta.DenseLayers = nil
+	}
+	if len(t.Meta.ExpertGPUs) == 0 {
+		t.Meta.ExpertGPUs = nil
+	}
+	if len(t.Meta.Params) == 0 {
+		t.Meta.Params = nil
+	}
 	for k, fm := range ft.Matrices {
 		f := fmt.Sprintf("matrices[%d]", k)
 		m := &t.Matrices[k]
@@ -118,6 +129,7 @@ type rawMatrix struct {
 }
 
 func (m *rawMatrix) UnmarshalJSON(b []byte) error {
+	*m = rawMatrix{} // a repeated key replaces the value, as for every other field
 	p := &cellParser{b: b}
 	p.space()
 	if p.lit("null") {
