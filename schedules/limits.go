@@ -113,3 +113,22 @@ func (o Options) CheckHorizon(d *Demand) error {
 	}
 	return nil
 }
+
+// CheckScheduleHorizon is CheckHorizon for a schedule file about to be executed at the options'
+// bandwidth and α_r: its bytes over b, one α_r per circuit and the planned round durations, all
+// in series, must stay within MaxSeconds. (The file's own limits are Validate's.)
+func (o Options) CheckScheduleHorizon(s *Schedule) error {
+	var total int64
+	for _, c := range s.Circuits {
+		total += max(c.Bytes, 0) // Validate bounds the sum by MaxBytes
+	}
+	worst := float64(total)/o.Bandwidth + float64(len(s.Circuits))*o.Reconfig
+	for _, r := range s.Rounds {
+		worst += r.PlannedDuration
+	}
+	if !(worst <= MaxSeconds) {
+		return fmt.Errorf("%d bytes at %g bytes/s with %d circuits × α_r = %g s may take %.3g s, %w of %g s (the longest time the model keeps exact): raise the bandwidth",
+			total, o.Bandwidth, len(s.Circuits), o.Reconfig, worst, ErrLimit, MaxSeconds)
+	}
+	return nil
+}

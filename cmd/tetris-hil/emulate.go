@@ -247,6 +247,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 		if opts, err = f.plan.options(); err != nil {
 			return err
 		}
+		if err := opts.CheckScheduleHorizon(s); err != nil {
+			return usagef("--schedule %s: %v", f.schedule, err)
+		}
 		if cfg, err = f.models(opts.Bandwidth, opts.Reconfig); err != nil {
 			return err
 		}
