@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -131,14 +130,46 @@ func noneNumeric(fields []string) bool {
 	return true
 }
 
-// decimal is the syntax of a CSV value: an optionally signed decimal with an optional fraction
-// and exponent. strconv alone would also take Go literals (1_000, 0x1p4, Inf).
-var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+// isDecimal says whether s has the syntax of a CSV value: an optionally signed decimal with an
+// optional fraction and exponent, [+-]?(d+.?d*|.d+)([eE][+-]?d+)?. strconv alone would also
+// take Go literals (1_000, 0x1p4, Inf). Written out because a regexp made reading a dense
+// 4096² CSV four times slower.
+func isDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	mantissa := digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		mantissa += digits()
+	}
+	if mantissa == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
 
 // parseByteCount accepts a whole non-negative number, also written as a float with no fraction
 // (1e6, 4096.0), as NumPy's savetxt writes them.
 func parseByteCount(s string) (int64, error) {
-	if !decimal.MatchString(s) {
+	if !isDecimal(s) {
 		switch f, err := strconv.ParseFloat(s, 64); {
 		case err == nil && math.IsNaN(f):
 			return 0, fmt.Errorf("value %q is NaN, not a byte count", s)

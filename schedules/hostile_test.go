@@ -277,3 +277,16 @@ func TestVerifyTimelineSubResolutionEvents(t *testing.T) {
 		t.Fatalf("a missing change: %v, want circuit 1 in the wrong state", ViolationsError(vs))
 	}
 }
+
+// isDecimal is the grammar [+-]?(d+.?d*|.d+)([eE][+-]?d+)?.
+func TestIsDecimal(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "4096": true, "+7": true, "-1": true, "1.": true, ".5": true, "4.096e3": true, "1E+06": true, "1.5e-3": true,
+		"": false, "+": false, ".": false, "e5": false, "1e": false, "1e+": false, "1_000": false, "0x10": false, "0x1p4": false,
+		"Inf": false, "NaN": false, "1.2.3": false, "1e5.0": false, " 1": false, "1 ": false, "--1": false,
+	} {
+		if got := isDecimal(s); got != want {
+			t.Errorf("isDecimal(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -72,7 +72,10 @@ type LoadOptions struct {
 
 // Load reads a trace from a canonical JSON, CSV or .npy file, by extension or content. It
 // streams the file: what it holds is the matrices, not the file as well.
-func Load(path string, o LoadOptions) (*Trace, error) {
+func Load(path string, o LoadOptions) (*Trace, error) { return LoadAs(path, "", o) }
+
+// LoadAs is Load with the format given ("" detects it as Load does).
+func LoadAs(path string, format Format, o LoadOptions) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -86,7 +89,10 @@ func Load(path string, o LoadOptions) (*Trace, error) {
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	switch fm := DetectFormat(path, head); fm {
+	if format == "" {
+		format = DetectFormat(path, head)
+	}
+	switch format {
 	case FormatJSON:
 		t, err := decode(br, func() ([]byte, error) { return os.ReadFile(path) }, o.MaxPorts)
 		if err != nil {
@@ -105,7 +111,11 @@ func Load(path string, o LoadOptions) (*Trace, error) {
 		}
 		return ReadCSV(br, path, o.MaxPorts)
 	}
-	return Parse(head, path, o) // routing JSONL: Parse says how to import it
+	return nil, needsImport(path)
+}
+
+func needsImport(name string) error {
+	return fmt.Errorf("%s: %w: run `tetris-hil trace import --format routing-jsonl --gpus N --experts E --hidden H %s -o trace.json` and use trace.json", name, ErrNeedsImport, name)
 }
 
 // Parse is Load on bytes already read; name is the file name for errors and format detection.
@@ -123,7 +133,7 @@ func Parse(data []byte, name string, o LoadOptions) (*Trace, error) {
 		}
 		return fromNPY(ms, o, name)
 	case FormatRouting:
-		return nil, fmt.Errorf("%s: %w: run `tetris-hil trace import --format routing-jsonl --gpus N --experts E --hidden H %s -o trace.json` and use trace.json", name, ErrNeedsImport, name)
+		return nil, needsImport(name)
 	default:
 		if o.Layout == LayoutPairs {
 			return nil, fmt.Errorf("%s: a CSV file holds one matrix; layout pairs needs two per layer", name)
