@@ -10,10 +10,10 @@ import (
 )
 
 // BenchmarkTetris plans one seeded skewed MoE-like demand per size at 800 Gbps and α_r = 10 µs.
-// The names are fixed so figures compare across commits.
+// The names are fixed so figures compare across commits; -bench 'Tetris/n=(8|64)$' picks sizes.
 func BenchmarkTetris(b *testing.B) {
 	o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}
-	for _, n := range []int{8, 16, 32, 64, 128} {
+	for _, n := range []int{8, 16, 32, 64, 128, 256, 512} {
 		d := moetest.Demand(1, n, 1.0, 0)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
