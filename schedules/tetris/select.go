@@ -29,7 +29,11 @@ type selector struct {
 	buf        []int32
 	seenTx     []bool
 	seenRx     []bool
-	snap       [4][]int32
+	snap       [2]matchingSnapshot
+	// ref classifies the current key endpoint's candidates; epoch counts successful takes, so ref
+	// is valid while its epoch is the current one.
+	ref   *refusals
+	epoch int
 	// loaded says the side matchers hold A(loadedH) with both sides of C covered and no endpoint
 	// taken, as a successful covers call leaves them.
 	loaded  bool
@@ -47,8 +51,9 @@ func newSelector(n int) *selector {
 		seenRx: make([]bool, n),
 	}
 	for i := range s.snap {
-		s.snap[i] = make([]int32, n)
+		s.snap[i] = newMatchingSnapshot(n)
 	}
+	s.ref = newRefusals(n)
 	return s
 }
 
@@ -145,6 +150,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		s.rx.saturate(cRx)
 	}
 	s.loaded = false
+	s.epoch++ // a new graph: no classification carries over
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.eps[:0]
@@ -217,35 +223,77 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 				}
 			}
 		}
-		// Offer them best first (more bytes, then earlier), dropping those a take made dead.
-		for len(buf) > 0 {
-			best, k := -1, 0
-			for _, i := range buf {
-				c := &cands[i]
-				if s.usedTx[c.u] || s.usedRx[c.v] {
-					continue
-				}
-				buf[k] = i
-				if best < 0 || c.bytes > cands[buf[best]].bytes || c.bytes == cands[buf[best]].bytes && i < buf[best] {
-					best = k
-				}
-				k++
+		// Offer them best first (more bytes, then earlier), from a heap: usually the first offer
+		// succeeds and makes every other candidate of its key endpoint dead, so sorting them all
+		// would be wasted. Taking only ever makes candidates dead, so popping and skipping the dead
+		// offers them in the same order as picking the best live one each time.
+		single := hi-lo == 1
+		h := offerHeap{cands: cands, idx: buf}
+		h.init()
+		for len(h.idx) > 0 {
+			i := h.pop()
+			c := &cands[i]
+			if s.usedTx[c.u] || s.usedRx[c.v] {
+				continue
 			}
-			buf = buf[:k]
-			if best < 0 {
-				break
-			}
-			i := buf[best]
-			buf[best] = buf[len(buf)-1]
-			buf = buf[:len(buf)-1]
-			if c := &cands[i]; s.take(c.u, c.v) {
+			if s.offer(c, keyOf(c)) {
 				m = append(m, int(i))
+				if single {
+					break // every other candidate shares the key endpoint just matched
+				}
 			}
 		}
 		s.buf = buf
 		lo = hi
 	}
 	return m
+}
+
+// offerHeap orders candidate indices by decreasing bytes, then increasing index.
+type offerHeap struct {
+	cands []candidate
+	idx   []int32
+}
+
+func (h *offerHeap) before(a, b int32) bool {
+	if x, y := h.cands[a].bytes, h.cands[b].bytes; x != y {
+		return x > y
+	}
+	return a < b
+}
+
+func (h *offerHeap) init() {
+	for i := len(h.idx)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *offerHeap) pop() int32 {
+	top := h.idx[0]
+	last := len(h.idx) - 1
+	h.idx[0] = h.idx[last]
+	h.idx = h.idx[:last]
+	h.down(0)
+	return top
+}
+
+func (h *offerHeap) down(i int) {
+	w := h.idx
+	for {
+		l := 2*i + 1
+		if l >= len(w) {
+			return
+		}
+		j := l
+		if r := l + 1; r < len(w) && h.before(w[r], w[l]) {
+			j = r
+		}
+		if !h.before(w[j], w[i]) {
+			return
+		}
+		w[i], w[j] = w[j], w[i]
+		i = j
+	}
 }
 
 // walkItem is one candidate in the greedy walk's heap.
@@ -334,40 +382,114 @@ func (s *selector) take(u, v int) bool {
 	tx, rx := s.tx, s.rx
 	repair := tx.matchR[v] >= 0 && int(tx.matchR[v]) != u || rx.matchR[u] >= 0 && int(rx.matchR[u]) != v
 	if repair {
-		tx.snapshot(s.snap[0], s.snap[1])
-		rx.snapshot(s.snap[2], s.snap[3])
+		tx.snapshot(&s.snap[0])
+		rx.snapshot(&s.snap[1])
 	}
 	s.usedTx[u], s.usedRx[v] = true, true
-	tx.free.clear(v)
-	rx.free.clear(u)
+	tx.remove(v)
+	rx.remove(u)
 	// u and v are matched now: they need no covering partner any more.
-	if r := tx.matchL[u]; r >= 0 {
-		tx.matchL[u], tx.matchR[r] = -1, -1
-	}
-	if r := rx.matchL[v]; r >= 0 {
-		rx.matchL[v], rx.matchR[r] = -1, -1
-	}
+	tx.unmatchLeft(u)
+	rx.unmatchLeft(v)
 	ok := true
 	// A required transmitter that was covered through receiver v needs another receiver, and a
 	// required receiver covered through transmitter u needs another transmitter.
-	if l := tx.matchR[v]; l >= 0 {
-		tx.matchL[l], tx.matchR[v] = -1, -1
+	if l := tx.unmatchRight(v); l >= 0 {
 		tx.seen.reset()
-		ok = tx.augment(int(l))
+		ok = tx.augment(l)
 	}
-	if l := rx.matchR[u]; ok && l >= 0 {
-		rx.matchL[l], rx.matchR[u] = -1, -1
-		rx.seen.reset()
-		ok = rx.augment(int(l))
+	if ok {
+		if l := rx.unmatchRight(u); l >= 0 {
+			rx.seen.reset()
+			ok = rx.augment(l)
+		}
 	}
 	if !ok {
 		s.usedTx[u], s.usedRx[v] = false, false
 		tx.free.set(v)
 		rx.free.set(u)
-		tx.restore(s.snap[0], s.snap[1])
-		rx.restore(s.snap[2], s.snap[3])
+		tx.restore(&s.snap[0])
+		rx.restore(&s.snap[1])
 	}
 	return ok
+}
+
+// refusals says, for one key endpoint and one state of the walk, which of its candidates take
+// would refuse, from two searches instead of one failed augmenting search per refused candidate.
+// The walk offers a key endpoint's candidates one after another, and a refusal leaves everything
+// as it was, so the refusals before a take succeeds all see the same state.
+//
+// For key endpoint e with matcher own (e is one of its left vertices: the transmitter side's
+// matcher for a transmitter) and other (e is one of its right vertices), taking (e, p) for a
+// partner p
+//   - on own's side frees e's partner and takes p away from own's partner of p, l, which must
+//     find another: possible exactly when l is recoverable with e's partner as an extra end;
+//   - on other's side frees p's partner t and takes e away from other's partner of e, l', which
+//     must find another: possible exactly when the search from l' without e reaches an exposed
+//     vertex, or reaches t.
+type refusals struct {
+	key, epoch int
+	good, ends bitset // recoverable left vertices of own
+	start      int    // l' (−1: other's side needs no repair)
+	any        bool   // l' reaches an exposed vertex
+	reach      bitset
+}
+
+func newRefusals(n int) *refusals {
+	return &refusals{key: -1, good: newBitset(n), ends: newBitset(n), reach: newBitset(n)}
+}
+
+// sides are the matchers of key endpoint e: its own, the other, and e's index in both.
+func (s *selector) sides(e int) (own, other *sideMatcher, x int) {
+	if e < s.n {
+		return s.tx, s.rx, e
+	}
+	return s.rx, s.tx, e - s.n
+}
+
+// classify fills r for key endpoint e in the current state.
+func (s *selector) classify(r *refusals, e int) {
+	own, other, x := s.sides(e)
+	r.key, r.epoch = e, s.epoch
+	own.recoverable(int(own.matchL[x]), other.adj, r.good, r.ends)
+	r.start = int(other.matchR[x])
+	r.any = r.start < 0 || other.reachFrom(r.start, x, r.reach)
+}
+
+// refuses reports whether take would refuse the key endpoint's candidate with partner p.
+func (s *selector) refuses(r *refusals, p int) bool {
+	own, other, x := s.sides(r.key)
+	if l := int(own.matchR[p]); l >= 0 && l != x && !r.good.has(l) {
+		return true
+	}
+	if r.any || r.start == p {
+		return false
+	}
+	t := other.matchL[p]
+	return t < 0 || !r.reach.has(int(t))
+}
+
+// offer is take for the walk: it skips the candidates of a key endpoint that take would refuse,
+// once one refusal has shown the endpoint to be worth classifying.
+func (s *selector) offer(c *candidate, key int) bool {
+	r := s.ref
+	if r.key == key && r.epoch == s.epoch {
+		p := c.u
+		if key < s.n {
+			p = c.v
+		}
+		if s.refuses(r, p) {
+			return false
+		}
+	}
+	if s.take(c.u, c.v) {
+		s.epoch++
+		return true
+	}
+	if r.key != key || r.epoch != s.epoch {
+		s.classify(r, key)
+	}
+	return false
 }
 
 // greedyByCost is the no-degree-coverage ablation: every candidate is in A, walked by increasing
