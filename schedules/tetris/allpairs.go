@@ -25,11 +25,14 @@ type allPairs struct {
 	ready []float64
 	// tab[s] holds best(s, b, i, j) at b·m² + i·m + j, m = n>>s.
 	tab [][]float64
+	// Scratch rows of refresh.
+	o0, o1, t0, t1 []float64
 }
 
 func newAllPairs(p *benes.Plan) *allPairs {
 	f := p.Fabric()
 	a := &allPairs{p: p, n: f.Ports(), k: f.Levels(), ready: make([]float64, 4*f.NumSwitches())}
+	a.o0, a.o1, a.t0, a.t1 = make([]float64, a.n), make([]float64, a.n), make([]float64, a.n), make([]float64, a.n)
 	a.tab = make([][]float64, a.k)
 	for s := range a.tab {
 		a.tab[s] = make([]float64, a.n*a.n>>s)
@@ -63,17 +66,30 @@ func (a *allPairs) refresh() {
 		for b := 0; b < 1<<s; b++ {
 			child0 := next[(2*b)*half*half:][:half*half]
 			child1 := next[(2*b+1)*half*half:][:half*half]
-			for i := 0; i < m; i++ {
-				rin := a.ready[4*(inStage*nh+b*half+i>>1):][:4]
-				in0, in1 := rin[(i&1)<<1], rin[(i&1)<<1|1]
-				row := cur[b*m*m+i*m:][:m]
-				c0 := child0[(i>>1)*half:][:half]
-				c1 := child1[(i>>1)*half:][:half]
-				for j := 0; j < m; j++ {
-					rout := a.ready[4*(outStage*nh+b*half+j>>1):][:4]
-					x0 := max(in0, rout[j&1], c0[j>>1])
-					x1 := max(in1, rout[2|j&1], c1[j>>1])
-					row[j] = min(x0, x1)
+			// This block's output switches, laid out per local output port j: lane 0 and lane 1
+			// (from the upper and the lower child) to out-lane j&1.
+			outs := a.ready[4*(outStage*nh+b*half):][:2*m]
+			o0, o1 := a.o0[:m], a.o1[:m]
+			for j := range m {
+				o0[j], o1[j] = outs[(j>>1)<<2|j&1], outs[(j>>1)<<2|2|j&1]
+			}
+			// Local input ports 2p and 2p+1 share input switch p and, in each child, the row of
+			// local input port p: the output side and the child tables combine once per pair.
+			t0, t1 := a.t0[:m], a.t1[:m]
+			for p := range half {
+				c0 := child0[p*half:][:half]
+				c1 := child1[p*half:][:half]
+				for q := range half {
+					t0[2*q], t0[2*q+1] = max(o0[2*q], c0[q]), max(o0[2*q+1], c0[q])
+					t1[2*q], t1[2*q+1] = max(o1[2*q], c1[q]), max(o1[2*q+1], c1[q])
+				}
+				rin := a.ready[4*(inStage*nh+b*half+p):][:4]
+				for lane := range 2 {
+					in0, in1 := rin[lane<<1], rin[lane<<1|1]
+					row := cur[b*m*m+(2*p+lane)*m:][:m]
+					for j := range row {
+						row[j] = min(max(in0, t0[j]), max(in1, t1[j]))
+					}
 				}
 			}
 		}

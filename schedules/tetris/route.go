@@ -72,39 +72,70 @@ func (r *router) ready(t benes.Traversal) float64 {
 
 func (r *router) choose(c benes.Component, choices []uint32) bool {
 	var changes [2]int
-	for q := range 2 {
-		costs := r.costs[q][:0]
-		for k, i := range c.Conns {
-			cn := r.conns[i]
+	// Sorted in decreasing order, two cost vectors of the same length compare as their largest
+	// value with different multiplicities, so a connection whose partial start is the same under
+	// both orientations adds the same two costs to both and cannot decide: only the others are
+	// kept, and their maxima usually decide without sorting.
+	d0, d1 := r.costs[0][:0], r.costs[1][:0]
+	for k, i := range c.Conns {
+		cn := r.conns[i]
+		var t [2]float64
+		for q := range 2 {
 			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
-			t := r.partialStart(i, ch, c.Level, choices)
-			costs = append(costs, t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
+			t[q] = r.partialStart(i, ch, c.Level, choices)
 			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
 			changes[q] += r.changed(in)
 			if out != in {
 				changes[q] += r.changed(out)
 			}
 		}
-		slices.SortFunc(costs, func(a, b float64) int { return cmp.Compare(b, a) })
-		r.costs[q] = costs
+		if t[0] != t[1] {
+			ws, wd := r.w[cn.Src], r.w[r.n+cn.Dst]
+			d0 = append(d0, t[0]-r.alpha+ws, t[0]-r.alpha+wd)
+			d1 = append(d1, t[1]-r.alpha+ws, t[1]-r.alpha+wd)
+		}
+	}
+	r.costs[0], r.costs[1] = d0, d1
+	order := 0
+	if len(d0) > 0 {
+		if m0, m1 := slices.Max(d0), slices.Max(d1); m0 != m1 {
+			order = cmp.Compare(m0, m1)
+		} else {
+			desc := func(a, b float64) int { return cmp.Compare(b, a) }
+			slices.SortFunc(d0, desc)
+			slices.SortFunc(d1, desc)
+			order = slices.Compare(d0, d1)
+		}
 	}
 	flip := false
-	switch slices.Compare(r.costs[0], r.costs[1]) {
+	switch order {
 	case 1:
 		flip = true
 	case 0:
 		flip = changes[1] < changes[0]
 	}
 	if r.rec != nil {
-		o := orientation{Level: c.Level, Block: c.Block, Changes: changes, Flip: flip}
-		for _, i := range c.Conns {
-			o.Conns = append(o.Conns, r.conns[i])
-		}
-		o.Costs[0] = slices.Clone(r.costs[0])
-		o.Costs[1] = slices.Clone(r.costs[1])
-		r.rec(o)
+		r.record(c, choices, changes, flip)
 	}
 	return flip
+}
+
+// record reports a decision with both orientations' whole cost vectors, for tests.
+func (r *router) record(c benes.Component, choices []uint32, changes [2]int, flip bool) {
+	o := orientation{Level: c.Level, Block: c.Block, Changes: changes, Flip: flip}
+	for _, i := range c.Conns {
+		o.Conns = append(o.Conns, r.conns[i])
+	}
+	for q := range 2 {
+		for k, i := range c.Conns {
+			cn := r.conns[i]
+			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
+			t := r.partialStart(i, ch, c.Level, choices)
+			o.Costs[q] = append(o.Costs[q], t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
+		}
+		slices.SortFunc(o.Costs[q], func(a, b float64) int { return cmp.Compare(b, a) })
+	}
+	r.rec(o)
 }
 
 // changed is 1 when the traversal needs a state other than its switch's planned state σ_s.
