@@ -42,17 +42,7 @@ func newAllPairs(p *benes.Plan) *allPairs {
 
 // refresh recomputes every pair's earliest start against the plan as it is now.
 func (a *allPairs) refresh() {
-	f := a.p.Fabric()
-	for stage := 0; stage < f.Stages(); stage++ {
-		for sw := 0; sw < f.SwitchesPerStage(); sw++ {
-			r := a.ready[4*f.SwitchID(stage, sw):][:4]
-			for in := range 2 {
-				for out := range 2 {
-					r[in<<1|out], _ = a.p.TraversalReady(benes.Traversal{Stage: stage, Switch: sw, In: in, Out: out})
-				}
-			}
-		}
-	}
+	a.p.AllTraversalReady(a.ready)
 	n, k, nh := a.n, a.k, a.n/2
 	mid := a.tab[k-1]
 	for b := 0; b < n/2; b++ {

@@ -38,17 +38,20 @@ type sideMatcher struct {
 }
 
 func newSideMatcher(n int) *sideMatcher {
+	w := (n + 63) / 64
+	words := make(bitset, (n+3)*w)
+	match := make([]int32, 2*n)
 	m := &sideMatcher{
 		adj:     make([]bitset, n),
-		free:    newBitset(n),
-		matchL:  make([]int32, n),
-		matchR:  make([]int32, n),
-		exposed: newBitset(n),
-		seen:    newBitset(n),
+		free:    words[n*w : (n+1)*w : (n+1)*w],
+		exposed: words[(n+1)*w : (n+2)*w : (n+2)*w],
+		seen:    words[(n+2)*w:],
+		matchL:  match[:n:n],
+		matchR:  match[n:],
+		stack:   make([]int32, 0, n),
 	}
-	words := make(bitset, n*len(m.free))
 	for i := range m.adj {
-		m.adj[i] = words[i*len(m.free) : (i+1)*len(m.free) : (i+1)*len(m.free)]
+		m.adj[i] = words[i*w : (i+1)*w : (i+1)*w]
 	}
 	return m
 }
@@ -154,7 +157,8 @@ type matchingSnapshot struct {
 }
 
 func newMatchingSnapshot(n int) matchingSnapshot {
-	return matchingSnapshot{make([]int32, n), make([]int32, n), newBitset(n)}
+	match := make([]int32, 2*n)
+	return matchingSnapshot{match[:n:n], match[n:], newBitset(n)}
 }
 
 func (m *sideMatcher) snapshot(dst *matchingSnapshot) {

@@ -44,6 +44,9 @@ type orientation struct {
 
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
+	if cap(r.anc) < r.n {
+		r.anc, r.ancLevels = make([]float64, 0, r.n), make([]int, 0, r.n)
+	}
 	r.anc, r.ancLevels = r.anc[:0], r.ancLevels[:0]
 	for range conns {
 		r.anc = append(r.anc, math.Inf(-1))
@@ -56,13 +59,19 @@ func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 // computed for this iteration (S does not change while a matching is routed) and keeps the
 // ancestor levels' maximum, so each call costs one level.
 func (r *router) partialStart(i int, ch uint32, level int, choices []uint32) float64 {
+	cn := r.conns[i]
+	in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, level)
+	return r.levelStart(i, in, out, level, choices)
+}
+
+// levelStart is partialStart with the traversals of this level already at hand.
+func (r *router) levelStart(i int, in, out benes.Traversal, level int, choices []uint32) float64 {
 	f, cn := r.plan.f, r.conns[i]
 	for r.ancLevels[i] < level {
-		in, out := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
-		r.anc[i] = max(r.anc[i], r.ready(in), r.ready(out))
+		ai, ao := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
+		r.anc[i] = max(r.anc[i], r.ready(ai), r.ready(ao))
 		r.ancLevels[i]++
 	}
-	in, out := f.LevelTraversals(cn.Src, cn.Dst, ch, level)
 	return max(r.anc[i], r.ready(in), r.ready(out))
 }
 
@@ -82,8 +91,8 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 		var t [2]float64
 		for q := range 2 {
 			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
-			t[q] = r.partialStart(i, ch, c.Level, choices)
 			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
+			t[q] = r.levelStart(i, in, out, c.Level, choices)
 			changes[q] += r.changed(in)
 			if out != in {
 				changes[q] += r.changed(out)

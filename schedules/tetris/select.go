@@ -41,14 +41,16 @@ type selector struct {
 }
 
 func newSelector(n int) *selector {
+	flags := make([]bool, 4*n)
 	s := &selector{
 		n:      n,
 		tx:     newSideMatcher(n),
 		rx:     newSideMatcher(n),
-		usedTx: make([]bool, n),
-		usedRx: make([]bool, n),
-		seenTx: make([]bool, n),
-		seenRx: make([]bool, n),
+		usedTx: flags[:n:n],
+		usedRx: flags[n : 2*n : 2*n],
+		seenTx: flags[2*n : 3*n : 3*n],
+		seenRx: flags[3*n:],
+		eps:    make([]int32, 0, 2*n),
 	}
 	for i := range s.snap {
 		s.snap[i] = newMatchingSnapshot(n)
@@ -436,7 +438,9 @@ type refusals struct {
 }
 
 func newRefusals(n int) *refusals {
-	return &refusals{key: -1, good: newBitset(n), ends: newBitset(n), reach: newBitset(n)}
+	w := (n + 63) / 64
+	b := make(bitset, 3*w)
+	return &refusals{key: -1, good: b[:w:w], ends: b[w : 2*w : 2*w], reach: b[2*w:]}
 }
 
 // sides are the matchers of key endpoint e: its own, the other, and e's index in both.

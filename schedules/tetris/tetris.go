@@ -191,10 +191,15 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 
 func (p *planner) init() {
 	n := p.n
-	p.resid = make([]int64, n*n)
-	p.txLoad, p.rxLoad = make([]int64, n), make([]int64, n)
-	p.txDeg, p.rxDeg = make([]int, n), make([]int, n)
-	p.a, p.w = make([]float64, 2*n), make([]float64, 2*n)
+	// One allocation per element type: at small n the allocations, not the work, dominate.
+	i64 := make([]int64, n*n+2*n)
+	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
+	ints := make([]int, 4*n)
+	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
+	f64 := make([]float64, 4*n)
+	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
+	p.matching = make([]int, 0, n)
+	p.conns = make([]benes.Conn, 0, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
 			x := p.d.At(u, v)
@@ -208,6 +213,11 @@ func (p *planner) init() {
 			p.rxDeg[v]++
 		}
 	}
+	pairs := 0
+	for _, x := range p.txDeg {
+		pairs += x
+	}
+	p.cands = make([]candidate, 0, pairs)
 	p.sel = newSelector(n)
 	if p.router != nil {
 		p.router.w = p.w
