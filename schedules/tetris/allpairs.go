@@ -1,6 +1,10 @@
 package tetris
 
-import "github.com/tetris-hil/tetris-hil/schedules/benes"
+import (
+	"math"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
 
 // allPairs answers step 3's path query for every (src, dst) at once: the earliest Start(S, p) over
 // all n/2 paths p from src to dst, the same minimum benes.Plan.Query finds one pair at a time.
@@ -18,24 +22,31 @@ import "github.com/tetris-hil/tetris-hil/schedules/benes"
 //
 // with the middle level (blocks of one switch) as the base case. Start is a maximum and the query a
 // minimum of maxima, so the values are exactly those of Plan.Query, with no rounding.
+//
+// The tables hold the times' IEEE-754 bit patterns as uint64. Every time here is a sum or maximum
+// of non-negative numbers, so never negative (not even −0) nor NaN, and the bit patterns of such
+// floats are ordered exactly as the floats are: integer min and max give the same values, with no
+// branches (the float builtins must also handle NaN and signed zeros), in the loop that is most of
+// the planner's work.
 type allPairs struct {
 	p    *benes.Plan
 	n, k int
 	// ready holds, per switch (SwitchID), the readiness of its four traversals, index in<<1|out.
 	ready []float64
-	// tab[s] holds best(s, b, i, j) at b·m² + i·m + j, m = n>>s.
-	tab [][]float64
+	// tab[s] holds best(s, b, i, j) at b·m² + i·m + j, m = n>>s, as bits (see above).
+	tab [][]uint64
 	// Scratch rows of refresh.
-	o0, o1, t0, t1 []float64
+	o0, o1, t0, t1 []uint64
 }
 
 func newAllPairs(p *benes.Plan) *allPairs {
 	f := p.Fabric()
 	a := &allPairs{p: p, n: f.Ports(), k: f.Levels(), ready: make([]float64, 4*f.NumSwitches())}
-	a.o0, a.o1, a.t0, a.t1 = make([]float64, a.n), make([]float64, a.n), make([]float64, a.n), make([]float64, a.n)
-	a.tab = make([][]float64, a.k)
+	scratch := make([]uint64, 4*a.n)
+	a.o0, a.o1, a.t0, a.t1 = scratch[:a.n], scratch[a.n:2*a.n], scratch[2*a.n:3*a.n], scratch[3*a.n:]
+	a.tab = make([][]uint64, a.k)
 	for s := range a.tab {
-		a.tab[s] = make([]float64, a.n*a.n>>s)
+		a.tab[s] = make([]uint64, a.n*a.n>>s)
 	}
 	return a
 }
@@ -47,7 +58,9 @@ func (a *allPairs) refresh() {
 	mid := a.tab[k-1]
 	for b := 0; b < n/2; b++ {
 		r := a.ready[4*((k-1)*nh+b):][:4]
-		copy(mid[4*b:4*b+4], r)
+		for x := range 4 {
+			mid[4*b+x] = math.Float64bits(r[x])
+		}
 	}
 	for s := k - 2; s >= 0; s-- {
 		m, half := n>>s, n>>(s+1)
@@ -61,30 +74,48 @@ func (a *allPairs) refresh() {
 			outs := a.ready[4*(outStage*nh+b*half):][:2*m]
 			o0, o1 := a.o0[:m], a.o1[:m]
 			for j := range m {
-				o0[j], o1[j] = outs[(j>>1)<<2|j&1], outs[(j>>1)<<2|2|j&1]
+				o0[j], o1[j] = math.Float64bits(outs[(j>>1)<<2|j&1]), math.Float64bits(outs[(j>>1)<<2|2|j&1])
 			}
 			// Local input ports 2p and 2p+1 share input switch p and, in each child, the row of
 			// local input port p: the output side and the child tables combine once per pair.
 			t0, t1 := a.t0[:m], a.t1[:m]
 			for p := range half {
-				c0 := child0[p*half:][:half]
-				c1 := child1[p*half:][:half]
-				for q := range half {
-					t0[2*q], t0[2*q+1] = max(o0[2*q], c0[q]), max(o0[2*q+1], c0[q])
-					t1[2*q], t1[2*q+1] = max(o1[2*q], c1[q]), max(o1[2*q+1], c1[q])
-				}
+				pairMax(t0, o0, child0[p*half:][:half])
+				pairMax(t1, o1, child1[p*half:][:half])
 				rin := a.ready[4*(inStage*nh+b*half+p):][:4]
-				for lane := range 2 {
-					in0, in1 := rin[lane<<1], rin[lane<<1|1]
-					row := cur[b*m*m+(2*p+lane)*m:][:m]
-					for j := range row {
-						row[j] = min(max(in0, t0[j]), max(in1, t1[j]))
-					}
-				}
+				rows := cur[b*m*m+2*p*m:][:2*m]
+				bestRows(rows[:m], rows[m:], t0, t1,
+					math.Float64bits(rin[0]), math.Float64bits(rin[1]), math.Float64bits(rin[2]), math.Float64bits(rin[3]))
 			}
 		}
 	}
 }
 
+// pairMax sets t[2q+x] = max(o[2q+x], c[q]): the output side joined with a child's row, for both
+// output ports of each output switch.
+//
+//go:noinline
+func pairMax(t, o, c []uint64) {
+	t, o = t[:2*len(c)], o[:2*len(c)]
+	for q, x := range c {
+		t[2*q], t[2*q+1] = max(o[2*q], x), max(o[2*q+1], x)
+	}
+}
+
+// bestRows fills the rows of the two local input ports of one input switch: row0 enters on lane
+// 0, whose traversals to the upper and lower child are ready at r00 and r01, row1 on lane 1 (r10,
+// r11). It is the programme's inner loop, kept apart so that everything it touches stays in
+// registers.
+//
+//go:noinline
+func bestRows(row0, row1, t0, t1 []uint64, r00, r01, r10, r11 uint64) {
+	row1, t0, t1 = row1[:len(row0)], t0[:len(row0)], t1[:len(row0)]
+	for j, x := range t0 {
+		y := t1[j]
+		row0[j] = min(max(r00, x), max(r01, y))
+		row1[j] = min(max(r10, x), max(r11, y))
+	}
+}
+
 // start is the earliest Start(S, p) over all paths from src to dst as of the last refresh.
-func (a *allPairs) start(src, dst int) float64 { return a.tab[0][src*a.n+dst] }
+func (a *allPairs) start(src, dst int) float64 { return math.Float64frombits(a.tab[0][src*a.n+dst]) }

@@ -12,6 +12,8 @@ type fabricPlan interface {
 	// query is the read-only path query of step 3: the earliest start of (u, v) against S over all
 	// of its paths.
 	query(u, v int) float64
+	// allPairs, if not nil, answers query for every pair without a call through the interface.
+	allPairs() *allPairs
 	// route picks a path for every connection of a planning matching (step 6).
 	route(conns []benes.Conn, r *router) ([]uint32, error)
 	// start is Start(S, p) for the routed path (step 7).
@@ -37,6 +39,7 @@ func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
 
 func (b *benesPlan) refresh()               { b.all.refresh() }
 func (b *benesPlan) query(u, v int) float64 { return b.all.start(u, v) }
+func (b *benesPlan) allPairs() *allPairs    { return b.all }
 
 func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	if r == nil {
@@ -85,6 +88,7 @@ func newCrossbarPlan(n int, alphaR float64) *crossbarPlan {
 
 func (c *crossbarPlan) refresh()               {}
 func (c *crossbarPlan) query(u, v int) float64 { return c.start(u, v, 0) }
+func (c *crossbarPlan) allPairs() *allPairs    { return nil }
 
 // route has nothing to choose on a crossbar: every connection has the one direct path.
 func (c *crossbarPlan) route(conns []benes.Conn, _ *router) ([]uint32, error) {

@@ -24,12 +24,16 @@ type selector struct {
 	thresholds []float64
 	walk       []walkItem
 	eps        []int32 // endpoints in walk order
-	head, fill []int32 // per endpoint, its candidates' range in items
+	head, fill []int32 // per key endpoint, its candidates' range in items
 	items      []int32
-	buf        []int32
-	seenTx     []bool
-	seenRx     []bool
-	snap       [2]matchingSnapshot
+	room       []int
+	// indexed says head, fill and items already list the candidates of this iteration under
+	// their key endpoints (indexReset, indexAdd); greedy lists them itself otherwise.
+	indexed bool
+	buf     []int32
+	seenTx  []bool
+	seenRx  []bool
+	snap    [2]matchingSnapshot
 	// ref classifies the current key endpoint's candidates; epoch counts successful takes, so ref
 	// is valid while its epoch is the current one.
 	ref   *refusals
@@ -169,39 +173,33 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		return int(a - b)
 	})
 	s.eps = eps
-	// List each candidate of A under its key endpoint (the transmitter when W ties).
-	head := s.head[:0]
-	for range 2*n + 1 {
-		head = append(head, 0)
-	}
 	keyOf := func(c *candidate) int {
 		if w[c.u] >= w[n+c.v] {
 			return c.u
 		}
 		return n + c.v
 	}
-	for i := range cands {
-		if c := &cands[i]; c.cost <= h {
-			head[keyOf(c)+1]++
+	if !s.indexed {
+		// List each candidate of A under its key endpoint (the transmitter when W ties).
+		room := s.room[:0]
+		for range 2 * n {
+			room = append(room, 0)
+		}
+		for i := range cands {
+			if c := &cands[i]; c.cost <= h {
+				room[keyOf(c)]++
+			}
+		}
+		s.room = room
+		s.indexReset(room[:n], room[n:])
+		for i := range cands {
+			if c := &cands[i]; c.cost <= h {
+				s.indexAdd(keyOf(c), i)
+			}
 		}
 	}
-	for e := 1; e <= 2*n; e++ {
-		head[e] += head[e-1]
-	}
-	items := s.items[:0]
-	for range head[2*n] {
-		items = append(items, 0)
-	}
-	fill := s.fill[:0]
-	fill = append(fill, head[:2*n]...)
-	for i := range cands {
-		if c := &cands[i]; c.cost <= h {
-			e := keyOf(c)
-			items[fill[e]] = int32(i)
-			fill[e]++
-		}
-	}
-	s.head, s.items, s.fill = head, items, fill
+	s.indexed = false
+	head, fill, items := s.head, s.fill, s.items
 	used := func(e int) bool {
 		if e < n {
 			return s.usedTx[e]
@@ -213,24 +211,40 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		for hi < len(eps) && w[eps[hi]] == w[eps[lo]] {
 			hi++
 		}
-		// The live candidates keyed on this group of equal-W endpoints.
-		buf := s.buf[:0]
+		// The live candidates of A keyed on this group of equal-W endpoints, and the best of them
+		// (more bytes, then earlier).
+		buf, best := s.buf[:0], -1
 		for _, e := range eps[lo:hi] {
 			if used(int(e)) {
 				continue
 			}
-			for _, i := range items[head[e]:head[e+1]] {
-				if c := &cands[i]; !s.usedTx[c.u] && !s.usedRx[c.v] {
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; c.cost <= h && !s.usedTx[c.u] && !s.usedRx[c.v] {
+					if best < 0 || c.bytes > cands[buf[best]].bytes || c.bytes == cands[buf[best]].bytes && i < buf[best] {
+						best = len(buf)
+					}
 					buf = append(buf, i)
 				}
 			}
 		}
-		// Offer them best first (more bytes, then earlier), from a heap: usually the first offer
-		// succeeds and makes every other candidate of its key endpoint dead, so sorting them all
-		// would be wasted. Taking only ever makes candidates dead, so popping and skipping the dead
-		// offers them in the same order as picking the best live one each time.
+		s.buf = buf
 		single := hi-lo == 1
-		h := offerHeap{cands: cands, idx: buf}
+		lo = hi
+		if best < 0 {
+			continue
+		}
+		// Offer them best first. Usually the best is taken and, in a group of one endpoint, makes
+		// every other candidate dead; the rest come from a heap. Taking only ever makes candidates
+		// dead, so popping and skipping the dead offers them in the same order as picking the best
+		// live one each time.
+		if i := buf[best]; s.offer(&cands[i], keyOf(&cands[i])) {
+			m = append(m, int(i))
+			if single {
+				continue
+			}
+		}
+		buf[best] = buf[len(buf)-1]
+		h := offerHeap{cands: cands, idx: buf[:len(buf)-1]}
 		h.init()
 		for len(h.idx) > 0 {
 			i := h.pop()
@@ -245,8 +259,6 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 				}
 			}
 		}
-		s.buf = buf
-		lo = hi
 	}
 	return m
 }
@@ -296,6 +308,32 @@ func (h *offerHeap) down(i int) {
 		w[i], w[j] = w[j], w[i]
 		i = j
 	}
+}
+
+// indexReset empties the walk's lists of candidates per key endpoint, giving transmitter e's list
+// room for txRoom[e] candidates and receiver e's for rxRoom[e] (bounds, such as the residual
+// degrees). The planner fills them while it builds the candidates, which saves the walk two passes
+// over them.
+func (s *selector) indexReset(txRoom, rxRoom []int) {
+	head, fill := s.head[:0], s.fill[:0]
+	off := int32(0)
+	for _, room := range [2][]int{txRoom, rxRoom} {
+		for _, r := range room {
+			head, fill = append(head, off), append(fill, off)
+			off += int32(r)
+		}
+	}
+	if cap(s.items) < int(off) {
+		s.items = make([]int32, off)
+	}
+	s.head, s.fill, s.items = head, fill, s.items[:off]
+	s.indexed = true
+}
+
+// indexAdd appends candidate i to key endpoint e's list; candidates must come in increasing i.
+func (s *selector) indexAdd(e, i int) {
+	s.items[s.fill[e]] = int32(i)
+	s.fill[e]++
 }
 
 // walkItem is one candidate in the greedy walk's heap.

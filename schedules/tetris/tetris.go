@@ -254,14 +254,34 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	// Step 3: candidate costs.
 	p.fp.refresh()
 	p.cands = p.cands[:0]
+	// The walk of step 5 lists candidates under their key endpoint, the one with the larger W
+	// (the transmitter on a tie); listing them here saves it two passes.
+	index := !p.o.NoDegreeCoverage
+	if index {
+		p.sel.indexReset(p.txDeg, p.rxDeg)
+	}
+	all := p.fp.allPairs() // nil: ask query
 	for u := 0; u < n; u++ {
-		for v := 0; v < n; v++ {
-			x := p.resid[u*n+v]
+		wu := p.w[u]
+		for v, x := range p.resid[u*n : (u+1)*n] {
 			if x == 0 {
 				continue
 			}
-			start := p.fp.query(u, v)
-			key := max(p.w[u], p.w[n+v])
+			var start float64
+			if all != nil {
+				start = all.start(u, v)
+			} else {
+				start = p.fp.query(u, v)
+			}
+			wv := p.w[n+v]
+			key := max(wu, wv)
+			if index {
+				e := u
+				if wu < wv {
+					e = n + v
+				}
+				p.sel.indexAdd(e, len(p.cands))
+			}
 			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start,
 				cost: start - p.alpha + key, key: key})
 		}
