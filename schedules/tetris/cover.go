@@ -93,14 +93,6 @@ func (m *sideMatcher) remove(r int) {
 	m.exposed.clear(r)
 }
 
-// insert puts right vertex r back into the free set.
-func (m *sideMatcher) insert(r int) {
-	m.free.set(r)
-	if m.matchR[r] < 0 {
-		m.exposed.set(r)
-	}
-}
-
 // augment looks for an alternating path from left vertex l to an unmatched free right vertex and,
 // if it finds one, flips it so that l becomes matched. Vertices already matched stay matched.
 // Whether a path exists depends only on the graph and the matching's vertex sets, not on which

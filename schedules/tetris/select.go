@@ -38,6 +38,7 @@ type selector struct {
 	// is valid while its epoch is the current one.
 	ref   *refusals
 	epoch int
+	w     []float64 // W_e of the walk in progress
 	// loaded says the side matchers hold A(loadedH) with both sides of C covered and no endpoint
 	// taken, as a successful covers call leaves them.
 	loaded  bool
@@ -157,6 +158,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	}
 	s.loaded = false
 	s.epoch++ // a new graph: no classification carries over
+	s.w = w
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.eps[:0]
@@ -211,103 +213,23 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		for hi < len(eps) && w[eps[hi]] == w[eps[lo]] {
 			hi++
 		}
-		// The live candidates of A keyed on this group of equal-W endpoints, and the best of them
-		// (more bytes, then earlier).
-		buf, best := s.buf[:0], -1
+		// The live candidates of A keyed on this group of equal-W endpoints.
+		buf := s.buf[:0]
 		for _, e := range eps[lo:hi] {
 			if used(int(e)) {
 				continue
 			}
 			for _, i := range items[head[e]:fill[e]] {
 				if c := &cands[i]; c.cost <= h && !s.usedTx[c.u] && !s.usedRx[c.v] {
-					if best < 0 || c.bytes > cands[buf[best]].bytes || c.bytes == cands[buf[best]].bytes && i < buf[best] {
-						best = len(buf)
-					}
 					buf = append(buf, i)
 				}
 			}
 		}
 		s.buf = buf
-		single := hi-lo == 1
+		m = s.offerGroup(cands, buf, hi-lo == 1, m)
 		lo = hi
-		if best < 0 {
-			continue
-		}
-		// Offer them best first. Usually the best is taken and, in a group of one endpoint, makes
-		// every other candidate dead; the rest come from a heap. Taking only ever makes candidates
-		// dead, so popping and skipping the dead offers them in the same order as picking the best
-		// live one each time.
-		if i := buf[best]; s.offer(&cands[i], keyOf(&cands[i])) {
-			m = append(m, int(i))
-			if single {
-				continue
-			}
-		}
-		buf[best] = buf[len(buf)-1]
-		h := offerHeap{cands: cands, idx: buf[:len(buf)-1]}
-		h.init()
-		for len(h.idx) > 0 {
-			i := h.pop()
-			c := &cands[i]
-			if s.usedTx[c.u] || s.usedRx[c.v] {
-				continue
-			}
-			if s.offer(c, keyOf(c)) {
-				m = append(m, int(i))
-				if single {
-					break // every other candidate shares the key endpoint just matched
-				}
-			}
-		}
 	}
 	return m
-}
-
-// offerHeap orders candidate indices by decreasing bytes, then increasing index.
-type offerHeap struct {
-	cands []candidate
-	idx   []int32
-}
-
-func (h *offerHeap) before(a, b int32) bool {
-	if x, y := h.cands[a].bytes, h.cands[b].bytes; x != y {
-		return x > y
-	}
-	return a < b
-}
-
-func (h *offerHeap) init() {
-	for i := len(h.idx)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-func (h *offerHeap) pop() int32 {
-	top := h.idx[0]
-	last := len(h.idx) - 1
-	h.idx[0] = h.idx[last]
-	h.idx = h.idx[:last]
-	h.down(0)
-	return top
-}
-
-func (h *offerHeap) down(i int) {
-	w := h.idx
-	for {
-		l := 2*i + 1
-		if l >= len(w) {
-			return
-		}
-		j := l
-		if r := l + 1; r < len(w) && h.before(w[r], w[l]) {
-			j = r
-		}
-		if !h.before(w[j], w[i]) {
-			return
-		}
-		w[i], w[j] = w[j], w[i]
-		i = j
-	}
 }
 
 // indexReset empties the walk's lists of candidates per key endpoint, giving transmitter e's list
@@ -509,6 +431,85 @@ func (s *selector) refuses(r *refusals, p int) bool {
 	}
 	t := other.matchL[p]
 	return t < 0 || !r.reach.has(int(t))
+}
+
+// offerGroup offers a group's live candidates best first (more bytes, then earlier) and appends
+// those taken to m. single says they share one key endpoint, so that the first take makes the
+// rest dead.
+//
+// Each round offers the best candidate that is live and not foreseen to be refused (refused);
+// those foreseen to be refused that rank before it would have been offered, and refused, first:
+// a refusal changes nothing, so they are dropped with it. Those ranking after it stay, as the take
+// may change their fate. A round costs one pass over the group, and rounds are few: one per take
+// and one per refusal the classification did not foresee.
+func (s *selector) offerGroup(cands []candidate, buf []int32, single bool, m []int) []int {
+	before := func(i, j int32) bool {
+		return cands[i].bytes > cands[j].bytes || cands[i].bytes == cands[j].bytes && i < j
+	}
+	for len(buf) > 0 {
+		k, best := 0, -1
+		for _, i := range buf {
+			c := &cands[i]
+			if s.usedTx[c.u] || s.usedRx[c.v] {
+				continue
+			}
+			buf[k] = i
+			if (best < 0 || before(i, buf[best])) && !s.refused(c) {
+				best = k
+			}
+			k++
+		}
+		buf = buf[:k]
+		if best < 0 {
+			break
+		}
+		b := buf[best]
+		if s.ref.epoch == s.epoch {
+			k = 0
+			for _, i := range buf {
+				if i == b || before(i, b) && s.refused(&cands[i]) {
+					continue
+				}
+				buf[k] = i
+				k++
+			}
+			buf = buf[:k]
+		} else {
+			buf[best] = buf[len(buf)-1]
+			buf = buf[:len(buf)-1]
+		}
+		if s.offer(&cands[b], s.keyOf(&cands[b])) {
+			m = append(m, int(b))
+			if single {
+				break
+			}
+		}
+	}
+	return m
+}
+
+// keyOf is a candidate's key endpoint in the walk: the one with the larger W, the transmitter on
+// a tie.
+func (s *selector) keyOf(c *candidate) int {
+	if s.w[c.u] >= s.w[s.n+c.v] {
+		return c.u
+	}
+	return s.n + c.v
+}
+
+// refused reports whether the current classification foresees that take refuses c.
+func (s *selector) refused(c *candidate) bool {
+	r := s.ref
+	if r.epoch != s.epoch || r.key < 0 {
+		return false
+	}
+	switch r.key {
+	case c.u:
+		return s.refuses(r, c.v)
+	case s.n + c.v:
+		return s.refuses(r, c.u)
+	}
+	return false
 }
 
 // offer is take for the walk: it skips the candidates of a key endpoint that take would refuse,
