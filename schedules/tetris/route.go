@@ -3,6 +3,7 @@ package tetris
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
@@ -66,13 +67,19 @@ func (r *router) partialStart(i int, ch uint32, level int, choices []uint32) flo
 
 // levelStart is partialStart with the traversals of this level already at hand.
 func (r *router) levelStart(i int, in, out benes.Traversal, level int, choices []uint32) float64 {
+	return max(r.ancestors(i, level, choices), r.ready(in), r.ready(out))
+}
+
+// ancestors is the readiness of connection i's traversals on the levels below level, extending
+// what is kept from earlier levels.
+func (r *router) ancestors(i, level int, choices []uint32) float64 {
 	f, cn := r.plan.f, r.conns[i]
 	for r.ancLevels[i] < level {
 		ai, ao := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
 		r.anc[i] = max(r.anc[i], r.ready(ai), r.ready(ao))
 		r.ancLevels[i]++
 	}
-	return max(r.anc[i], r.ready(in), r.ready(out))
+	return r.anc[i]
 }
 
 func (r *router) ready(t benes.Traversal) float64 {
@@ -86,16 +93,42 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 	// both orientations adds the same two costs to both and cannot decide: only the others are
 	// kept, and their maxima usually decide without sorting.
 	d0, d1 := r.costs[0][:0], r.costs[1][:0]
+	f, s := r.plan.f, c.Level
+	nh, half := f.Ports()/2, f.Ports()>>(s+1)
+	inStage, outStage := s, f.Stages()-1-s
+	ready := r.plan.all.ready
 	for k, i := range c.Conns {
 		cn := r.conns[i]
 		var t [2]float64
-		for q := range 2 {
-			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
-			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
-			t[q] = r.levelStart(i, in, out, c.Level, choices)
-			changes[q] += r.changed(in)
-			if out != in {
-				changes[q] += r.changed(out)
+		if s >= f.Levels()-1 { // the middle level: Route does not ask, but be general
+			for q := range 2 {
+				ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<s
+				in, out := f.LevelTraversals(cn.Src, cn.Dst, ch, s)
+				t[q] = r.levelStart(i, in, out, s, choices)
+				changes[q] += r.changed(in)
+			}
+		} else {
+			// The traversals LevelTraversals gives for child ch: input switch inSw from lane li
+			// to lane ch, output switch outSw from lane ch to lane lo.
+			anc := r.ancestors(i, s, choices)
+			b := 0
+			if s > 0 {
+				b = int(bits.Reverse32(choices[i]) >> (32 - s))
+			}
+			lin, lout := cn.Src>>s, cn.Dst>>s
+			inSw, outSw, li, lo := b*half+lin>>1, b*half+lout>>1, lin&1, lout&1
+			inID, outID := 4*(inStage*nh+inSw), 4*(outStage*nh+outSw)
+			inState, _, _ := r.plan.p.SwitchState(inStage, inSw)
+			outState, _, _ := r.plan.p.SwitchState(outStage, outSw)
+			for q := range 2 {
+				ch := int(c.Child0[k]) ^ q
+				t[q] = max(anc, ready[inID+li<<1|ch], ready[outID+ch<<1|lo])
+				if inState != benes.StateOf(li, ch) {
+					changes[q]++
+				}
+				if outState != benes.StateOf(ch, lo) {
+					changes[q]++
+				}
 			}
 		}
 		if t[0] != t[1] {
@@ -110,10 +143,12 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 		if m0, m1 := slices.Max(d0), slices.Max(d1); m0 != m1 {
 			order = cmp.Compare(m0, m1)
 		} else {
-			desc := func(a, b float64) int { return cmp.Compare(b, a) }
-			slices.SortFunc(d0, desc)
-			slices.SortFunc(d1, desc)
-			order = slices.Compare(d0, d1)
+			// Decreasing order compared from the front is increasing order compared from the back.
+			slices.Sort(d0)
+			slices.Sort(d1)
+			for j := len(d0) - 1; j >= 0 && order == 0; j-- {
+				order = cmp.Compare(d0[j], d1[j])
+			}
 		}
 	}
 	flip := false
