@@ -43,6 +43,9 @@ type selector struct {
 	// taken, as a successful covers call leaves them.
 	loaded  bool
 	loadedH float64
+	// graphOK says the matchers' adjacency is A(graphH) of the current candidates.
+	graphOK bool
+	graphH  float64
 }
 
 func newSelector(n int) *selector {
@@ -67,16 +70,16 @@ func newSelector(n int) *selector {
 // load builds the candidate graph A = {(u,v) : cost ≤ h} into both side matchers, with every
 // endpoint free and no matching.
 func (s *selector) load(cands []candidate, h float64) {
-	for i := 0; i < s.n; i++ {
-		s.tx.adj[i].reset()
-		s.rx.adj[i].reset()
-		s.usedTx[i], s.usedRx[i] = false, false
-	}
-	for _, c := range cands {
-		if c.cost <= h {
-			s.tx.adj[c.u].set(c.v)
-			s.rx.adj[c.v].set(c.u)
+	if !s.graphOK || s.graphH != h {
+		s.beginGraph(h)
+		for _, c := range cands {
+			if c.cost <= h {
+				s.addEdge(c.u, c.v)
+			}
 		}
+	}
+	for i := 0; i < s.n; i++ {
+		s.usedTx[i], s.usedRx[i] = false, false
 	}
 	for _, m := range []*sideMatcher{s.tx, s.rx} {
 		m.free.reset()
@@ -85,6 +88,23 @@ func (s *selector) load(cands []candidate, h float64) {
 		}
 		m.clearMatching()
 	}
+}
+
+// beginGraph empties the candidate graph, to be filled with A(h) by addEdge: the planner does so
+// while it builds this iteration's candidates, saving load a pass over them. greedy forgets the
+// graph, since the next iteration's candidates are new.
+func (s *selector) beginGraph(h float64) {
+	for i := 0; i < s.n; i++ {
+		s.tx.adj[i].reset()
+		s.rx.adj[i].reset()
+	}
+	s.graphOK, s.graphH = true, h
+}
+
+// addEdge adds candidate (u, v) to the graph.
+func (s *selector) addEdge(u, v int) {
+	s.tx.adj[u].set(v)
+	s.rx.adj[v].set(u)
 }
 
 // covers reports whether A(h) contains a matching covering every endpoint of C (cTx transmitters,
@@ -156,7 +176,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		s.tx.saturate(cTx)
 		s.rx.saturate(cRx)
 	}
-	s.loaded = false
+	s.loaded, s.graphOK = false, false
 	s.epoch++ // a new graph: no classification carries over
 	s.w = w
 	n := s.n

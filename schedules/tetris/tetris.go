@@ -257,8 +257,14 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	// The walk of step 5 lists candidates under their key endpoint, the one with the larger W
 	// (the transmitter on a tie); listing them here saves it two passes.
 	index := !p.o.NoDegreeCoverage
+	// B of step 4, where the threshold search starts: the walk's graph A(B) is built here too.
+	b := 0.0
+	for e := range p.a {
+		b = max(b, p.a[e]+p.w[e])
+	}
 	if index {
 		p.sel.indexReset(p.txDeg, p.rxDeg)
+		p.sel.beginGraph(b)
 	}
 	all := p.fp.allPairs() // nil: ask query
 	for u := 0; u < n; u++ {
@@ -282,15 +288,15 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 				}
 				p.sel.indexAdd(e, len(p.cands))
 			}
+			cost := start - p.alpha + key
+			if index && cost <= b {
+				p.sel.addEdge(u, v)
+			}
 			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start,
-				cost: start - p.alpha + key, key: key})
+				cost: cost, key: key})
 		}
 	}
 	// Steps 4 and 5: threshold and greedy selection.
-	b := 0.0
-	for e := range p.a {
-		b = max(b, p.a[e]+p.w[e])
-	}
 	h := b
 	p.matching = p.matching[:0]
 	if p.o.NoDegreeCoverage {
