@@ -117,5 +117,23 @@ func bestRows(row0, row1, t0, t1 []uint64, r00, r01, r10, r11 uint64) {
 	}
 }
 
+// pathReady is Start(S, p) of the path (src, dst, choices) as of the last refresh: the latest
+// readiness of its traversals.
+func (a *allPairs) pathReady(src, dst int, choices uint32) float64 {
+	n, k, nh := a.n, a.k, a.n/2
+	t := math.Inf(-1)
+	b := 0
+	for s := 0; s < k-1; s++ {
+		lin, lout := src>>s, dst>>s
+		c := int(choices>>s) & 1
+		half := n >> (s + 1)
+		in := a.ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
+		out := a.ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
+		t = max(t, in, out)
+		b = 2*b + c
+	}
+	return max(t, a.ready[4*((k-1)*nh+b)+((src>>(k-1))&1)<<1|(dst>>(k-1))&1])
+}
+
 // start is the earliest Start(S, p) over all paths from src to dst as of the last refresh.
 func (a *allPairs) start(src, dst int) float64 { return math.Float64frombits(a.tab[0][src*a.n+dst]) }

@@ -49,10 +49,12 @@ func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	return b.f.Route(conns, r.choose)
 }
 
-func (b *benesPlan) start(u, v int, choices uint32) float64 {
-	t, _ := b.p.Start(u, v, choices)
-	return t
-}
+// start reads the readiness table of this iteration's refresh instead of the plan: committing
+// the matching's earlier circuits changes no readiness the later ones see. Circuits of one routed
+// matching share no lane, and two that pass one switch need the same state, so a commit leaves
+// the lanes of the others as they were, and for a switch it changes it leaves Q_s = F_s + α_r, the
+// time the others saw for that change.
+func (b *benesPlan) start(u, v int, choices uint32) float64 { return b.all.pathReady(u, v, choices) }
 
 func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
 	b.p.Commit(u, v, choices, start, end)
