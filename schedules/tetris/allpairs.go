@@ -36,14 +36,14 @@ type allPairs struct {
 	// tab[s] holds best(s, b, i, j) at b·m² + i·m + j, m = n>>s, as bits (see above).
 	tab [][]uint64
 	// Scratch rows of refresh.
-	o0, o1, t0, t1 []uint64
+	o0, o1 []uint64
 }
 
 func newAllPairs(p *benes.Plan) *allPairs {
 	f := p.Fabric()
 	a := &allPairs{p: p, n: f.Ports(), k: f.Levels(), ready: make([]float64, 4*f.NumSwitches())}
-	scratch := make([]uint64, 4*a.n)
-	a.o0, a.o1, a.t0, a.t1 = scratch[:a.n], scratch[a.n:2*a.n], scratch[2*a.n:3*a.n], scratch[3*a.n:]
+	scratch := make([]uint64, 2*a.n)
+	a.o0, a.o1 = scratch[:a.n], scratch[a.n:]
 	a.tab = make([][]uint64, a.k)
 	for s := range a.tab {
 		a.tab[s] = make([]uint64, a.n*a.n>>s)
@@ -78,42 +78,34 @@ func (a *allPairs) refresh() {
 			}
 			// Local input ports 2p and 2p+1 share input switch p and, in each child, the row of
 			// local input port p: the output side and the child tables combine once per pair.
-			t0, t1 := a.t0[:m], a.t1[:m]
 			for p := range half {
-				pairMax(t0, o0, child0[p*half:][:half])
-				pairMax(t1, o1, child1[p*half:][:half])
 				rin := a.ready[4*(inStage*nh+b*half+p):][:4]
 				rows := cur[b*m*m+2*p*m:][:2*m]
-				bestRows(rows[:m], rows[m:], t0, t1,
+				bestRows(rows[:m], rows[m:], o0, o1, child0[p*half:][:half], child1[p*half:][:half],
 					math.Float64bits(rin[0]), math.Float64bits(rin[1]), math.Float64bits(rin[2]), math.Float64bits(rin[3]))
 			}
 		}
 	}
 }
 
-// pairMax sets t[2q+x] = max(o[2q+x], c[q]): the output side joined with a child's row, for both
-// output ports of each output switch.
-//
-//go:noinline
-func pairMax(t, o, c []uint64) {
-	t, o = t[:2*len(c)], o[:2*len(c)]
-	for q, x := range c {
-		t[2*q], t[2*q+1] = max(o[2*q], x), max(o[2*q+1], x)
-	}
-}
-
-// bestRows fills the rows of the two local input ports of one input switch: row0 enters on lane
+// bestRows fills the rows of the two local input ports of one input switch. row0 enters on lane
 // 0, whose traversals to the upper and lower child are ready at r00 and r01, row1 on lane 1 (r10,
-// r11). It is the programme's inner loop, kept apart so that everything it touches stays in
-// registers.
+// r11); o0[j] and o1[j] are the output switch's traversals from the upper and the lower child to
+// local output port j, and c0, c1 the children's rows of this input switch, shared by the output
+// ports 2q and 2q+1 of output switch q. It is the programme's inner loop, kept apart so that what
+// it touches stays in registers.
 //
 //go:noinline
-func bestRows(row0, row1, t0, t1 []uint64, r00, r01, r10, r11 uint64) {
-	row1, t0, t1 = row1[:len(row0)], t0[:len(row0)], t1[:len(row0)]
-	for j, x := range t0 {
-		y := t1[j]
-		row0[j] = min(max(r00, x), max(r01, y))
-		row1[j] = min(max(r10, x), max(r11, y))
+func bestRows(row0, row1, o0, o1, c0, c1 []uint64, r00, r01, r10, r11 uint64) {
+	m := 2 * len(c0)
+	row0, row1, o0, o1, c1 = row0[:m], row1[:m], o0[:m], o1[:m], c1[:len(c0)]
+	for q, x := range c0 {
+		y := c1[q]
+		a0, a1, b0, b1 := max(r00, x), max(r01, y), max(r10, x), max(r11, y)
+		j := 2 * q
+		u0, u1, v0, v1 := o0[j], o1[j], o0[j+1], o1[j+1]
+		row0[j], row0[j+1] = min(max(a0, u0), max(a1, u1)), min(max(a0, v0), max(a1, v1))
+		row1[j], row1[j+1] = min(max(b0, u0), max(b1, u1)), min(max(b0, v0), max(b1, v1))
 	}
 }
 
