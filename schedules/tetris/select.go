@@ -233,6 +233,38 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		for hi < len(eps) && w[eps[hi]] == w[eps[lo]] {
 			hi++
 		}
+		if hi-lo == 1 {
+			// One endpoint (the usual case): offer its best live candidate in A (more bytes, then
+			// earlier: its list is in candidate order) before gathering the others, which only a
+			// refusal needs.
+			e := int(eps[lo])
+			lo = hi
+			if used(e) {
+				continue
+			}
+			best, bytes := int32(-1), int64(0)
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; c.cost <= h && (best < 0 || c.bytes > bytes) && !s.usedTx[c.u] && !s.usedRx[c.v] {
+					best, bytes = i, c.bytes
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			if s.offer(&cands[best], e) {
+				m = append(m, int(best))
+				continue
+			}
+			buf := s.buf[:0]
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; i != best && c.cost <= h && !s.usedTx[c.u] && !s.usedRx[c.v] {
+					buf = append(buf, i)
+				}
+			}
+			s.buf = buf
+			m = s.offerGroup(cands, buf, true, m)
+			continue
+		}
 		// The live candidates of A keyed on this group of equal-W endpoints.
 		buf := s.buf[:0]
 		for _, e := range eps[lo:hi] {
