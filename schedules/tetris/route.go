@@ -3,7 +3,6 @@ package tetris
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
@@ -27,6 +26,7 @@ type router struct {
 	// already decided: the ancestor part of its partial path, extended as routing descends.
 	anc       []float64
 	ancLevels []int
+	ancBlock  []int // the block connection i is in at level ancLevels[i]
 
 	costs [2][]float64
 	rec   func(orientation)
@@ -46,12 +46,13 @@ type orientation struct {
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
 	if cap(r.anc) < r.n {
-		r.anc, r.ancLevels = make([]float64, 0, r.n), make([]int, 0, r.n)
+		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), make([]int, 0, r.n), make([]int, 0, r.n)
 	}
-	r.anc, r.ancLevels = r.anc[:0], r.ancLevels[:0]
+	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
 		r.anc = append(r.anc, math.Inf(-1))
 		r.ancLevels = append(r.ancLevels, 0)
+		r.ancBlock = append(r.ancBlock, 0)
 	}
 }
 
@@ -74,11 +75,21 @@ func (r *router) levelStart(i int, in, out benes.Traversal, level int, choices [
 // what is kept from earlier levels.
 func (r *router) ancestors(i, level int, choices []uint32) float64 {
 	f, cn := r.plan.f, r.conns[i]
-	for r.ancLevels[i] < level {
-		ai, ao := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
-		r.anc[i] = max(r.anc[i], r.ready(ai), r.ready(ao))
-		r.ancLevels[i]++
+	k, nh, ready := f.Levels(), f.Ports()/2, r.plan.all.ready
+	for s := r.ancLevels[i]; s < level; s++ {
+		// LevelTraversals of level s, from switch indices: the block b is kept as it descends.
+		if s == k-1 {
+			r.anc[i] = max(r.anc[i], ready[4*(s*nh+r.ancBlock[i])+(cn.Src>>s&1)<<1|cn.Dst>>s&1])
+			continue
+		}
+		b, half := r.ancBlock[i], f.Ports()>>(s+1)
+		lin, lout, c := cn.Src>>s, cn.Dst>>s, int(choices[i]>>s)&1
+		in := ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
+		out := ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
+		r.anc[i] = max(r.anc[i], in, out)
+		r.ancBlock[i] = 2*b + c
 	}
+	r.ancLevels[i] = max(r.ancLevels[i], level)
 	return r.anc[i]
 }
 
@@ -111,10 +122,7 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 			// The traversals LevelTraversals gives for child ch: input switch inSw from lane li
 			// to lane ch, output switch outSw from lane ch to lane lo.
 			anc := r.ancestors(i, s, choices)
-			b := 0
-			if s > 0 {
-				b = int(bits.Reverse32(choices[i]) >> (32 - s))
-			}
+			b := r.ancBlock[i]
 			lin, lout := cn.Src>>s, cn.Dst>>s
 			inSw, outSw, li, lo := b*half+lin>>1, b*half+lout>>1, lin&1, lout&1
 			inID, outID := 4*(inStage*nh+inSw), 4*(outStage*nh+outSw)
