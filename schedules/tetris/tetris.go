@@ -279,8 +279,13 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.sel.beginGraph(b)
 	}
 	all := p.fp.allPairs() // nil: ask query
+	// The loop runs over every residual pair of every iteration: what it touches is held in
+	// locals (indexAdd and addEdge, inlined by hand).
+	sel, cands, w := p.sel, p.cands, p.w
+	items, fill, rxAdj := sel.items, sel.fill, sel.rx.adj
 	for u := 0; u < n; u++ {
-		wu := p.w[u]
+		wu, txRow := w[u], sel.tx.adj[u]
+		uBit, uWord := uint64(1)<<(uint(u)&63), u>>6
 		for v, x := range p.resid[u*n : (u+1)*n] {
 			if x == 0 {
 				continue
@@ -291,23 +296,25 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 			} else {
 				start = p.fp.query(u, v)
 			}
-			wv := p.w[n+v]
+			wv := w[n+v]
 			key := max(wu, wv)
+			cost := start - p.alpha + key
 			if index {
 				e := u
 				if wu < wv {
 					e = n + v
 				}
-				p.sel.indexAdd(e, len(p.cands))
+				items[fill[e]] = int32(len(cands))
+				fill[e]++
+				if cost <= b {
+					txRow[v>>6] |= 1 << (uint(v) & 63)
+					rxAdj[v][uWord] |= uBit
+				}
 			}
-			cost := start - p.alpha + key
-			if index && cost <= b {
-				p.sel.addEdge(u, v)
-			}
-			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start,
-				cost: cost, key: key})
+			cands = append(cands, candidate{u: u, v: v, bytes: x, start: start, cost: cost, key: key})
 		}
 	}
+	p.cands = cands
 	// Steps 4 and 5: threshold and greedy selection.
 	h := b
 	p.matching = p.matching[:0]
