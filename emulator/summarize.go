@@ -14,11 +14,21 @@ import (
 // emulator summarises its runs with it, and a live runner its measured timelines, so that both
 // report the same quantities computed the same way.
 func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timeline, cfg Config, c Counts) *Result {
+	return summarize(s, d, func(i int) schedules.CircuitTiming { return tl.Circuits[i] }, len(tl.Circuits), cfg, c)
+}
+
+// summarize is Summarize over the n circuit timings that at gives: a timeline's, or a walk's
+// without building one (a result-only run). Both give the same numbers, computed in the same order.
+func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedules.CircuitTiming, n int, cfg Config, c Counts) *Result {
+	completion := 0.0
+	for i := range n {
+		completion = max(completion, at(i).End) // as Timeline.Completion
+	}
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
 		Reconfig:       cfg.Reconfig.Name(),
-		Completion:     tl.Completion(),
+		Completion:     completion,
 		Groups:         s.Groups(),
 		Circuits:       len(s.Circuits),
 		StateChanges:   c.StateChanges,
@@ -34,7 +44,8 @@ func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timelin
 		r.Endpoints[p].Port = p
 		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
 	}
-	for i, ct := range tl.Circuits {
+	for i := range n {
+		ct := at(i)
 		c := &s.Circuits[i]
 		r.RNBWait += ct.PathReady - ct.Ready
 		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady

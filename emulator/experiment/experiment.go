@@ -301,7 +301,9 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 			return fail("verifying", &Invalid{Internal: true, Violations: vs})
 		}
 	}
-	rec, err := execute(ctx, sch, m, cfg)
+	// Planned here by a registered scheduler (and verified unless SkipVerify): its paths need no
+	// second check in the emulator.
+	rec, err := execute(ctx, sch, m, cfg, true)
 	if err != nil {
 		var inv *Invalid
 		if errors.As(err, &inv) {
@@ -313,9 +315,20 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 	return rec, nil
 }
 
-// execute runs one schedule and, unless cfg.SkipVerify, checks its timeline.
-func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config) (Record, error) {
-	res, tl, err := emulator.Run(ctx, s, m.Demand, cfg.Exec)
+// execute runs one schedule and, unless cfg.SkipVerify, checks its timeline; pathsChecked says
+// its paths need no second check (emulator.Config.PathsChecked). Without verification and
+// without KeepRuns nothing reads the timeline, so none is built (emulator.RunResult).
+func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, pathsChecked bool) (Record, error) {
+	exec := cfg.Exec
+	exec.PathsChecked = exec.PathsChecked || pathsChecked
+	var res *emulator.Result
+	var tl *schedules.Timeline
+	var err error
+	if cfg.SkipVerify && !cfg.KeepRuns {
+		res, err = emulator.RunResult(ctx, s, m.Demand, exec)
+	} else {
+		res, tl, err = emulator.Run(ctx, s, m.Demand, exec)
+	}
 	if err != nil {
 		return Record{}, err
 	}
@@ -344,7 +357,9 @@ func RunSchedule(ctx context.Context, s *schedules.Schedule, m Matrix, cfg Confi
 			return nil, &Invalid{Violations: vs}
 		}
 	}
-	rec, err := execute(ctx, s, m, &cfg)
+	// A schedule from a file has its paths checked by the verifier, when it runs; else by the
+	// emulator.
+	rec, err := execute(ctx, s, m, &cfg, m.Demand != nil && !cfg.SkipVerify)
 	if err != nil {
 		var inv *Invalid
 		if errors.As(err, &inv) {
