@@ -60,6 +60,10 @@ type Config struct {
 	SkipVerify bool
 	// KeepRuns keeps each record's Schedule and Timeline (for timeline files and charts).
 	KeepRuns bool
+	// MaxMemory, when positive, is a limit in bytes on the estimated peak memory
+	// (EstimateMemory): above it, RunMany refuses the Config before planning anything, with a
+	// *MemoryError.
+	MaxMemory int64
 }
 
 func (c *Config) reference() string {
@@ -196,6 +200,13 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		}
 		if c.Exec.Transfer == nil || c.Exec.Reconfig == nil {
 			return nil, fmt.Errorf("experiment: config %d needs both a transfer and a reconfiguration model", i)
+		}
+		jobs := pool.Jobs
+		if jobs <= 0 {
+			jobs = runtime.GOMAXPROCS(0)
+		}
+		if err := checkMemory(ms, *c, min(jobs, len(ms)*len(c.Algorithms))); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
 		}
 		p := plan{cfg: c, base: total}
 		for _, name := range c.Algorithms {
