@@ -20,15 +20,10 @@ func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timelin
 // summarize is Summarize over the n circuit timings that at gives: a timeline's, or a walk's
 // without building one (a result-only run). Both give the same numbers, computed in the same order.
 func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedules.CircuitTiming, n int, cfg Config, c Counts) *Result {
-	completion := 0.0
-	for i := range n {
-		completion = max(completion, at(i).End) // as Timeline.Completion
-	}
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
 		Reconfig:       cfg.Reconfig.Name(),
-		Completion:     completion,
 		Groups:         s.Groups(),
 		Circuits:       len(s.Circuits),
 		StateChanges:   c.StateChanges,
@@ -44,8 +39,10 @@ func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedule
 		r.Endpoints[p].Port = p
 		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
 	}
+	completion := 0.0
 	for i := range n {
 		ct := at(i)
+		completion = max(completion, ct.End) // as Timeline.Completion
 		c := &s.Circuits[i]
 		r.RNBWait += ct.PathReady - ct.Ready
 		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
@@ -59,6 +56,7 @@ func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedule
 			r.Endpoints[ports+c.Dst].Reconfiguring += rcf
 		}
 	}
+	r.Completion = completion
 	for i := range r.Endpoints {
 		ep := &r.Endpoints[i]
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)

@@ -125,16 +125,22 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 		pointsTo[i] = -1
 	}
 	t := 0.0
+	// Per-round lists, reused (a round has at most one circuit per port).
+	paths := make([][]benes.Traversal, 0, ports)
+	conns := make([]benes.Conn, 0, ports)
 	for r, round := range p.rounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		paths := make([][]benes.Traversal, len(round))
+		if len(round) > cap(paths) {
+			paths = make([][]benes.Traversal, 0, len(round))
+		}
+		paths = paths[:len(round)]
 		reconfig := false
 		if fab != nil {
-			conns := make([]benes.Conn, len(round))
-			for k, pc := range round {
-				conns[k] = benes.Conn{Src: pc.src, Dst: pc.dst}
+			conns = conns[:0]
+			for _, pc := range round {
+				conns = append(conns, benes.Conn{Src: pc.src, Dst: pc.dst})
 			}
 			choices, err := fab.Route(conns, nil)
 			if err != nil {
