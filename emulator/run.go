@@ -96,7 +96,12 @@ func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 		if err := w.finished(); err != nil {
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
-		return summarize(s, d, w.timing, o.Len(), cfg, w.Counts()), nil, nil
+		r := newSummary(s, cfg, w.Counts())
+		for i := range o.Len() {
+			ct := w.timing(i)
+			r.add(s, i, &ct)
+		}
+		return r.finish(s, d, cfg), nil, nil
 	}
 	tl, err := w.Timeline()
 	if err != nil {

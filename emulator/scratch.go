@@ -11,7 +11,6 @@ type scratch struct {
 	off     int
 	used    int // int32s handed out since the last release
 	circs   []walkCirc
-	coldBuf []walkCold
 	eps     []epState
 	h       eventHeap
 	starts  []float64 // per command, when it began (the emulator's loop)
@@ -83,13 +82,4 @@ func (s *scratch) durations(n int) []float64 {
 		s.dur = make([]float64, max(n, 256))
 	}
 	return s.dur[:n]
-}
-
-// colds returns n cold circuit records (contents undefined); one such request per scratch is in
-// use at a time.
-func (s *scratch) colds(n int) []walkCold {
-	if n > cap(s.coldBuf) {
-		s.coldBuf = make([]walkCold, max(n, 256))
-	}
-	return s.coldBuf[:n]
 }

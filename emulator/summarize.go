@@ -14,12 +14,20 @@ import (
 // emulator summarises its runs with it, and a live runner its measured timelines, so that both
 // report the same quantities computed the same way.
 func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timeline, cfg Config, c Counts) *Result {
-	return summarize(s, d, func(i int) schedules.CircuitTiming { return tl.Circuits[i] }, len(tl.Circuits), cfg, c)
+	r := newSummary(s, cfg, c)
+	for i := range tl.Circuits {
+		r.add(s, i, &tl.Circuits[i])
+	}
+	return r.finish(s, d, cfg)
 }
 
-// summarize is Summarize over the n circuit timings that at gives: a timeline's, or a walk's
-// without building one (a result-only run). Both give the same numbers, computed in the same order.
-func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedules.CircuitTiming, n int, cfg Config, c Counts) *Result {
+// summary is a Result being filled one circuit timing at a time: from a timeline (Summarize) or
+// straight from a walk (a result-only run), with the same numbers in the same order.
+type summary struct {
+	*Result
+}
+
+func newSummary(s *schedules.Schedule, cfg Config, c Counts) summary {
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
@@ -39,24 +47,28 @@ func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedule
 		r.Endpoints[p].Port = p
 		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
 	}
-	completion := 0.0
-	for i := range n {
-		ct := at(i)
-		completion = max(completion, ct.End) // as Timeline.Completion
-		c := &s.Circuits[i]
-		r.RNBWait += ct.PathReady - ct.Ready
-		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
-		// Circuits on padding ports carry nothing real; only real ports are reported.
-		if c.Src < ports {
-			r.Endpoints[c.Src].Busy += busy
-			r.Endpoints[c.Src].Reconfiguring += rcf
-		}
-		if c.Dst < ports {
-			r.Endpoints[ports+c.Dst].Busy += busy
-			r.Endpoints[ports+c.Dst].Reconfiguring += rcf
-		}
+	return summary{r}
+}
+
+// add counts circuit i's timing.
+func (r summary) add(s *schedules.Schedule, i int, ct *schedules.CircuitTiming) {
+	r.Completion = max(r.Completion, ct.End) // as Timeline.Completion
+	c := &s.Circuits[i]
+	r.RNBWait += ct.PathReady - ct.Ready
+	busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
+	// Circuits on padding ports carry nothing real; only real ports are reported.
+	if ports := s.Ports; c.Src < ports {
+		r.Endpoints[c.Src].Busy += busy
+		r.Endpoints[c.Src].Reconfiguring += rcf
 	}
-	r.Completion = completion
+	if ports := s.Ports; c.Dst < ports {
+		r.Endpoints[ports+c.Dst].Busy += busy
+		r.Endpoints[ports+c.Dst].Reconfiguring += rcf
+	}
+}
+
+// finish adds idle times, lower bounds and notes once every circuit is counted.
+func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) *Result {
 	for i := range r.Endpoints {
 		ep := &r.Endpoints[i]
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
@@ -106,5 +118,5 @@ func summarize(s *schedules.Schedule, d *schedules.Demand, at func(int) schedule
 	if s.Fabric == schedules.Crossbar && r.StateChanges > 0 {
 		r.Notes = append(r.Notes, "crossbar: state changes count transmitter re-pointings; the timeline lists no switch changes")
 	}
-	return r
+	return r.Result
 }

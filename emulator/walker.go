@@ -35,12 +35,9 @@ import (
 // next call that returns one (Command.Epochs for the walker's lifetime). A Walker is not safe for
 // concurrent use.
 type Walker struct {
-	o *Order
-	// Per circuit, apart: c what every completion and settle reads and writes, cold what is
-	// written once and read by the timeline.
-	c        []walkCirc
-	cold     []walkCold
-	es       []epState // partial mode: one more than there are epochs
+	o        *Order
+	c        []walkCirc // one more than there are circuits, for the last list's end
+	es       []epState  // partial mode: one more than there are epochs
 	cmds     []walkCmd
 	cmdEps   []int32 // the epochs of every command, in order of Flush
 	changed  []int32 // per cmdEps entry on Beneš: switch id << 1 | new state
@@ -60,26 +57,21 @@ type Walker struct {
 	due      bool
 }
 
-// walkCirc is the walk's hot state of one circuit: what releasing it reads and writes. 16
-// bytes, four to a cache line, so that the successors of a completion, scattered over the
-// schedule, cost few cache misses at large n; the rest is in walkCold.
+// walkCirc is the walk's state of one circuit with the lists it reads, kept in one record so that
+// releasing or completing a circuit touches one cache line rather than one per array.
 type walkCirc struct {
+	// tx and end are its transmission's start and end.
+	tx, end float64
 	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
-	// barrier mode, the round start).
-	pathRdy float64
+	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
+	// latest-ending reconfiguration it waits on (−1 for none).
+	pathRdy, rcStart, rcEnd float64
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
 	// −1 once completed.
 	pending int32
-	// rcCmd is the latest-ending command it waits on (partial mode; −1 for none): its start and
-	// end are the reconfiguration the timeline reports.
-	rcCmd int32
-}
-
-// walkCold is the rest of a circuit's walk state, written once.
-type walkCold struct {
-	// tx and end are its transmission's start and end; rcStart and rcEnd (barrier mode) the
-	// round's reconfiguration.
-	tx, end, rcStart, rcEnd float64
+	// succLo and trigLo start its lists in Order.succ and Order.trig (the next record's end
+	// them); txPred and rxPred are as in Order.
+	succLo, trigLo, txPred, rxPred int32
 }
 
 // epState is the walk's state of one epoch with what it reads of the Order, in one record for
@@ -128,10 +120,9 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	w := &Walker{o: o, round: -1}
 	var changed []int32
 	if sc != nil {
-		w.c, w.cold, w.cmds, w.cmdEps, changed, w.ready = sc.circuits(nc), sc.colds(nc), sc.cmds[:0], sc.cmdEps[:0], sc.changed[:0], sc.ready[:0]
-		clear(w.cold)
+		w.c, w.cmds, w.cmdEps, changed, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.changed[:0], sc.ready[:0]
 	} else {
-		w.c, w.cold = make([]walkCirc, nc), make([]walkCold, nc)
+		w.c = make([]walkCirc, nc+1)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves.
 	w.cmdEps = slices.Grow(w.cmdEps, ne)
@@ -143,8 +134,10 @@ func newWalker(o *Order, sc *scratch) *Walker {
 		pending = func(int) int32 { return 1 } // its round's start
 	}
 	for i := 0; i < nc; i++ {
-		w.c[i] = walkCirc{rcCmd: -1, pending: pending(i)}
+		w.c[i] = walkCirc{rcEnd: -1, succLo: o.succIdx[i], trigLo: o.trigIdx[i], txPred: o.txPred[i], rxPred: o.rxPred[i],
+			pending: pending(i)}
 	}
+	w.c[nc] = walkCirc{succLo: o.succIdx[nc], trigLo: o.trigIdx[nc]}
 	if o.mode == schedules.Partial {
 		if sc != nil {
 			w.es = sc.epochs(ne + 1)
@@ -187,7 +180,7 @@ func (w *Walker) Start() ([]int32, error) {
 			w.request(int32(ep))
 		}
 	}
-	for c := range w.c {
+	for c := range w.c[:len(w.c)-1] {
 		if w.c[c].pending == 0 {
 			w.ready = append(w.ready, int32(c))
 		}
@@ -265,8 +258,8 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		w.left, w.roundEnd = len(r.Circuits), end+r.PlannedDuration
 		for _, c := range r.Circuits {
-			w.c[c].pathRdy, w.c[c].pending = b.req, 0
-			w.cold[c].rcStart, w.cold[c].rcEnd, w.cold[c].tx = rcStart, end, end
+			p := &w.c[c]
+			p.pathRdy, p.rcStart, p.rcEnd, p.tx, p.pending = b.req, rcStart, end, end, 0
 			w.ready = append(w.ready, int32(c))
 		}
 		if w.left == 0 {
@@ -280,11 +273,11 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 			p := &cs[x]
 			p.pathRdy = max(p.pathRdy, b.req)
 			// Commands end in the order they start, so the latest end has the latest start.
-			if p.rcCmd < 0 || end > w.cmds[p.rcCmd].end {
-				p.rcCmd = int32(id)
+			if end > p.rcEnd {
+				p.rcStart, p.rcEnd = start, end
 			}
 			if p.pending--; p.pending == 0 {
-				w.cold[x].tx = end
+				p.tx = end
 				w.ready = append(w.ready, x)
 			}
 		}
@@ -299,7 +292,7 @@ func (w *Walker) Started(c int, t float64) error {
 	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
 		return fmt.Errorf("emulator: walker: circuit %d started, but it is not ready", c)
 	}
-	w.cold[c].tx = t
+	w.c[c].tx = t
 	return nil
 }
 
@@ -311,7 +304,8 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		return nil, fmt.Errorf("emulator: walker: circuit %d completed, but it is not transmitting", c)
 	}
 	cs, o := w.c, w.o
-	cs[c].pending, w.cold[c].end = -1, t
+	p, next := &cs[c], &cs[c+1]
+	p.end, p.pending = t, -1
 	w.done++
 	w.events++
 	w.ready = w.ready[:0]
@@ -322,15 +316,15 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	for _, x := range o.succ[o.succIdx[c]:o.succIdx[c+1]] {
+	for _, x := range o.succ[p.succLo:next.succLo] {
 		q := &cs[x]
 		q.pathRdy = max(q.pathRdy, t)
 		if q.pending--; q.pending == 0 {
-			w.cold[x].tx = t
+			q.tx = t
 			w.ready = append(w.ready, x)
 		}
 	}
-	for _, ep := range o.trig[o.trigIdx[c]:o.trigIdx[c+1]] {
+	for _, ep := range o.trig[p.trigLo:next.trigLo] {
 		if w.es[ep].pending--; w.es[ep].pending == 0 {
 			w.reqT = t
 			w.request(ep)
@@ -366,7 +360,7 @@ func (w *Walker) Timeline() (*schedules.Timeline, error) {
 // finished says why the walk is not over, or nil when it is.
 func (w *Walker) finished() error {
 	if !w.Done() {
-		for c := range w.c {
+		for c := range w.c[:len(w.c)-1] {
 			if w.c[c].pending != -1 {
 				return fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
 			}
@@ -381,35 +375,51 @@ func (w *Walker) finished() error {
 	return nil
 }
 
-// timing is circuit c's entry of the timeline (the walk must be over): what Timeline lists,
-// and what a result-only run summarises without building the list.
+// timing is circuit c's entry of the timeline (the walk must be over): what Timeline lists (its
+// loops compute the same inline), and what a result-only run summarises without building the
+// list.
 func (w *Walker) timing(c int) schedules.CircuitTiming {
-	p, k := &w.c[c], &w.cold[c]
+	cs := w.c
+	p := &cs[c]
 	if w.o.mode == schedules.Barrier {
 		return schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: k.rcStart, TransmitStart: k.tx, End: k.end}
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
 	}
-	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: k.tx, End: k.end}
-	if q := w.o.txPred[c]; q >= 0 {
-		ct.Ready = w.cold[q].end
+	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+	if q := p.txPred; q >= 0 {
+		ct.Ready = cs[q].end
 	}
-	if q := w.o.rxPred[c]; q >= 0 {
-		ct.Ready = max(ct.Ready, w.cold[q].end)
+	if q := p.rxPred; q >= 0 {
+		ct.Ready = max(ct.Ready, cs[q].end)
 	}
 	// A reconfiguration it waited for is one still under way when its path was free.
 	ct.ReconfigStart = ct.TransmitStart
-	if p.rcCmd >= 0 && w.cmds[p.rcCmd].end > ct.PathReady {
-		ct.ReconfigStart = w.cmds[p.rcCmd].start
+	if p.rcEnd > ct.PathReady {
+		ct.ReconfigStart = p.rcStart
 	}
 	return ct
 }
 
 func (w *Walker) partialTimeline() *schedules.Timeline {
 	o := w.o
-	nc := len(w.c)
+	cs := w.c
+	nc := len(cs) - 1
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
 	for c := 0; c < nc; c++ {
-		tl.Circuits[c] = w.timing(c)
+		// As timing (kept inline: this loop runs once per circuit of every emulated run).
+		p := &cs[c]
+		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+		if q := p.txPred; q >= 0 {
+			ct.Ready = cs[q].end
+		}
+		if q := p.rxPred; q >= 0 {
+			ct.Ready = max(ct.Ready, cs[q].end)
+		}
+		ct.ReconfigStart = ct.TransmitStart
+		if p.rcEnd > ct.PathReady {
+			ct.ReconfigStart = p.rcStart
+		}
+		tl.Circuits[c] = ct
 	}
 	if o.fabric == schedules.Benes {
 		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
@@ -431,10 +441,12 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 
 func (w *Walker) barrierTimeline() *schedules.Timeline {
 	o := w.o
-	cs := w.c
+	cs := w.c[:len(w.c)-1]
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
 	for c := range cs {
-		tl.Circuits[c] = w.timing(c)
+		p := &cs[c]
+		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
 	}
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
