@@ -29,6 +29,11 @@ type unitResult struct {
 // the one pool of cfg.Jobs workers.
 func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, hi int) ([]unitResult, error) {
 	nm, nr := len(demands), len(cfg.Reconfigs)
+	if cfg.Plan.Plans == nil {
+		// Every cell plans the same matrices: decompositions that depend on the demand alone
+		// are computed once per matrix (schedules are the same without the cache).
+		cfg.Plan.Plans = new(schedules.PlanCache)
+	}
 	ms := make([]experiment.Matrix, nm)
 	for m, d := range demands {
 		ms[m] = experiment.Matrix{Ref: emulator.MatrixRef{Index: m, Layer: -1}, Demand: d}

@@ -3,6 +3,7 @@ package barrier
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -22,6 +23,29 @@ type plan struct {
 	// lasts until its longest circuit ends (MaxWeight).
 	planned []int64
 	options map[string]string
+}
+
+// planOf returns algo's plan of real: from o.Plans when it holds it, else from build (then kept
+// there). Plans are pure functions of the matrix, so a kept one is what build would return; the
+// options map is copied, since every schedule gets its own.
+func planOf(o schedules.Options, algo string, real [][]int64, build func() (plan, error)) (plan, error) {
+	var key schedules.PlanKey
+	if o.Plans != nil {
+		key = schedules.NewPlanKey(algo, real)
+		if v, ok := o.Plans.Load(key); ok {
+			p := v.(plan)
+			p.options = maps.Clone(p.options)
+			return p, nil
+		}
+	}
+	p, err := build()
+	if err != nil || o.Plans == nil {
+		return p, err
+	}
+	kept := p
+	kept.options = maps.Clone(p.options)
+	o.Plans.Store(key, kept)
+	return p, nil
 }
 
 // fromSlices turns a decomposition of the stuffed matrix into rounds, real bytes first: the
