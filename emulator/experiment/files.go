@@ -28,7 +28,7 @@ func WriteTimelines(dir string, recs []Record, exec emulator.Config, tool string
 			return fmt.Errorf("run %s was not kept (Config.KeepRuns)", r.Name())
 		}
 		base := filepath.Join(dir, r.Name())
-		if err := safefile.WriteJSON(base+".schedule.json", r.Schedule); err != nil {
+		if err := safefile.WriteStream(base+".schedule.json", r.Schedule.WriteJSON); err != nil {
 			return err
 		}
 		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
