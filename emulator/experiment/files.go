@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,11 +35,9 @@ func WriteTimelines(dir string, recs []Record, exec emulator.Config, tool string
 		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
 			return err
 		}
-		var b bytes.Buffer
-		if err := emulator.WriteChromeTrace(&b, r.Schedule, r.Timeline); err != nil {
-			return err
-		}
-		if err := safefile.WriteFile(base+".trace.json", b.Bytes()); err != nil {
+		if err := safefile.WriteStream(base+".trace.json", func(w io.Writer) error {
+			return emulator.WriteChromeTrace(w, r.Schedule, r.Timeline)
+		}); err != nil {
 			return err
 		}
 	}
