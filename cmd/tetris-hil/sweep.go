@@ -1,41 +1,38 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
-	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
 
-// The grid of seed 000 Figure 8, and the cell (its default configuration) that Figure 7(b)'s
-// distribution is drawn for.
+// The grid of Tetris Figure 8.
 const (
 	defaultSweepBandwidths = "100Gbps,200Gbps,400Gbps,800Gbps"
 	defaultSweepReconfigs  = "10ns,100ns,1us,10us,100us,1ms,10ms"
-	distributionBandwidth  = 100e9 // 800 Gbps in bytes per second
-	distributionReconfig   = 10e-6
 )
 
 type sweepFlags struct {
-	demand     demandSource
+	demand demandSource
+	// plan holds the fabric, the ablations and the RNB mapping; the grid gives bandwidth and α_r.
+	plan planFlags
+	// models are the execution models, as in emulate (Tetris Figure 10's hardware emulation
+	// takes transfer times from the GPUs).
+	models     modelFlags
 	algo       string
 	reference  string
 	bandwidths string
@@ -43,16 +40,13 @@ type sweepFlags struct {
 	out        string
 	jobs       int
 	progress   string
-	// Transfer-time sources for seed Figure 10's hardware emulation, as in emulate.
-	calibration, gpuMap, measured string
-	rnbMapping                    string
 }
 
 func newSweepCmd() *cobra.Command {
 	f := &sweepFlags{}
 	cmd := &cobra.Command{
 		Use:   "sweep --out DIR [--demand FILE] [--algo LIST] [--bandwidth LIST] [--reconfig LIST]",
-		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (seed Figures 7(b), 8, 10)",
+		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (Tetris Figures 7(b), 8, 10)",
 		Long: `sweep schedules every matrix of a trace with every algorithm at every (bandwidth, α_r)
 cell of a grid, executes each schedule in the emulator (transfer time bytes/b, parallel switch
 reconfiguration α_r), and sums completion times over all matrices: one inference pass.
@@ -67,14 +61,19 @@ Files written to --out:
                                        (or the nearest cell of the grid)
 
 With --calibration (per-GPU-pair α + β·bytes) or --measured (measured transfer times), transfers
-are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: seed
+are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: Tetris
 Figure 10's hardware emulation. The bandwidths then only set what the schedulers plan with and
-the lower bounds.
+the lower bounds. With --reconfig-model controller, every reconfiguration command takes --tr on
+one controller, serialised, then settles for --tw (Er-El and Feitelson §2.3.3) in every cell; the
+cell's α_r then only sets what the schedulers plan with, and the lower bounds use T_r + T_w.
+--fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
+every cell, as in emulate.
 
 The work runs on --jobs workers (default: every core).`,
 		Example: `  tetris-hil sweep --out sweep/
   tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
-  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/`,
+  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
+  tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
@@ -87,10 +86,8 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.out, "out", "", "directory for the CSV and the plots (created if missing)")
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
-	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
-	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
-	fs.StringVar(&f.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
-	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
+	f.plan.registerShape(fs)
+	f.models.register(fs)
 	return cmd
 }
 
@@ -117,16 +114,8 @@ func parseList(flag, list string, parse func(string) (float64, error)) ([]float6
 
 func (f *sweepFlags) config() (sweep.Config, error) {
 	var cfg sweep.Config
-	if f.out == "" {
-		return cfg, usagef("--out: an output directory is required")
-	}
-	if f.jobs < 0 {
-		return cfg, usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
-	}
-	switch f.progress {
-	case "auto", "on", "off":
-	default:
-		return cfg, usagef("--progress %q: want auto, on or off", f.progress)
+	if err := f.checkFlags(); err != nil {
+		return cfg, err
 	}
 	var err error
 	if cfg.Bandwidths, err = parseList("bandwidth", f.bandwidths, units.ParseBandwidth); err != nil {
@@ -143,23 +132,55 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 			f.reference, f.algo, strings.Join(cfg.Algorithms, ","))
 	}
 	cfg.Reference = f.reference
-	if cfg.RNBMapping, err = parseRNBMapping(f.rnbMapping); err != nil {
+	if cfg.Plan, err = f.plan.shape(); err != nil {
 		return cfg, err
 	}
-	if f.calibration != "" || f.measured != "" || f.gpuMap != "" {
-		// The same flags, checks and messages as emulate's transfer models.
-		ef := emulateFlags{calibration: f.calibration, gpuMap: f.gpuMap, measured: f.measured, reconfModel: "parallel"}
-		ecfg, err := ef.models(cfg.Bandwidths[0], 0)
+	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
+	m := f.models
+	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" {
+		// The same flags, checks and messages as emulate's models.
+		exec, err := m.exec(cfg.Bandwidths[0], cfg.Reconfigs[0])
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Transfer = ecfg.Transfer
+		if m.calibration != "" || m.measured != "" {
+			cfg.Transfer = exec.Transfer
+		}
+		if m.reconfModel != "parallel" {
+			cfg.ReconfigModel = exec.Reconfig
+		}
 	}
 	cfg.Jobs = f.jobs
 	if cfg.Jobs == 0 {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
 	return cfg, nil
+}
+
+// checkFlags checks the flags that need no parsing, and the output directory.
+func (f *sweepFlags) checkFlags() error {
+	if f.out == "" {
+		return usagef("--out: an output directory is required")
+	}
+	if err := checkOutDir(f.out); err != nil {
+		return usagef("--out %q: %v", f.out, err)
+	}
+	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
+		for _, name := range []string{"sweep.csv", "sweep.json"} {
+			if err := safefile.Check(filepath.Join(f.out, name)); err != nil {
+				return usagef("--out %q: %v", f.out, err)
+			}
+		}
+	}
+	if f.jobs < 0 {
+		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return usagef("--progress %q: want auto, on or off", f.progress)
+	}
+	return nil
 }
 
 func containsString(ss []string, s string) bool {
@@ -169,18 +190,6 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// showProgress says whether to draw a progress bar on w.
-func showProgress(mode string, w io.Writer) bool {
-	switch mode {
-	case "on":
-		return true
-	case "off":
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
@@ -202,192 +211,28 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
 	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
 		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Msg("sweep")
-	var bar *progressbar.ProgressBar
-	if showProgress(f.progress, cmd.ErrOrStderr()) {
-		bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(cmd.ErrOrStderr()),
-			progressbar.OptionSetDescription("sweep"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		cfg.Progress = func(done, _ int) { _ = bar.Set(done) }
-	}
+	var finish func()
+	cfg.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "sweep", total)
 	start := time.Now()
 	res, err := sweep.Run(cmd.Context(), demands, cfg)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	finish()
 	if err != nil {
 		return err
 	}
 	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep done")
-	files, err := writeSweepFiles(f.out, res)
+	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured})
 	if err != nil {
 		return err
 	}
-	manifest, err := writeSweepManifest(f, cfg, res)
+	files, err := res.WriteFiles(f.out, sweep.NewManifest(res, cfg, provenance.Tool(), inputs))
 	if err != nil {
 		return err
 	}
-	files = append(files, manifest)
 	w := cmd.OutOrStdout()
-	if err := printSweepSummary(w, res); err != nil {
+	if err := res.WriteSummary(w); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
 	return err
-}
-
-// sweepManifest is DIR/sweep.json: what the grid was run with, so that the CSV and the plots
-// beside it can be traced to the code and the exact inputs that produced them.
-type sweepManifest struct {
-	Version     int         `json:"version"`
-	Tool        string      `json:"tool"`
-	Inputs      []inputFile `json:"inputs"`
-	Matrices    int         `json:"matrices"`
-	Algorithms  []string    `json:"algorithms"`
-	Reference   string      `json:"reference"`
-	Bandwidths  []float64   `json:"bandwidths_bytes_per_second"`
-	Reconfigs   []float64   `json:"reconfigs_seconds"`
-	Transfer    string      `json:"transfer_model"`
-	Reconfig    string      `json:"reconfig_model"`
-	RNBMapping  string      `json:"rnb_mapping,omitempty"`
-	ResultsFile string      `json:"results"`
-}
-
-func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (string, error) {
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.calibration},
-		[2]string{"measured", f.measured})
-	if err != nil {
-		return "", err
-	}
-	transfer := "bandwidth (bytes / b of each cell)"
-	if cfg.Transfer != nil {
-		transfer = cfg.Transfer.Name()
-	}
-	m := sweepManifest{Version: 1, Tool: toolVersion(), Inputs: inputs, Matrices: res.Matrices,
-		Algorithms: res.Algorithms, Reference: res.Reference, Bandwidths: res.Bandwidths, Reconfigs: res.Reconfigs,
-		Transfer: transfer, Reconfig: "parallel (α_r of each cell per switch change)", RNBMapping: f.rnbMapping,
-		ResultsFile: "sweep.csv"}
-	path := filepath.Join(f.out, "sweep.json")
-	return path, safefile.WriteJSON(path, m)
-}
-
-// writeSweepFiles writes the CSV and the plots into dir and returns their paths.
-func writeSweepFiles(dir string, res *sweep.Result) ([]string, error) {
-	var files []string
-	write := func(name string, fill func(io.Writer) error) error {
-		var buf bytes.Buffer
-		if err := fill(&buf); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		path := filepath.Join(dir, name)
-		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
-			return err
-		}
-		files = append(files, path)
-		return nil
-	}
-	if err := write("sweep.csv", res.WriteCSV); err != nil {
-		return nil, err
-	}
-	rows, cols := sweepAxisLabels(res)
-	for _, algo := range res.Algorithms {
-		if algo == res.Reference {
-			continue
-		}
-		values, err := res.RatioGrid(algo)
-		if err != nil {
-			return nil, err
-		}
-		g := plot.Grid{
-			Title: fmt.Sprintf("%s / %s completion, summed over %d matrices (>1: %s faster)",
-				algo, res.Reference, res.Matrices, res.Reference),
-			RowTitle: "bandwidth", ColTitle: "reconfiguration delay α_r",
-			Rows: rows, Cols: cols, Values: values,
-		}
-		for _, format := range plot.Formats {
-			if err := write("speedup-"+algo+"."+format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }); err != nil {
-				return nil, err
-			}
-		}
-	}
-	r, c := res.Nearest(distributionBandwidth, distributionReconfig)
-	cell := &res.Cells[r][c]
-	var series []plot.Series
-	for a, algo := range res.Algorithms {
-		if vs := cell.BoundRatios(a); len(vs) > 0 {
-			series = append(series, plot.Series{Name: algo, Values: vs})
-		}
-	}
-	if len(series) == 0 {
-		return files, nil // every matrix is empty: there is no bound to compare with
-	}
-	title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
-		units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
-	for _, format := range plot.Formats {
-		if err := write("completion-vs-lower-bound."+format, func(w io.Writer) error {
-			return plot.Distribution(w, format, title, "completion / lower bound", series)
-		}); err != nil {
-			return nil, err
-		}
-	}
-	return files, nil
-}
-
-func sweepAxisLabels(res *sweep.Result) (rows, cols []string) {
-	for _, b := range res.Bandwidths {
-		rows = append(rows, units.FormatBandwidth(b))
-	}
-	for _, a := range res.Reconfigs {
-		cols = append(cols, units.FormatSeconds(a))
-	}
-	return rows, cols
-}
-
-// printSweepSummary prints, per baseline, the grid of ratios (rows bandwidth, columns α_r), then
-// each algorithm's summed completion over the summed lower bound per cell.
-func printSweepSummary(w io.Writer, res *sweep.Result) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	rows, cols := sweepAxisLabels(res)
-	header := "BANDWIDTH\t" + strings.Join(cols, "\t") + "\t\n"
-	for _, algo := range res.Algorithms {
-		if algo == res.Reference {
-			continue
-		}
-		g, err := res.RatioGrid(algo)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s / %s completion over %d matrices (>1: %s faster)\n", algo, res.Reference, res.Matrices, res.Reference)
-		fmt.Fprint(tw, header)
-		for i, row := range g {
-			fmt.Fprintf(tw, "%s\t", rows[i])
-			for _, v := range row {
-				fmt.Fprintf(tw, "%.2f\t", v)
-			}
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintln(tw)
-	}
-	for a, algo := range res.Algorithms {
-		fmt.Fprintf(tw, "%s completion / lower bound (sums over %d matrices)\n", algo, res.Matrices)
-		fmt.Fprint(tw, header)
-		for i, row := range res.Cells {
-			fmt.Fprintf(tw, "%s\t", rows[i])
-			for _, c := range row {
-				if c.LowerBound > 0 {
-					fmt.Fprintf(tw, "%.2f\t", c.Algorithms[a].Completion/c.LowerBound)
-				} else {
-					fmt.Fprint(tw, "–\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-		if a < len(res.Algorithms)-1 {
-			fmt.Fprintln(tw)
-		}
-	}
-	return tw.Flush()
 }

@@ -48,9 +48,13 @@ func writeTrace(path string, t *trace.Trace) error {
 	return safefile.WriteFile(path, b)
 }
 
+// requireOut checks the -o flag: given, and writable (before any work starts).
 func requireOut(out string) error {
 	if out == "" {
 		return usagef("-o: an output file is required")
+	}
+	if err := safefile.Check(out); err != nil {
+		return usagef("-o %q: %v", out, err)
 	}
 	return nil
 }
@@ -336,6 +340,11 @@ is ignored. --heatmap draws one matrix (--matrix, default the first selected) as
 					return usagef("give the file either as an argument or with --demand, not both")
 				}
 				src.path = args[0]
+			}
+			if heat != "" {
+				if err := safefile.Check(heat); err != nil {
+					return usagef("--heatmap %q: %v", heat, err)
+				}
 			}
 			b, err := units.ParseBandwidth(bw)
 			if err != nil {
