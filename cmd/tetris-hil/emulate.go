@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,7 +85,7 @@ type modelFlags struct {
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
-	fs.StringVar(&m.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
+	fs.StringVar(&m.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated NVML indices, PCI bus ids or UUIDs of the calibration's GPUs (default: port i is GPU i)")
 	fs.StringVar(&m.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	fs.StringVar(&m.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
@@ -145,7 +143,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := printEmulateTable(cmd.OutOrStdout(), out); err != nil {
+	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	return f.writeOutputs(out, cfg, ganttFormat)
@@ -299,52 +297,4 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		}
 	}
 	return nil
-}
-
-func printEmulateTable(w io.Writer, out *experiment.Outcome) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MATRIX\tALGORITHM\tCOMPLETION\t/BW BOUND\t/RECONF BOUND\tTETRIS SPEEDUP\tGROUPS\tSTATE CHANGES\t")
-	for _, r := range out.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", matrixLabel(r.Matrix), r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
-			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.Speedup), r.Result.Groups, r.Result.StateChanges)
-	}
-	if out.Matrices() > 1 {
-		for _, t := range out.Totals {
-			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", t.Matrices, t.Algorithm, units.FormatSeconds(t.CompletionSeconds),
-				ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)), ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)),
-				ratio(t.Speedup), t.Groups, t.StateChanges)
-		}
-	}
-	return tw.Flush()
-}
-
-// matrixLabel is a matrix's table cell: its index, and its layer, phase and dataset where known.
-func matrixLabel(m emulator.MatrixRef) string {
-	if m.Index < 0 {
-		return "-"
-	}
-	s := strconv.Itoa(m.Index)
-	if m.Layer >= 0 {
-		s += fmt.Sprintf(" (L%d %s", m.Layer, m.Phase)
-		if m.Dataset != "" {
-			s += " " + m.Dataset
-		}
-		s += ")"
-	}
-	return s
-}
-
-// ratio formats a ratio with three decimals, "-" for none.
-func ratio(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 3, 64)
-}
-
-func safeDiv(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }

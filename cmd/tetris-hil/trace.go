@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -462,30 +463,17 @@ matrix: pick it with --matrix (or --layer and --phase). The format follows the e
 			if to == "" {
 				to = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
 			}
-			var buf bytes.Buffer
-			switch to {
-			case "csv":
-				if len(sel) != 1 {
-					return usagef("--matrix: CSV holds one matrix and %d are selected; pick one with --matrix (0..%d)", len(sel), len(t.Matrices)-1)
-				}
-				err = trace.WriteCSV(&buf, &t.Matrices[sel[0].Index])
-			case "npy":
-				ms := make([][][]int64, len(sel))
-				for i, nd := range sel {
-					ms[i] = t.Matrices[nd.Index].Bytes
-				}
-				err = trace.WriteNPY(&buf, ms)
-			case "json":
-				sub := *t
-				sub.Matrices = nil
-				for _, nd := range sel {
-					sub.Matrices = append(sub.Matrices, t.Matrices[nd.Index])
-				}
-				err = sub.Write(&buf)
-			default:
-				return usagef("--to %q: want csv, npy or json (or an -o file with that extension)", to)
+			indices := make([]int, len(sel))
+			for i, nd := range sel {
+				indices[i] = nd.Index
 			}
-			if err != nil {
+			var buf bytes.Buffer
+			switch err := t.Export(&buf, to, indices); {
+			case errors.Is(err, trace.ErrOneMatrix):
+				return usagef("--matrix: CSV holds one matrix and %d are selected; pick one with --matrix (0..%d)", len(sel), len(t.Matrices)-1)
+			case errors.Is(err, trace.ErrExportFormat):
+				return usagef("--to %q: want csv, npy or json (or an -o file with that extension)", to)
+			case err != nil:
 				return err
 			}
 			if err := safefile.WriteFile(out, buf.Bytes()); err != nil {

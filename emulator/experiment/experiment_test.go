@@ -112,8 +112,8 @@ func TestRunHandWorked(t *testing.T) {
 		t.Fatal(err)
 	}
 	type row struct {
-		algo                    string
-		matrix                  int
+		algo                        string
+		matrix                      int
 		completion, bw, lb, speedup float64
 	}
 	want := []row{
@@ -307,5 +307,23 @@ func TestWriteTimelines(t *testing.T) {
 	out.Records[0].Timeline = nil
 	if err := WriteTimelines(dir, out.Records, cfg.Exec, "tool", nil); err == nil || !strings.Contains(err.Error(), "not kept") {
 		t.Errorf("run not kept: %v", err)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	out, err := Run(context.Background(), handMatrices(t), handConfig(1), Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := out.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	// Header, 4 runs, 2 totals; serial on D0: 3.5 s, 3.5 × the 1 s bounds, 1.75 × parallel's 2 s.
+	if len(lines) != 7 || !strings.Contains(lines[0], "TETRIS SPEEDUP") ||
+		!strings.Contains(lines[1], "3.5s") || !strings.Contains(lines[1], "3.500") || !strings.Contains(lines[1], "1.750") ||
+		!strings.HasPrefix(strings.TrimSpace(lines[5]), "total (2)") {
+		t.Errorf("table:\n%s", b.String())
 	}
 }
