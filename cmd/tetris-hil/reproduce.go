@@ -63,7 +63,12 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
   tetris-hil reproduce fig8 fig9 --out repro/
   tetris-hil reproduce fig10 fig13 --calibration cal.json --out repro/
   tetris-hil reproduce fig7 --demand my-trace.json --out repro/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("%s needs at least one figure: fig6, fig7, fig8, fig9, fig10, fig13 or all (see --help)", cmd.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runReproduce(cmd, f, args) },
 	}
 	fs := cmd.Flags()
@@ -90,7 +95,9 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	s := reproduce.Default()
 	s.Jobs = f.jobs
 	in := reproduce.Inputs{Tool: provenance.Tool()}
-	needs := func(ids ...string) bool { return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) }) }
+	needs := func(ids ...string) bool {
+		return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) })
+	}
 	demandPath := ""
 	if needs("fig6", "fig7", "fig8", "fig10") {
 		named, err := f.demand.load()

@@ -115,11 +115,35 @@ func groups(ms []experiment.Matrix) (names []string, members [][]int) {
 // baseline's summed completion over Tetris's (bars per workload), (b) completion over the lower
 // bound per matrix (box plots).
 func Fig7(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error) {
+	f, bars, series, err := fig7(ctx, s, in)
+	if err != nil {
+		return nil, err
+	}
+	files, err := writePlots(dir, "completion-by-workload", func(w io.Writer, format string) error { return plot.BarChart(w, format, bars) })
+	if err != nil {
+		return nil, err
+	}
+	f.Files = append(f.Files, files...)
+	if len(series) > 0 {
+		title := fmt.Sprintf("completion / lower bound per matrix, %s, α_r = %s (Figure 7(b))", bw(s.Bandwidth), dur(s.Reconfig))
+		files, err := writePlots(dir, "completion-vs-lower-bound", func(w io.Writer, format string) error {
+			return plot.Distribution(w, format, title, "completion / lower bound", series)
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.Files = append(f.Files, files...)
+	}
+	return f, nil
+}
+
+// fig7 is Figure 7's runs and tables, and what its plots draw.
+func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot.Series, error) {
 	algos := append(slices.Clone(s.Baselines), "tetris")
 	out, err := experiment.Run(ctx, in.Trace, bandwidthConfig(algos, schedules.Options{Bandwidth: s.Bandwidth, Reconfig: s.Reconfig}, true),
 		experiment.Pool{Jobs: s.Jobs})
 	if err != nil {
-		return nil, err
+		return nil, plot.Bars{}, nil, err
 	}
 	f := &Figure{ID: "fig7", Title: "every scheduler on every real matrix (Tetris §4.2, Figure 7)",
 		Setting: fmt.Sprintf("%s, %d matrices, %s, α_r = %s", in.TraceName, len(in.Trace), bw(s.Bandwidth), dur(s.Reconfig))}
@@ -181,22 +205,7 @@ func Fig7(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 		}
 		bars.Values = append(bars.Values, vs)
 	}
-	files, err := writePlots(dir, "completion-by-workload", func(w io.Writer, format string) error { return plot.BarChart(w, format, bars) })
-	if err != nil {
-		return nil, err
-	}
-	f.Files = append(f.Files, files...)
-	if len(series) > 0 {
-		title := fmt.Sprintf("completion / lower bound per matrix, %s, α_r = %s (Figure 7(b))", bw(s.Bandwidth), dur(s.Reconfig))
-		files, err := writePlots(dir, "completion-vs-lower-bound", func(w io.Writer, format string) error {
-			return plot.Distribution(w, format, title, "completion / lower bound", series)
-		})
-		if err != nil {
-			return nil, err
-		}
-		f.Files = append(f.Files, files...)
-	}
-	return f, nil
+	return f, bars, series, nil
 }
 
 // writePlots writes base.svg and base.png into dir.

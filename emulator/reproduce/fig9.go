@@ -147,8 +147,8 @@ func Fig13(in Inputs, dir string) (*Figure, error) {
 		bws = append(bws, pairBandwidth(p))
 		r2s = append(r2s, p.R2)
 		resid = append(resid, p.MaxRelResidual)
-		if p.MStar > 0 {
-			mstars = append(mstars, p.MStar)
+		if p.Alpha > 0 {
+			mstars = append(mstars, p.Alpha/p.Beta)
 		}
 		if len(p.Pieces) > 1 {
 			pieces++

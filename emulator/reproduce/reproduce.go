@@ -36,6 +36,13 @@ import (
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
+
+	// The schedulers the figures name register themselves: a Go program calling Run needs
+	// nothing else imported.
+	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
+	_ "github.com/tetris-hil/tetris-hil/schedules/bff"
+	_ "github.com/tetris-hil/tetris-hil/schedules/sunflow"
+	_ "github.com/tetris-hil/tetris-hil/schedules/tetris"
 )
 
 // Figures are the figures Run knows, in the order "all" runs them.
@@ -128,7 +135,7 @@ type Manifest struct {
 const ManifestName = "reproduce.json"
 
 // Check says whether figs are all known figures ("all" expands to Figures) and returns them in
-// order, each once.
+// the order of Figures, each once.
 func Check(figs []string) ([]string, error) {
 	var out []string
 	for _, f := range figs {
@@ -143,6 +150,8 @@ func Check(figs []string) ([]string, error) {
 			out = append(out, f)
 		}
 	}
+	// The paper's order, whatever the order asked in.
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(Figures, a) - slices.Index(Figures, b) })
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no figure named: want one of %s or all", strings.Join(Figures, ", "))
 	}
