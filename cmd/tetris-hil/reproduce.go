@@ -56,8 +56,9 @@ SHA-256 and every table.
 
 Demand is the built-in Mixtral-8x7B trace unless --demand names one (the --matrix, --layer
 and --phase selections apply). Without --calibration, Figures 10 and 13 use a fake calibration
-this command makes first (calibrate --fake: α ≈ 3us, B ≈ 370GB/s per pair, seeded noise),
-written to DIR/fake-calibration.json; the output says so. Every ratio to the lower bound is to
+this command makes first (calibrate --fake with its default model: α ≈ 3us and B ≈ 370GB/s per
+pair, seeded noise), written to DIR/fake-calibration.json; the output says so. --measured
+times Figure 10's transfers from a measured table instead (calibrate --demand writes one). Every ratio to the lower bound is to
 the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`,
 		Example: `  tetris-hil reproduce all --out repro/
   tetris-hil reproduce fig8 fig9 --out repro/
@@ -112,7 +113,9 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 			in.TraceName = trace.DefaultName
 		}
 	}
+	measuredPath := ""
 	if f.measured != "" && needs("fig10") {
+		measuredPath = f.measured
 		if in.Measured, err = emulator.LoadMeasuredTable(f.measured); err != nil {
 			return usagef("--measured %q: %v", f.measured, err)
 		}
@@ -126,7 +129,7 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 				return fmt.Errorf("making the fake calibration: %w", err)
 			}
 			in.CalibrationName = "a fake calibration made by this run (calibrate --fake, " + calPath + ")"
-			fmt.Fprintf(cmd.OutOrStdout(), "No --calibration: Figures 10 and 13 use a fake calibration (fake GPUs, α ≈ 3µs, B ≈ 370GB/s per pair), written to %s\n\n", calPath)
+			fmt.Fprintf(cmd.OutOrStdout(), "No --calibration: Figures 10 and 13 use a fake calibration (fake GPUs and calibrate --fake's α-β model with seeded noise, not a measurement), written to %s\n\n", calPath)
 		} else {
 			in.CalibrationName = calPath
 		}
@@ -136,7 +139,7 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	} else {
 		calPath = ""
 	}
-	if in.Files, err = describeInputs([2]string{"demand", demandPath}, [2]string{"calibration", calPath}, [2]string{"measured", f.measured}); err != nil {
+	if in.Files, err = describeInputs([2]string{"demand", demandPath}, [2]string{"calibration", calPath}, [2]string{"measured", measuredPath}); err != nil {
 		return err
 	}
 	if demandPath == "" && len(in.Trace) == 0 {

@@ -182,7 +182,8 @@ func TestAll(t *testing.T) {
 	}
 }
 
-// TestFig10MatchesFig8: a calibration with α = 0 and β = 1/b is the bandwidth model at b, so
+// TestFig10MatchesFig8: a calibration with α = 0 and β = 1/b is the bandwidth model at b, and so
+// is a measured table of bytes / b for every demand, so
 // Figure 10's ratios (summed over all matrices) must be Figure 8's at that bandwidth.
 func TestFig10MatchesFig8(t *testing.T) {
 	s := reduced()
@@ -193,19 +194,32 @@ func TestFig10MatchesFig8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f10, err := Fig10(context.Background(), s, in, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"bvn/10ns", "bvn/10ms", "bff/10ns", "sunflow/10ns", "maxweight/10ms"} {
-		algo, rc, _ := strings.Cut(k, "/")
-		a, b := value(t, f8, "ratio/"+algo+"/800Gbps/"+rc), value(t, f10, "ratio/"+k)
-		if math.Abs(a-b) > 1e-9*a {
-			t.Errorf("%s: Figure 8 %g, Figure 10 %g", k, a, b)
+	// The same by a measured table: every demand's bytes / b (other sizes scale linearly).
+	measured := &emulator.MeasuredTable{Version: emulator.MeasuredFormatVersion}
+	for _, m := range in.Trace {
+		for _, p := range m.Demand.Pairs() {
+			if p.Src != p.Dst {
+				measured.Measurements = append(measured.Measurements, emulator.Measurement{Src: p.Src, Dst: p.Dst, Bytes: p.Bytes, Seconds: float64(p.Bytes) / 100e9})
+			}
 		}
 	}
-	if !strings.Contains(f10.Setting, "800Gbps") {
-		t.Errorf("fig10 setting %q: want planning at the calibration's 800Gbps", f10.Setting)
+	withTable := in
+	withTable.Measured, withTable.MeasuredName = measured, "bytes / b"
+	for _, in := range []Inputs{in, withTable} {
+		f10, err := Fig10(context.Background(), s, in, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"bvn/10ns", "bvn/10ms", "bff/10ns", "sunflow/10ns", "maxweight/10ms"} {
+			algo, rc, _ := strings.Cut(k, "/")
+			a, b := value(t, f8, "ratio/"+algo+"/800Gbps/"+rc), value(t, f10, "ratio/"+k)
+			if math.Abs(a-b) > 1e-9*a {
+				t.Errorf("%s (%s): Figure 8 %g, Figure 10 %g", k, f10.Setting, a, b)
+			}
+		}
+		if !strings.Contains(f10.Setting, "800Gbps") {
+			t.Errorf("fig10 setting %q: want planning at the calibration's 800Gbps", f10.Setting)
+		}
 	}
 }
 
