@@ -212,12 +212,15 @@ func Fig10(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, erro
 		Setting: fmt.Sprintf("%s, %d matrices; transfers: %s; planning and bounds at %s (%s); α_r = %s",
 			in.TraceName, len(in.Trace), source, bw(pb), how, joinDur(s.Reconfigs))}
 	names, members := groups(in.Trace)
-	rows := append(slices.Clone(names), "all")
-	all := make([]int, len(in.Trace))
-	for i := range all {
-		all[i] = i
+	rows := slices.Clone(names)
+	if len(names) > 1 {
+		// A last row sums every matrix; with one workload its row is that sum already.
+		all := make([]int, len(in.Trace))
+		for i := range all {
+			all[i] = i
+		}
+		rows, members = append(rows, "all"), append(members, all)
 	}
-	members = append(members, all)
 	ref := res.AlgoIndex("tetris")
 	cells := res.Cells[0]
 	// ratio is algorithm a's completion over Tetris's, summed over the matrices of group g, at

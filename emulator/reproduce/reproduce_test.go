@@ -235,7 +235,7 @@ func permutation(t *testing.T) []experiment.Matrix {
 }
 
 // TestPermutationByHand: on one permutation every scheduler and every ablation meets the bound
-// (Figures 6 and 7); Figure 9's Tetris completion is its lower bound.
+// (Figures 6, 7 and 10).
 func TestPermutationByHand(t *testing.T) {
 	s := reduced()
 	in := Inputs{Trace: permutation(t), TraceName: "permutation"}
@@ -258,6 +258,17 @@ func TestPermutationByHand(t *testing.T) {
 		}
 		if v := value(t, f7, "lb/max/"+a); math.Abs(v-1) > 1e-9 {
 			t.Errorf("fig7 %s / lower bound = %g, want 1", a, v)
+		}
+	}
+	// Figure 10 on one workload: its row is the sum. With α = 0 and β = 1/b, the same one round.
+	in.Calibration, in.CalibrationName = calibration(t, 100e9, func(int, int) float64 { return 0 }), "α = 0"
+	f10, err := Fig10(context.Background(), s, in, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ratio/bvn/10ns", "ratio/bvn/10ms", "max/bff", "ratio/maxweight/10ms"} {
+		if v := value(t, f10, k); math.Abs(v-1) > 1e-9 {
+			t.Errorf("fig10 %s = %g, want 1", k, v)
 		}
 	}
 }
