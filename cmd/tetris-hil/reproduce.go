@@ -26,6 +26,7 @@ type reproduceFlags struct {
 	measured    string
 	out         string
 	jobs        int
+	progress    string
 }
 
 // fakeCalibrationName is the file the fake calibration is written to in --out.
@@ -78,6 +79,7 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
 	fs.StringVar(&f.measured, "measured", "", "measured transfer times for Figure 10 (JSON, or CSV with header src,dst,bytes,seconds)")
 	fs.StringVar(&f.out, "out", "", "output directory (created if missing)")
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	return cmd
 }
 
@@ -93,8 +95,26 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if f.jobs < 0 {
 		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
 	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return usagef("--progress %q: want auto, on or off", f.progress)
+	}
 	s := reproduce.Default()
 	s.Jobs = f.jobs
+	// One bar per figure (and per fabric size of Figure 9), cleared before its table prints.
+	var bar func(done, total int)
+	finish, current := func() {}, ""
+	s.Progress = func(what string, done, total int) {
+		if what != current {
+			finish()
+			current = what
+			bar, finish = newProgress(cmd.ErrOrStderr(), f.progress, what, total)
+		}
+		if bar != nil {
+			bar(done, total)
+		}
+	}
 	in := reproduce.Inputs{Tool: provenance.Tool()}
 	needs := func(ids ...string) bool {
 		return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) })
@@ -148,10 +168,13 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	out := cmd.OutOrStdout()
 	last := time.Now()
 	_, err = reproduce.Run(cmd.Context(), figs, s, in, f.out, func(fig *reproduce.Figure) {
+		finish()
+		finish, current = func() {}, ""
 		_ = fig.WriteText(out)
 		fmt.Fprintf(out, "(%s: %.1f s)\n\n", fig.ID, time.Since(last).Seconds())
 		last = time.Now()
 	})
+	finish()
 	if err != nil {
 		return err
 	}

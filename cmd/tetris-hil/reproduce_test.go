@@ -28,6 +28,7 @@ func TestReproduceBadFlags(t *testing.T) {
 		{[]string{"fig7", "--out", dir, "--demand", filepath.Join(dir, "none.json")}, "--demand"},
 		{[]string{"fig10", "--out", dir, "--measured", file}, "--measured"},
 		{[]string{"--out", dir}, "at least one figure"},
+		{[]string{"fig7", "--out", dir, "--progress", "always"}, `--progress "always"`},
 	} {
 		_, code, err := cli(t, append([]string{"reproduce"}, c.args...)...)
 		if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -44,7 +45,7 @@ func TestReproduceFig6And7(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
-	for _, want := range []string{"Figure 7(a) (Tetris §4.2)", "BvN / Tetris", "1.20 (Tetris 20% better)",
+	for _, want := range []string{"Figure 7(a) (Tetris §4.2)", "BvN / Tetris", "20% (read: 1.20)",
 		"Figure 6 (Tetris §3)", "Tetris --no-partial", "not stated", "Wrote " + filepath.Join(dir, "reproduce.json")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -52,7 +52,7 @@ func Fig6(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 			cfgs = append(cfgs, bandwidthConfig([]string{a.algo}, oa, true))
 		}
 	}
-	outs, err := experiment.RunMany(ctx, in.Trace, cfgs, experiment.Pool{Jobs: s.Jobs})
+	outs, err := experiment.RunMany(ctx, in.Trace, cfgs, s.pool("fig6"))
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func Fig7(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot.Series, error) {
 	algos := append(slices.Clone(s.Baselines), "tetris")
 	out, err := experiment.Run(ctx, in.Trace, bandwidthConfig(algos, schedules.Options{Bandwidth: s.Bandwidth, Reconfig: s.Reconfig}, true),
-		experiment.Pool{Jobs: s.Jobs})
+		s.pool("fig7"))
 	if err != nil {
 		return nil, plot.Bars{}, nil, err
 	}
@@ -149,8 +149,8 @@ func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot
 		Setting: fmt.Sprintf("%s, %d matrices, %s, α_r = %s", in.TraceName, len(in.Trace), bw(s.Bandwidth), dur(s.Reconfig))}
 	// Figure 7(a): the paper's "Tetris outperforms BvN and MaxWeight by 20% and 6%, BFF and
 	// Sunflow by 8% and 7%".
-	paperA := map[string]string{"bvn": "1.20 (Tetris 20% better)", "maxweight": "1.06 (6%)", "bff": "1.08 (8%)", "sunflow": "1.07 (7%)"}
-	ta := Table{Title: "Figure 7(a) (Tetris §4.2): baseline / Tetris completion, summed over all matrices"}
+	paperA := map[string]string{"bvn": "20% (read: 1.20)", "maxweight": "6% (1.06)", "bff": "8% (1.08)", "sunflow": "7% (1.07)"}
+	ta := Table{Title: "Figure 7(a) (Tetris §4.2): Tetris outperforms the baseline by (paper); baseline / Tetris completion, summed over all matrices (ours)"}
 	tot := map[string]experiment.Total{}
 	for _, t := range out.Totals {
 		tot[t.Algorithm] = t

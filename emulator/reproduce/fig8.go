@@ -36,7 +36,8 @@ type quote struct {
 // and writes the sweep's files: sweep.csv, a heatmap per baseline, the distribution plot and
 // sweep.json.
 func Fig8(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error) {
-	cfg := sweep.Config{Algorithms: append(slices.Clone(s.Baselines), "tetris"), Bandwidths: s.Bandwidths, Reconfigs: s.Reconfigs, Jobs: s.Jobs}
+	cfg := sweep.Config{Algorithms: append(slices.Clone(s.Baselines), "tetris"), Bandwidths: s.Bandwidths, Reconfigs: s.Reconfigs, Jobs: s.Jobs,
+		Progress: s.progress("fig8")}
 	res, err := sweep.Run(ctx, demandsOf(in), cfg)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func Fig10(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, erro
 		return nil, err
 	}
 	algos := append(slices.Clone(s.Baselines), "tetris")
-	cfg := sweep.Config{Algorithms: algos, Bandwidths: []float64{pb}, Reconfigs: s.Reconfigs, Transfer: tm, Jobs: s.Jobs}
+	cfg := sweep.Config{Algorithms: algos, Bandwidths: []float64{pb}, Reconfigs: s.Reconfigs, Transfer: tm, Jobs: s.Jobs, Progress: s.progress("fig10")}
 	res, err := sweep.Run(ctx, demandsOf(in), cfg)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func Fig9(ctx context.Context, s Setting, dir string) (*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := experiment.Run(ctx, ms, cfg, experiment.Pool{Jobs: s.Jobs})
+		out, err := experiment.Run(ctx, ms, cfg, s.pool(fmt.Sprintf("fig9, %d GPUs", n)))
 		if err != nil {
 			return nil, err
 		}

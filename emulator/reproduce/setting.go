@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
@@ -31,6 +32,21 @@ type Setting struct {
 	Scale Scale `json:"scale"`
 	// Jobs is the number of workers (0: one per CPU).
 	Jobs int `json:"-"`
+	// Progress, when set, is called after every run (one algorithm on one matrix) with what is
+	// running ("fig8", "fig9, 16 GPUs"), the runs done and the total. Calls never overlap.
+	Progress func(what string, done, total int) `json:"-"`
+}
+
+// pool is the experiment pool of s for what.
+func (s *Setting) pool(what string) experiment.Pool {
+	return experiment.Pool{Jobs: s.Jobs, Progress: s.progress(what)}
+}
+
+func (s *Setting) progress(what string) func(done, total int) {
+	if s.Progress == nil {
+		return nil
+	}
+	return func(done, total int) { s.Progress(what, done, total) }
 }
 
 // Scale is Figure 9's synthetic demand: the generator's one-expert-per-GPU mode (every GPU
