@@ -30,23 +30,23 @@ import (
 func init() { subcommands = append(subcommands, newCalibrateCmd) }
 
 type calibrateFlags struct {
-	ff                           fakeGPUFlags
-	out, gpus, pairs, sizes      string
-	perOctave                    float64
-	warmup, reps, verifyEvery    int
-	copyKind, patterns           string
-	demand                       demandSource
-	measuredOut                  string
-	lockClocks                   bool
-	clockMHz                     uint
-	resume, unpinned, noProgress bool
-	timeout                      string
-	fakeAlpha, fakeBandwidth     string
-	fakeNoise, fakeOutliers      float64
-	fakeKnee                     string
-	fakeKneeFactor               float64
-	seed                         uint64
-	startMargin                  string
+	ff                             fakeGPUFlags
+	out, gpus, pairs, sizes        string
+	perOctave                      float64
+	warmup, reps, verifyEvery      int
+	copyKind, patterns             string
+	demand                         demandSource
+	measuredOut                    string
+	lockClocks                     bool
+	clockMHz                       uint
+	resume, unpinned, noProgress   bool
+	timeout                        string
+	fakeAlpha, fakeBandwidth       string
+	fakeNoise, fakeOutliers        float64
+	fakeKnee                       string
+	fakeKneeFactor, fakeContention float64
+	seed                           uint64
+	startMargin                    string
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -77,7 +77,8 @@ must be the same). --demand FILE also times every distinct (src, dst, bytes) of 
 paper's hardware emulation) and writes the table emulate --measured reads.
 
 With --fake everything runs on fake devices: T(m) = α + m/B per pair around --fake-alpha and
---fake-bandwidth, with --seed noise, outliers and optionally a planted knee.`,
+--fake-bandwidth, with --seed noise, outliers, optionally a planted knee (--fake-knee) and
+contention under the permutation pattern (--fake-contention).`,
 		Example: `  tetris-hil calibrate --fake -o cal.json && tetris-hil emulate --calibration cal.json
   tetris-hil calibrate --gpus 0,1,2,3 --copy sm --reps 50 -o cal-sm.json
   tetris-hil calibrate --demand trace.json -o cal.json --measured-out measured.json
@@ -113,6 +114,7 @@ With --fake everything runs on fake devices: T(m) = α + m/B per pair around --f
 	fs.Float64Var(&f.fakeOutliers, "fake-outliers", fake.Defaults.Outliers, "with --fake: fraction of copies 1.5–3× slow")
 	fs.StringVar(&f.fakeKnee, "fake-knee", "", "with --fake: plant a protocol change at this size (e.g. 1MiB)")
 	fs.Float64Var(&f.fakeKneeFactor, "fake-knee-factor", 0.5, "with --fake-knee: bandwidth past the knee, as a fraction")
+	fs.Float64Var(&f.fakeContention, "fake-contention", 1, "with --fake: permutation copies run this many times slower per byte than a pair alone (a PCIe server's shared links)")
 	fs.Uint64Var(&f.seed, "seed", 1, "with --fake: seed of the noise")
 	cmd.AddCommand(newCalibrateShowCmd())
 	return cmd
@@ -139,9 +141,15 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	partialPath := f.out + ".partial"
+	if err := safefile.Check(partialPath); err != nil {
+		return usagef("--out %q: its partial file: %v", f.out, err)
+	}
 	if f.resume {
 		if cfg.Resume, err = loadPartial(partialPath); err != nil {
 			return usagef("--resume: %v", err)
+		}
+		if err := calibrate.CheckResume(cfg.Resume, &cfg.Plan, cfg.Inventory); err != nil {
+			return usagef("--resume %s: %v", partialPath, err)
 		}
 	}
 	ctx := cmd.Context()
@@ -368,7 +376,10 @@ func (f *calibrateFlags) engine() (string, string, error) {
 	if f.fakeNoise < 0 || f.fakeOutliers < 0 || f.fakeOutliers > 1 {
 		return "", "", usagef("--fake-noise %g --fake-outliers %g: want noise >= 0 and outliers in [0, 1]", f.fakeNoise, f.fakeOutliers)
 	}
-	m.Noise, m.Outliers, m.Seed = f.fakeNoise, f.fakeOutliers, f.seed
+	if f.fakeContention < 1 {
+		return "", "", usagef("--fake-contention %g: want a factor >= 1", f.fakeContention)
+	}
+	m.Noise, m.Outliers, m.Seed, m.Contention = f.fakeNoise, f.fakeOutliers, f.seed, f.fakeContention
 	if f.fakeKnee != "" {
 		if m.KneeBytes, err = units.ParseBytes(f.fakeKnee); err != nil || m.KneeBytes <= 0 {
 			return "", "", usagef("--fake-knee %q: want a size such as 1MiB", f.fakeKnee)

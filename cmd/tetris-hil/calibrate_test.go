@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
 // TestCalibrateThenEmulate is the loop the calibration closes: calibrate on fake devices, then
@@ -66,6 +67,16 @@ func TestCalibrateThenEmulate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("emulate --measured: exit %d: %v\n%s", code, err, out)
 	}
+}
+
+// TestCalibrateShowGolden pins the report of a fixture calibration (three fake GPUs with a knee
+// planted at 1 MiB): α and bandwidth matrices, the worst fits with their pieces.
+func TestCalibrateShowGolden(t *testing.T) {
+	out, code, err := cli(t, "calibrate", "show", "testdata/calibrate/knee3.json")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %v", code, err)
+	}
+	goldenfile.Check(t, filepath.Join("testdata", "calibrate", "knee3.show.golden.txt"), []byte(out))
 }
 
 // TestCalibrateShowAndPlot prints a calibration and draws it in both formats.
@@ -145,7 +156,14 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 
 	cut := filepath.Join(dir, "cut.json")
 	cmd, out = run("-o", cut)
-	time.Sleep(1500 * time.Millisecond) // the isolated steps, then some of the permutation rounds
+	// The first finished step writes the partial file; the permutation rounds (38 steps released
+	// 100 ms ahead each) keep the run going for seconds after it.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(cut + ".partial"); err == nil {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +172,10 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 	}
 	if _, err := os.Stat(cut + ".partial"); err != nil {
 		t.Fatalf("no partial file: %v\n%s", err, out)
+	}
+	if _, code, err := cli(t, append(args, "-o", cut, "--resume", "--reps", "7")...); code != 2 || err == nil ||
+		!strings.Contains(err.Error(), "plan.reps: 7 here, 5 in the file") {
+		t.Errorf("resume with another plan: exit %d, %v; want exit 2 naming the field", code, err)
 	}
 	cmd, out = run("-o", cut, "--resume")
 	if err := cmd.Wait(); err != nil {
