@@ -194,16 +194,17 @@ func (f *reproduceFlags) checkOutputs(figs []string) error {
 	if _, err := os.Stat(f.out); err != nil {
 		return nil // created by the run: nothing in it to be in the way
 	}
-	paths := reproduce.OutputPaths(f.out, figs)
+	files, dirs := reproduce.OutputPaths(f.out, figs)
 	if f.calibration == "" {
-		paths = append(paths, filepath.Join(f.out, fakeCalibrationName))
+		files = append(files, filepath.Join(f.out, fakeCalibrationName))
 	}
-	for _, p := range paths {
-		check := safefile.Check
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			check = checkOutDir
+	for _, p := range files {
+		if err := safefile.Check(p); err != nil {
+			return usagef("--out %q: %v", f.out, err)
 		}
-		if err := check(p); err != nil {
+	}
+	for _, d := range dirs {
+		if err := checkOutDir(d); err != nil {
 			return usagef("--out %q: %v", f.out, err)
 		}
 	}

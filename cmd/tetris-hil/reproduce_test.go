@@ -16,6 +16,10 @@ func TestReproduceBadFlags(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	blocked := t.TempDir()
+	if err := os.WriteFile(filepath.Join(blocked, "fig9"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -24,6 +28,7 @@ func TestReproduceBadFlags(t *testing.T) {
 		{[]string{"fig7"}, "--out"},
 		{[]string{"fig7", "--out", file}, "is not a directory"},
 		{[]string{"fig7", "--out", dir, "--jobs", "-1"}, "--jobs -1"},
+		{[]string{"fig9", "--out", blocked}, "fig9 is not a directory"},
 		{[]string{"fig13", "--out", dir, "--calibration", filepath.Join(dir, "none.json")}, "--calibration"},
 		{[]string{"fig7", "--out", dir, "--demand", filepath.Join(dir, "none.json")}, "--demand"},
 		{[]string{"fig10", "--out", dir, "--measured", file}, "--measured"},

@@ -158,14 +158,13 @@ func Check(figs []string) ([]string, error) {
 	return out, nil
 }
 
-// OutputPaths are the files and folders Run writes into dir for figs, for checking before the
-// work starts (safefile.Check).
-func OutputPaths(dir string, figs []string) []string {
-	ps := []string{filepath.Join(dir, ManifestName)}
+// OutputPaths are the file (the manifest) and the folders (one per figure) Run writes into dir
+// for figs, for checking before the work starts.
+func OutputPaths(dir string, figs []string) (files, dirs []string) {
 	for _, f := range figs {
-		ps = append(ps, filepath.Join(dir, f))
+		dirs = append(dirs, filepath.Join(dir, f))
 	}
-	return ps
+	return []string{filepath.Join(dir, ManifestName)}, dirs
 }
 
 // Run runs figs (see Check) in s on in and writes their files under dir (created if missing),
