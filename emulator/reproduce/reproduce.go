@@ -50,8 +50,8 @@ var Figures = []string{"fig6", "fig7", "fig8", "fig9", "fig10", "fig13"}
 
 // Inputs are the data the figures run on.
 type Inputs struct {
-	// Trace is the real demand of Figures 6, 7, 8 and 10 (the built-in trace by default, see
-	// TraceMatrices); TraceName says what it is in the output.
+	// Trace is the real demand of Figures 6, 7, 8 and 10 (Builtin gives the built-in trace's;
+	// TraceMatrices turns any trace into it); TraceName says what it is in the output.
 	Trace     []experiment.Matrix
 	TraceName string
 	// Calibration gives Figure 10 its transfer times (unless Measured is set) and is what Figure
@@ -256,4 +256,15 @@ func TraceMatrices(t *trace.Trace, name string) []experiment.Matrix {
 			Dataset: m.Dataset, Label: fmt.Sprintf("%s #%d: %s", name, k, m.Label())}}
 	}
 	return ms
+}
+
+// Builtin is the inputs of the figures on the built-in trace (trace.Default), without a
+// calibration: enough for Figures 6 to 9.
+func Builtin() (Inputs, error) {
+	t, err := trace.Default()
+	if err != nil {
+		return Inputs{}, fmt.Errorf("built-in trace: %w", err)
+	}
+	return Inputs{Trace: TraceMatrices(t, trace.DefaultName), TraceName: trace.DefaultName,
+		Files: []provenance.Input{provenance.Builtin("demand", "built-in trace")}, Tool: provenance.Tool()}, nil
 }

@@ -35,12 +35,15 @@ func reduced() Setting {
 // builtin is every k-th matrix of the built-in trace (one per dataset, layer and phase mix).
 func builtin(t *testing.T, k int) []experiment.Matrix {
 	t.Helper()
-	tr, err := trace.Default()
+	in, err := Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(in.Trace) != 30 || in.TraceName != trace.DefaultName || len(in.Files) != 1 {
+		t.Fatalf("Builtin: %d matrices of %q, inputs %v", len(in.Trace), in.TraceName, in.Files)
+	}
 	var ms []experiment.Matrix
-	for i, m := range TraceMatrices(tr, trace.DefaultName) {
+	for i, m := range in.Trace {
 		if i%k == 0 {
 			ms = append(ms, m)
 		}
