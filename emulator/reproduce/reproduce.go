@@ -18,8 +18,9 @@
 // Everything runs through the experiment API (emulator/experiment, and emulator/sweep on top of
 // it): the same plan × verify × run × compare loop as `tetris-hil emulate` and `sweep`, and every
 // ratio to the lower bound is to schedules.LowerBound's, taken there. Run writes each figure's
-// files under its own folder of the output directory, and a manifest (reproduce.json: the tool,
-// the inputs with their SHA-256, every table) beside them, last.
+// files under its own folder of the output directory with its tables as text (tables.txt), and a
+// manifest (reproduce.json: the tool, the inputs with their SHA-256, the setting, every table)
+// beside them, last. Fig6 … Fig13 run one figure each into a folder that exists.
 package reproduce
 
 import (
