@@ -120,6 +120,9 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 		return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) })
 	}
 	demandPath := ""
+	if f.demand.path != "" && !needs("fig6", "fig7", "fig8", "fig10") {
+		logger.Warn().Str("demand", f.demand.path).Msg("--demand is not used: Figures 9 and 13 run on the generator and the calibration")
+	}
 	if needs("fig6", "fig7", "fig8", "fig10") {
 		named, err := f.demand.load()
 		if err != nil {
