@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,9 +58,10 @@ SHA-256 and every table.
 
 Demand is the built-in Mixtral-8x7B trace unless --demand names one (the --matrix, --layer
 and --phase selections apply). Without --calibration, Figures 10 and 13 use a fake calibration
-this command makes first (calibrate --fake with its default model: α ≈ 3us and B ≈ 370GB/s per
-pair, seeded noise), written to DIR/fake-calibration.json; the output says so. --measured
-times Figure 10's transfers from a measured table instead (calibrate --demand writes one). Every ratio to the lower bound is to
+this command makes first (calibrate --fake with its default model: α ≈ 3us and B ≈ 370GB/s
+per pair, seeded noise, one fake GPU per port of the demand and 8 at least), written to
+DIR/fake-calibration.json; the output says so. --measured times Figure 10's transfers from a
+measured table instead (calibrate --demand writes one). Every ratio to the lower bound is to
 the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`,
 		Example: `  tetris-hil reproduce all --out repro/
   tetris-hil reproduce fig8 fig9 --out repro/
@@ -148,7 +150,12 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if needs("fig13") || (needs("fig10") && in.Measured == nil) {
 		if calPath == "" {
 			calPath = filepath.Join(f.out, fakeCalibrationName)
-			if err := makeFakeCalibration(cmd, calPath); err != nil {
+			// Enough fake GPUs for every port of the demand (port i is GPU i), 8 at least.
+			gpus := 8
+			for _, m := range in.Trace {
+				gpus = max(gpus, m.Demand.N())
+			}
+			if err := makeFakeCalibration(cmd, calPath, gpus); err != nil {
 				return fmt.Errorf("making the fake calibration: %w", err)
 			}
 			in.CalibrationName = "a fake calibration made by this run (calibrate --fake, " + calPath + ")"
@@ -214,15 +221,15 @@ func (f *reproduceFlags) checkOutputs(figs []string) error {
 	return nil
 }
 
-// makeFakeCalibration runs `calibrate --fake -o path` in process: the same fake GPUs, workers,
+// makeFakeCalibration runs `calibrate --fake --fake-gpus gpus -o path` in process: the same fake GPUs, workers,
 // measurement and fit as that command, so that Figures 10 and 13 run without hardware.
-func makeFakeCalibration(cmd *cobra.Command, path string) error {
+func makeFakeCalibration(cmd *cobra.Command, path string, gpus int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	c := newCalibrateCmd()
 	// Two sizes per doubling (4 KiB to 1 GiB) are plenty for a fit and halve the steps.
-	c.SetArgs([]string{"--fake", "--no-progress", "--per-octave", "2", "-o", path})
+	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--no-progress", "--per-octave", "2", "-o", path})
 	c.SetOut(io.Discard)
 	c.SetErr(cmd.ErrOrStderr())
 	c.SilenceUsage, c.SilenceErrors = true, true
