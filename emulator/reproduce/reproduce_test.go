@@ -347,3 +347,18 @@ func TestRunNeedsInputs(t *testing.T) {
 		t.Errorf("unsorted grid: %v", err)
 	}
 }
+
+// TestWriteTextGolden: the printed form of a figure (Figure 6 on the permutation: every number
+// hand-checkable, 1.000), as the command prints it.
+func TestWriteTextGolden(t *testing.T) {
+	s := reduced()
+	f, err := Fig6(context.Background(), s, Inputs{Trace: permutation(t), TraceName: "permutation"}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := f.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	goldenfile.Check(t, "testdata/fig6-permutation.golden", []byte(b.String()))
+}
