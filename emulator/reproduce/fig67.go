@@ -56,9 +56,9 @@ func Fig6(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 	if err != nil {
 		return nil, err
 	}
-	f := &Figure{ID: "fig6", Title: "the Tetris ablations (Tetris §3, Figure 6) on real demand",
-		Setting: fmt.Sprintf("%s, %d matrices, %s, α_r = %s; completions summed over the matrices (one pass)",
-			in.TraceName, len(in.Trace), bw(s.Bandwidth), joinDur(s.AblationReconfigs))}
+	f := &Figure{ID: "fig6", Title: "the Tetris ablations (Tetris §3, Figure 6)",
+		Setting: fmt.Sprintf("%s, %s, %s, α_r = %s; completions summed over the matrices (one pass)",
+			in.TraceName, matrices(len(in.Trace)), bw(s.Bandwidth), joinDur(s.AblationReconfigs))}
 	var csv bytes.Buffer
 	fmt.Fprintln(&csv, "reconfig_seconds,variant,completion_seconds,lower_bound_seconds,ratio_to_tetris")
 	for i, rc := range s.AblationReconfigs {
@@ -146,7 +146,7 @@ func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot
 		return nil, plot.Bars{}, nil, err
 	}
 	f := &Figure{ID: "fig7", Title: "every scheduler on every real matrix (Tetris §4.2, Figure 7)",
-		Setting: fmt.Sprintf("%s, %d matrices, %s, α_r = %s", in.TraceName, len(in.Trace), bw(s.Bandwidth), dur(s.Reconfig))}
+		Setting: fmt.Sprintf("%s, %s, %s, α_r = %s", in.TraceName, matrices(len(in.Trace)), bw(s.Bandwidth), dur(s.Reconfig))}
 	// Figure 7(a): the paper's "Tetris outperforms BvN and MaxWeight by 20% and 6%, BFF and
 	// Sunflow by 8% and 7%".
 	paperA := map[string]string{"bvn": "20% (read: 1.20)", "maxweight": "6% (1.06)", "bff": "8% (1.08)", "sunflow": "7% (1.07)"}

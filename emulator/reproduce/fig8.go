@@ -47,7 +47,7 @@ func Fig8(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 		return nil, err
 	}
 	f := &Figure{ID: "fig8", Title: "baseline / Tetris over bandwidth × α_r (Tetris §4.2, Figure 8)", Files: files,
-		Setting: fmt.Sprintf("%s, %d matrices summed per cell (one pass), %s × %s", in.TraceName, len(in.Trace),
+		Setting: fmt.Sprintf("%s, %s summed per cell (one pass), %s × %s", in.TraceName, matrices(len(in.Trace)),
 			joinBW(s.Bandwidths), joinDur(s.Reconfigs))}
 	// The paper's numbers are at 800 Gbps; where the text names no point, the grid's top
 	// bandwidth and its smallest α_r stand in.
@@ -210,8 +210,8 @@ func Fig10(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, erro
 		return nil, err
 	}
 	f := &Figure{ID: "fig10", Title: "baseline / Tetris over α_r with GPU-timed transfers (Tetris §4.2, Figure 10)",
-		Setting: fmt.Sprintf("%s, %d matrices; transfers: %s; planning and bounds at %s (%s); α_r = %s",
-			in.TraceName, len(in.Trace), source, bw(pb), how, joinDur(s.Reconfigs))}
+		Setting: fmt.Sprintf("%s, %s; transfers: %s; planning and bounds at %s (%s); α_r = %s",
+			in.TraceName, matrices(len(in.Trace)), source, bw(pb), how, joinDur(s.Reconfigs))}
 	names, members := groups(in.Trace)
 	rows := slices.Clone(names)
 	if len(names) > 1 {

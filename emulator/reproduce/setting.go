@@ -99,6 +99,14 @@ func (s *Setting) check() error {
 
 // The formats of the tables' cells.
 
+// matrices is "1 matrix", "30 matrices".
+func matrices(n int) string {
+	if n == 1 {
+		return "1 matrix"
+	}
+	return strconv.Itoa(n) + " matrices"
+}
+
 func fmtRatio(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 func fmtRatio3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
