@@ -1,13 +1,28 @@
 // Package emulator executes a circuit schedule in virtual time at the granularity of single 2×2
-// switches (seed 000 §4.1's simulator and hardware emulation) and reports what happened: a
+// switches (Tetris §4.1's simulator and hardware emulation) and reports what happened: a
 // Result (completion time against lower bounds, reconfigurations, per-endpoint bubbles, time
 // lost to RNB conflicts) and a schedules.Timeline.
 //
-// Execution follows completion events, not planned times (seed 000 §3.3). NewOrder derives the
-// schedule's dependency order once; Run walks it with pluggable timing models: a TransferModel
-// (bandwidth, per-pair α-β from a calibration, or measured times) and a ReconfigModel (all
-// changes in parallel, or serialised through one controller as in seed 001 §2.3.3). The live
-// runner walks the same Order in real time, so prediction and measurement differ only in timings.
+// Execution follows completion events, not planned times (Tetris §3.3). A tour:
+//
+//   - NewOrder derives the schedule's dependency order once: who waits for whom, and which
+//     switch changes (epochs) the schedule implies.
+//   - Walker is the rules of walking an Order, as a state machine without a clock: told that a
+//     circuit completed or a command settled, it returns the circuits that became ready, and
+//     Flush hands out the switch changes to command now, grouped into commands. The emulator's
+//     Run drives it in virtual time; the live runner drives the same Walker in real time, so
+//     prediction and measurement differ only in their timings, never in code.
+//   - Run (or RunOrder) executes a schedule with pluggable timing models: a TransferModel
+//     (bandwidth, per-pair α-β from a calibration, or measured times) and a ReconfigModel (all
+//     changes in parallel, or serialised through one controller as in Er-El and Feitelson
+//     §2.3.3).
+//   - Summarize turns any timeline (emulated or measured) into a Result: completion against the
+//     lower bounds, bubbles, RNB waits.
+//   - RunRecord is the file form of one execution, emulated or live: inputs with their SHA-256,
+//     the tool version, the models, the result and the timeline. WriteChromeTrace exports a
+//     timeline for Perfetto.
+//   - The experiment subpackage plans, verifies, runs and compares many algorithms on many
+//     matrices; sweep runs bandwidth × α_r grids on it; plot draws.
 //
 // Rules (DESIGN.md "Execution semantics"): all switches start in Bar and crossbar transmitters
 // point nowhere. In partial mode each resource (transmitter, receiver, switch lane) is used in

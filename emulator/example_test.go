@@ -75,3 +75,83 @@ func ExampleNewOrder() {
 	// circuit 1: after circuits [], waits for epochs [0]
 	// circuit 2: after circuits [0 1], waits for epochs [1]
 }
+
+// A toy driver of the Walker, the way a live runner drives it: it keeps a list of what is under
+// way (circuits transmitting, commands settling) and handles whichever finishes first, flushing
+// the walker's pending command after each report. Here every transfer takes 10 µs and every
+// command 5 µs; a live runner would instead wait for its GPUs and its switch controller.
+func ExampleWalker() {
+	f, _ := benes.New(2)
+	s := &schedules.Schedule{
+		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
+		Fabric: schedules.Benes, Mode: schedules.Partial,
+		Circuits: []schedules.Circuit{
+			{Src: 0, Dst: 1, Bytes: 1, Path: f.PathFrom(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1, Path: f.PathFrom(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1, Path: f.PathFrom(0, 0, 0), Group: 1},
+		},
+	}
+	o, err := emulator.NewOrder(s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := emulator.NewWalker(o)
+	type job struct {
+		end     float64
+		circuit int // −1 for a command
+		cmd     int
+		start   float64
+	}
+	var busy []job
+	transmit := func(ready []int32, t float64) {
+		for _, c := range ready {
+			fmt.Printf("%3.0f µs: circuit %d transmits\n", t*1e6, c)
+			busy = append(busy, job{end: t + 10e-6, circuit: int(c)})
+		}
+	}
+	command := func() {
+		if cmd, ok := w.Flush(); ok {
+			for _, e := range cmd.Epochs {
+				ep := o.Epoch(int(e))
+				fmt.Printf("%3.0f µs: command %d sets switch (%d,%d) to %s\n", cmd.Requested*1e6, cmd.ID, ep.Stage, ep.Switch, ep.To)
+			}
+			busy = append(busy, job{end: cmd.Requested + 5e-6, circuit: -1, cmd: cmd.ID, start: cmd.Requested})
+		}
+	}
+	ready, _ := w.Start()
+	transmit(ready, 0)
+	command()
+	for !w.Done() {
+		// Handle whatever finishes first.
+		k := 0
+		for i := range busy {
+			if busy[i].end < busy[k].end {
+				k = i
+			}
+		}
+		j := busy[k]
+		busy = append(busy[:k], busy[k+1:]...)
+		if j.circuit >= 0 {
+			ready, err = w.Completed(j.circuit, j.end)
+		} else {
+			ready, err = w.Settled(j.cmd, j.start, j.end)
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		transmit(ready, j.end)
+		command()
+	}
+	tl, _ := w.Timeline()
+	res := emulator.Summarize(s, nil, tl, emulator.Config{Transfer: emulator.BandwidthModel(1), Reconfig: emulator.ParallelReconfig(5e-6)}, w.Counts())
+	fmt.Printf("completion %.0f µs, %d switch changes in %d commands\n", res.Completion*1e6, res.StateChanges, res.ReconfigEvents)
+	// Output:
+	//   0 µs: command 0 sets switch (0,0) to cross
+	//   5 µs: circuit 0 transmits
+	//   5 µs: circuit 1 transmits
+	//  15 µs: command 1 sets switch (0,0) to bar
+	//  20 µs: circuit 2 transmits
+	// completion 30 µs, 2 switch changes in 2 commands
+}

@@ -155,7 +155,7 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
 		o.epochs = make([]Epoch, o.numEpochs())
 		for i := range o.epochs {
-			o.epochs[i] = o.epoch(i)
+			o.epochs[i] = o.Epoch(i)
 		}
 	}
 	return o, nil
@@ -168,8 +168,13 @@ func (o *Order) numEpochs() int { return len(o.eps) / 2 }
 // and its new receiver.
 func (o *Order) addEpoch(who, to int32) { o.eps = append(o.eps, who, to) }
 
-// epoch expands epoch i. Beneš switches have two states, so an epoch's From is the other one.
-func (o *Order) epoch(i int) Epoch {
+// NumEpochs is the number of epochs (reconfigurations) the schedule implies.
+func (o *Order) NumEpochs() int { return o.numEpochs() }
+
+// Epoch describes epoch i (0 ≤ i < NumEpochs): the switch and the state it changes to, or on a
+// crossbar the transmitter and the receiver it re-points to. Beneš switches have two states, so
+// an epoch's From is the other one.
+func (o *Order) Epoch(i int) Epoch {
 	who, to := int(o.eps[2*i]), o.eps[2*i+1]
 	if o.fabric == schedules.Crossbar {
 		return Epoch{Stage: -1, Switch: who, Dst: int(to)}
@@ -476,6 +481,9 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 
 // Len is the number of circuits.
 func (o *Order) Len() int { return len(o.predIdx) - 1 }
+
+// Fabric is the fabric the schedule runs on.
+func (o *Order) Fabric() schedules.FabricKind { return o.fabric }
 
 // Mode is the schedule's execution mode.
 func (o *Order) Mode() schedules.Mode { return o.mode }

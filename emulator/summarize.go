@@ -1,0 +1,101 @@
+package emulator
+
+import (
+	"fmt"
+
+	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// Summarize turns the timeline of one execution of s into its Result: completion, lower bounds
+// for d (nil: none) and the ratios to them, per-endpoint busy, reconfiguring and idle time, the
+// time lost to RNB conflicts, and notes on what the models imply. c is what the walk counted
+// (Walker.Counts); cfg names the timing models and gives the bound bandwidth (Config). The
+// emulator summarises its runs with it, and a live runner its measured timelines, so that both
+// report the same quantities computed the same way.
+func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timeline, cfg Config, c Counts) *Result {
+	r := &Result{
+		Algorithm:      s.Algorithm,
+		Transfer:       cfg.Transfer.Name(),
+		Reconfig:       cfg.Reconfig.Name(),
+		Completion:     tl.Completion(),
+		Groups:         s.Groups(),
+		Circuits:       len(s.Circuits),
+		StateChanges:   c.StateChanges,
+		ReconfigEvents: c.ReconfigEvents,
+		Events:         c.Events,
+	}
+	if s.Mode == schedules.Barrier {
+		r.Groups = c.Rounds
+	}
+	ports := s.Ports
+	r.Endpoints = make([]EndpointTime, 2*ports)
+	for p := 0; p < ports; p++ {
+		r.Endpoints[p].Port = p
+		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
+	}
+	for i, ct := range tl.Circuits {
+		c := &s.Circuits[i]
+		r.RNBWait += ct.PathReady - ct.Ready
+		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
+		// Circuits on padding ports carry nothing real; only real ports are reported.
+		if c.Src < ports {
+			r.Endpoints[c.Src].Busy += busy
+			r.Endpoints[c.Src].Reconfiguring += rcf
+		}
+		if c.Dst < ports {
+			r.Endpoints[ports+c.Dst].Busy += busy
+			r.Endpoints[ports+c.Dst].Reconfiguring += rcf
+		}
+	}
+	for i := range r.Endpoints {
+		ep := &r.Endpoints[i]
+		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
+	}
+	if d != nil {
+		b, from := cfg.BoundBandwidth, "the configured bound bandwidth"
+		bm, isBandwidth := BandwidthOf(cfg.Transfer)
+		if b <= 0 {
+			b, from = bm, ""
+			if !isBandwidth {
+				b, from = s.Params.BandwidthBytesPerSecond, "the schedule's planning bandwidth"
+			}
+		}
+		if !isBandwidth && b > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use b = %s (%s): the %s transfer model has no single b",
+				units.FormatBandwidth(b), from, cfg.Transfer.Name()))
+		}
+		if b > 0 {
+			r.BoundBandwidth, r.BoundReconfig = b, cfg.Reconfig.Nominal()
+			r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
+			if r.Bounds.Bandwidth > 0 {
+				r.RatioBandwidth = r.Completion / r.Bounds.Bandwidth
+			}
+			if r.Bounds.Reconfig > 0 {
+				r.RatioReconfig = r.Completion / r.Bounds.Reconfig
+			}
+		} else {
+			r.Notes = append(r.Notes, "no lower bounds: no bandwidth to compute them at")
+		}
+	}
+	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {
+		pieces := map[[2]int]int{}
+		for i := range s.Circuits {
+			pieces[[2]int{s.Circuits[i].Src, s.Circuits[i].Dst}]++
+		}
+		split, extra := 0, 0
+		for _, k := range pieces {
+			if k > 1 {
+				split++
+				extra += k - 1
+			}
+		}
+		if split > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("α-β model: %d demands are split across several circuits and pay α once per piece (%d extra α in all)", split, extra))
+		}
+	}
+	if s.Fabric == schedules.Crossbar && r.StateChanges > 0 {
+		r.Notes = append(r.Notes, "crossbar: state changes count transmitter re-pointings; the timeline lists no switch changes")
+	}
+	return r
+}

@@ -1,0 +1,432 @@
+package emulator
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+)
+
+// Walker is the execution rules of an Order as a state machine, with no clock of its own: the
+// emulator drives it in virtual time, the live runner in real time, so that prediction and
+// measurement differ only in their timings, never in code.
+//
+// A driver loop:
+//
+//  1. Start: the circuits that may transmit at t = 0. Start them.
+//  2. Whenever Pending reports a command due at or before now (and, in virtual time, before the
+//     next event), Flush it: that is one reconfiguration command, every switch change it lists
+//     sent together. Send it; when it has settled (from start to end), report Settled.
+//  3. When a circuit completes, report Completed.
+//  4. Every report returns the circuits that became ready at that instant: start them.
+//  5. Stop when Done. Timeline and Counts then describe the run; Summarize turns them into a
+//     Result.
+//
+// Grouping: everything requested since the last Flush is one command. The emulator flushes when
+// virtual time is about to advance past the requests (so simultaneous completions share one
+// command); a live runner flushes after handling the completions it has been told of. In barrier
+// mode a command is a whole round's changes, due when the previous round has ended and lasted its
+// planned duration; a round without changes is a command with no epochs that settles at once
+// (report Settled with start = end = its request time).
+//
+// Times are seconds from the start of the run. Slices returned by the walker stay valid until the
+// next call that returns one (Command.Epochs for the walker's lifetime). A Walker is not safe for
+// concurrent use.
+type Walker struct {
+	o        *Order
+	c        []walkCirc // one more than there are circuits, for the last list's end
+	es       []epState  // partial mode: one more than there are epochs
+	cmds     []walkCmd
+	cmdEps   []int32 // the epochs of every command, in order of Flush
+	changed  []int32 // per cmdEps entry on Beneš: switch id << 1 | new state
+	pendLo   int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
+	reqT     float64 // when it was requested
+	ready    []int32
+	started  bool
+	done     int // circuits completed
+	events   int
+	reconfig int // commands with at least one change
+
+	// Barrier mode: the round under way (−1 before Start), how many of its circuits are still
+	// transmitting, the earliest it may end, and whether the next round is due.
+	round    int
+	left     int
+	roundEnd float64
+	due      bool
+}
+
+// walkCirc is the walk's state of one circuit with the lists it reads, kept in one record so that
+// releasing or completing a circuit touches one cache line rather than one per array.
+type walkCirc struct {
+	// tx and end are its transmission's start and end.
+	tx, end float64
+	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
+	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
+	// latest-ending reconfiguration it waits on (−1 for none).
+	pathRdy, rcStart, rcEnd float64
+	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
+	// −1 once completed.
+	pending int32
+	// succLo and trigLo start its lists in Order.succ and Order.trig (the next record's end
+	// them); txPred and rxPred are as in Order.
+	succLo, trigLo, txPred, rxPred int32
+}
+
+// epState is the walk's state of one epoch with what it reads of the Order, in one record for
+// the same reason: pending counts the circuits it still requires, who and to are Order.eps,
+// and userLo starts its list in Order.user (the next record's userLo ends it).
+type epState struct {
+	pending, who, to, userLo int32
+}
+
+// walkCmd is one command: requested at req, the epochs cmdEps[lo:hi], settled over start..end.
+type walkCmd struct {
+	req, start, end float64
+	lo, hi          int32
+	settled         bool
+}
+
+// Command is one reconfiguration command: every switch change in it is sent together.
+type Command struct {
+	// ID names the command in Settled; commands are numbered from 0 in order of Flush.
+	ID int
+	// Requested is when the changes were requested (the command may not start earlier).
+	Requested float64
+	// Epochs are the changes, as indices into the Order (Order.Epoch describes each), in order of
+	// request.
+	Epochs []int32
+}
+
+// Counts are what a walk counted, for Summarize.
+type Counts struct {
+	// Rounds is the number of barrier rounds (0 in partial mode).
+	Rounds int
+	// StateChanges is the number of epochs (switch changes; on a crossbar, re-pointings).
+	StateChanges int
+	// ReconfigEvents is the number of commands with at least one change.
+	ReconfigEvents int
+	// Events is circuit completions plus single switch (or transmitter) changes settled.
+	Events int
+}
+
+// NewWalker prepares a walk of o.
+func NewWalker(o *Order) *Walker { return newWalker(o, nil) }
+
+// newWalker prepares a walk of o with its memory from sc (nil: the heap).
+func newWalker(o *Order, sc *scratch) *Walker {
+	nc, ne := o.Len(), o.numEpochs()
+	w := &Walker{o: o, round: -1}
+	var changed []int32
+	if sc != nil {
+		w.c, w.cmds, w.cmdEps, changed, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.changed[:0], sc.ready[:0]
+	} else {
+		w.c = make([]walkCirc, nc+1)
+	}
+	// Every epoch is sent once: with room for all, Command.Epochs never moves.
+	w.cmdEps = slices.Grow(w.cmdEps, ne)
+	if o.fabric == schedules.Benes && o.mode == schedules.Partial {
+		w.changed = slices.Grow(changed, max(ne, 1))
+	}
+	pending := func(i int) int32 { return (o.predIdx[i+1] - o.predIdx[i]) + (o.waitIdx[i+1] - o.waitIdx[i]) }
+	if o.mode == schedules.Barrier {
+		pending = func(int) int32 { return 1 } // its round's start
+	}
+	for i := 0; i < nc; i++ {
+		w.c[i] = walkCirc{rcEnd: -1, succLo: o.succIdx[i], trigLo: o.trigIdx[i], txPred: o.txPred[i], rxPred: o.rxPred[i],
+			pending: pending(i)}
+	}
+	w.c[nc] = walkCirc{succLo: o.succIdx[nc], trigLo: o.trigIdx[nc]}
+	if o.mode == schedules.Partial {
+		if sc != nil {
+			w.es = sc.epochs(ne + 1)
+		} else {
+			w.es = make([]epState, ne+1)
+		}
+		for ep := 0; ep < ne; ep++ {
+			w.es[ep] = epState{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.userIdx[ep]}
+		}
+		w.es[ne] = epState{userLo: o.userIdx[ne]}
+	}
+	return w
+}
+
+// keep hands the walker's growable buffers back to sc for the next walk.
+func (w *Walker) keep(sc *scratch) {
+	sc.cmds, sc.cmdEps, sc.ready = w.cmds[:0], w.cmdEps[:0], w.ready[:0]
+	if w.changed != nil {
+		sc.changed = w.changed[:0]
+	}
+}
+
+// Order is the order being walked.
+func (w *Walker) Order() *Order { return w.o }
+
+// Start begins the walk at t = 0 and returns the circuits that may transmit at once. The epochs
+// that require nothing are requested at t = 0 (see Pending).
+func (w *Walker) Start() ([]int32, error) {
+	if w.started {
+		return nil, fmt.Errorf("emulator: walker: Start called twice")
+	}
+	w.started = true
+	w.ready = w.ready[:0]
+	if w.o.mode == schedules.Barrier {
+		w.nextRound(0)
+		return w.ready, nil
+	}
+	for ep := range w.es[:len(w.es)-1] {
+		if w.es[ep].pending == 0 {
+			w.request(int32(ep))
+		}
+	}
+	for c := range w.c[:len(w.c)-1] {
+		if w.c[c].pending == 0 {
+			w.ready = append(w.ready, int32(c))
+		}
+	}
+	return w.ready, nil
+}
+
+// request adds epoch ep to the command being gathered.
+func (w *Walker) request(ep int32) {
+	w.cmdEps = append(w.cmdEps, ep)
+	if w.changed != nil {
+		// Noted now, while the epoch's record is in cache, so that the timeline's switch changes
+		// are written afterwards in one sequential pass.
+		w.changed = append(w.changed, w.es[ep].who<<1|w.es[ep].to)
+	}
+}
+
+// nextRound makes barrier round r due at t, or finishes the walk after the last round.
+func (w *Walker) nextRound(t float64) {
+	w.round++
+	if w.round < len(w.o.rounds) {
+		w.due, w.reqT = true, t
+	}
+}
+
+// Pending says whether a command is due, and when: in partial mode, the changes requested since
+// the last Flush (due at once; t is when they were requested); in barrier mode, the next round,
+// due when the previous one has ended and lasted its planned duration.
+func (w *Walker) Pending() (t float64, ok bool) {
+	if w.o.mode == schedules.Barrier {
+		return w.reqT, w.due
+	}
+	return w.reqT, int(w.pendLo) < len(w.cmdEps)
+}
+
+// Flush returns the command that Pending announced, to send now; ok is false when none is due.
+func (w *Walker) Flush() (cmd Command, ok bool) {
+	t, ok := w.Pending()
+	if !ok {
+		return Command{}, false
+	}
+	lo := w.pendLo
+	if w.o.mode == schedules.Barrier {
+		w.due = false
+		for _, ep := range w.o.rounds[w.round].Changes {
+			w.cmdEps = append(w.cmdEps, int32(ep))
+		}
+	}
+	hi := int32(len(w.cmdEps))
+	w.pendLo = hi
+	id := len(w.cmds)
+	w.cmds = append(w.cmds, walkCmd{req: t, lo: lo, hi: hi})
+	if hi > lo {
+		w.reconfig++
+	}
+	return Command{ID: id, Requested: t, Epochs: w.cmdEps[lo:hi:hi]}, true
+}
+
+// Settled reports that command id began to change its switches at start and had them all
+// settled at end, and returns the circuits that became ready at end.
+func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
+	if id < 0 || id >= len(w.cmds) || w.cmds[id].settled {
+		return nil, fmt.Errorf("emulator: walker: command %d settled, but %d commands were sent and it is not outstanding", id, len(w.cmds))
+	}
+	b := &w.cmds[id]
+	b.settled, b.start, b.end = true, start, end
+	// Each switch's change is an event of its own; a command only makes them simultaneous.
+	w.events += int(b.hi - b.lo)
+	w.ready = w.ready[:0]
+	if w.o.mode == schedules.Barrier {
+		r := &w.o.rounds[w.round]
+		rcStart := start
+		if b.hi == b.lo {
+			rcStart = b.req
+		}
+		w.left, w.roundEnd = len(r.Circuits), end+r.PlannedDuration
+		for _, c := range r.Circuits {
+			p := &w.c[c]
+			p.pathRdy, p.rcStart, p.rcEnd, p.tx, p.pending = b.req, rcStart, end, end, 0
+			w.ready = append(w.ready, int32(c))
+		}
+		if w.left == 0 {
+			w.nextRound(w.roundEnd)
+		}
+		return w.ready, nil
+	}
+	cs, o := w.c, w.o
+	for _, ep := range w.cmdEps[b.lo:b.hi] {
+		for _, x := range o.user[w.es[ep].userLo:w.es[ep+1].userLo] {
+			p := &cs[x]
+			p.pathRdy = max(p.pathRdy, b.req)
+			// Commands end in the order they start, so the latest end has the latest start.
+			if end > p.rcEnd {
+				p.rcStart, p.rcEnd = start, end
+			}
+			if p.pending--; p.pending == 0 {
+				p.tx = end
+				w.ready = append(w.ready, x)
+			}
+		}
+	}
+	return w.ready, nil
+}
+
+// Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
+// circuits the instant they are ready (the emulator) need not call it: the walker takes the
+// instant it reported the circuit ready.
+func (w *Walker) Started(c int, t float64) error {
+	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+		return fmt.Errorf("emulator: walker: circuit %d started, but it is not ready", c)
+	}
+	w.c[c].tx = t
+	return nil
+}
+
+// Completed reports that circuit c finished transmitting at t and returns the circuits that
+// became ready at t. In partial mode the epochs it was the last requirement of are requested at t
+// (see Pending).
+func (w *Walker) Completed(c int, t float64) ([]int32, error) {
+	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+		return nil, fmt.Errorf("emulator: walker: circuit %d completed, but it is not transmitting", c)
+	}
+	cs, o := w.c, w.o
+	p, next := &cs[c], &cs[c+1]
+	p.end, p.pending = t, -1
+	w.done++
+	w.events++
+	w.ready = w.ready[:0]
+	if o.mode == schedules.Barrier {
+		w.roundEnd = max(w.roundEnd, t)
+		if w.left--; w.left == 0 {
+			w.nextRound(w.roundEnd)
+		}
+		return w.ready, nil
+	}
+	for _, x := range o.succ[p.succLo:next.succLo] {
+		q := &cs[x]
+		q.pathRdy = max(q.pathRdy, t)
+		if q.pending--; q.pending == 0 {
+			q.tx = t
+			w.ready = append(w.ready, x)
+		}
+	}
+	for _, ep := range o.trig[p.trigLo:next.trigLo] {
+		if w.es[ep].pending--; w.es[ep].pending == 0 {
+			w.reqT = t
+			w.request(ep)
+		}
+	}
+	return w.ready, nil
+}
+
+// Done says whether every circuit has completed and nothing is left to send.
+func (w *Walker) Done() bool {
+	_, pending := w.Pending()
+	return w.started && w.done == w.o.Len() && !pending
+}
+
+// Counts is what the walk counted so far.
+func (w *Walker) Counts() Counts {
+	return Counts{Rounds: len(w.o.rounds), StateChanges: w.o.numEpochs(), ReconfigEvents: w.reconfig, Events: w.events}
+}
+
+// Timeline is the walk's timeline: every circuit's Ready, PathReady, ReconfigStart,
+// TransmitStart and End (see the package comment), and on Beneš every switch change in order of
+// start. Call it once the walk is Done.
+func (w *Walker) Timeline() (*schedules.Timeline, error) {
+	if !w.Done() {
+		for c := range w.c[:len(w.c)-1] {
+			if w.c[c].pending != -1 {
+				return nil, fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
+			}
+		}
+		return nil, fmt.Errorf("emulator: walker: a command is still to be sent")
+	}
+	for id := range w.cmds {
+		if !w.cmds[id].settled {
+			return nil, fmt.Errorf("emulator: walker: command %d has not settled", id)
+		}
+	}
+	if w.o.mode == schedules.Barrier {
+		return w.barrierTimeline(), nil
+	}
+	return w.partialTimeline(), nil
+}
+
+func (w *Walker) partialTimeline() *schedules.Timeline {
+	o := w.o
+	cs := w.c
+	nc := len(cs) - 1
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
+	for c := 0; c < nc; c++ {
+		p := &cs[c]
+		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+		if q := p.txPred; q >= 0 {
+			ct.Ready = cs[q].end
+		}
+		if q := p.rxPred; q >= 0 {
+			ct.Ready = max(ct.Ready, cs[q].end)
+		}
+		// A reconfiguration it waited for is one still under way when its path was free.
+		ct.ReconfigStart = ct.TransmitStart
+		if p.rcEnd > ct.PathReady {
+			ct.ReconfigStart = p.rcStart
+		}
+		tl.Circuits[c] = ct
+	}
+	if o.fabric == schedules.Benes {
+		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
+		// listing them in order sorts the changes by start; within one command they are in
+		// order of request.
+		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.changed))
+		shift := bits.TrailingZeros(uint(o.n / 2)) // a switch id is stage·(n/2) + switch
+		mask := o.n/2 - 1
+		for _, b := range w.cmds {
+			for k := b.lo; k < b.hi; k++ {
+				sw, to := int(w.changed[k]>>1), benes.State(w.changed[k]&1)
+				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: sw >> shift, Switch: sw & mask,
+					From: to ^ 1, To: to, Start: b.start, End: b.end}
+			}
+		}
+	}
+	return tl
+}
+
+func (w *Walker) barrierTimeline() *schedules.Timeline {
+	o := w.o
+	cs := w.c[:len(w.c)-1]
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
+	for c := range cs {
+		p := &cs[c]
+		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
+	}
+	tl.SwitchChanges = []schedules.SwitchChange{}
+	if o.fabric == schedules.Benes {
+		// Commands start in non-decreasing time, so listing them in order sorts the changes by
+		// start; within one command they are in order of request.
+		tl.SwitchChanges = make([]schedules.SwitchChange, 0, o.numEpochs())
+		for _, b := range w.cmds {
+			for _, i := range w.cmdEps[b.lo:b.hi] {
+				ep := o.Epoch(int(i))
+				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
+					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: b.start, End: b.end})
+			}
+		}
+	}
+	return tl
+}
