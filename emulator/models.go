@@ -77,7 +77,10 @@ func AlphaBetaModel(c *model.Calibration, gpuOf []int) (TransferModel, error) {
 		m.name += " " + c.Inventory.Host
 	}
 	for _, p := range c.Pairs {
-		m.fits[p.Src*g+p.Dst] = p
+		// Where a pair was measured under several traffic patterns, the calibration says which
+		// one schedules see (model.Calibration.Pair); its fit covers each size with its piece.
+		best, _ := c.Pair(p.Src, p.Dst)
+		m.fits[p.Src*g+p.Dst] = best
 		m.have[p.Src*g+p.Dst] = true
 	}
 	return m, nil

@@ -9,8 +9,10 @@
 //     a spin kernel and an SM copy kernel embedded.
 //   - transfer: the Engine interface that moves bytes between GPUs, registered by name like
 //     database/sql drivers; transfer/fake and transfer/cudaengine are its backends.
-//   - worker: one process per GPU speaking JSON lines over pipes, with crash and hang detection.
-//   - bench: the coordinator side: two pinned workers, an IPC buffer, a size sweep of copies.
+//   - worker: one process per GPU speaking JSON lines over pipes, with crash and hang detection;
+//     worker/workertest lets a test binary be its own worker processes.
+//   - bench: the coordinator side: pinned workers for a set of GPUs (StartWorkers), IPC buffers,
+//     size sweeps of copies, reading NVML through a small interface of its own (bench.NVML).
 //
 // Nothing here imports the model (schedules, emulator, calibrate); they consume it.
 package gpu

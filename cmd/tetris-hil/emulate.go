@@ -160,15 +160,11 @@ func (f *emulateFlags) models(bandwidth, reconfig float64) (emulator.Config, err
 		if err != nil {
 			return cfg, usagef("--calibration %q: %v", f.calibration, err)
 		}
-		var gpuOf []int
-		if f.gpuMap != "" {
-			for _, p := range strings.Split(f.gpuMap, ",") {
-				g, err := strconv.Atoi(strings.TrimSpace(p))
-				if err != nil {
-					return cfg, usagef("--gpu-map %q: %q is not a GPU index", f.gpuMap, p)
-				}
-				gpuOf = append(gpuOf, g)
-			}
+		// Entries are GPU indices, PCI bus ids or UUIDs; one the calibration was not taken on is
+		// an error naming it and the calibration's GPUs.
+		gpuOf, err := cal.GPUMap(f.gpuMap)
+		if err != nil {
+			return cfg, usagef("--gpu-map %q with --calibration %q: %v", f.gpuMap, f.calibration, err)
 		}
 		if cfg.Transfer, err = emulator.AlphaBetaModel(cal, gpuOf); err != nil {
 			if f.gpuMap != "" {

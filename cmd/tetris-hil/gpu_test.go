@@ -13,18 +13,21 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/worker/workertest"
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 )
 
-// envBeCLI makes the test binary act as the tetris-hil binary, so that gpu-bench can start it as
-// its workers (os.Executable() is the test binary here).
-const envBeCLI = "TETRIS_HIL_TEST_BE_CLI"
+// cliRole makes the test binary act as the tetris-hil binary, so that gpu-bench can start it as
+// its workers (os.Executable() is the test binary here); tests set envBeCLI to cliRole for it.
+const (
+	cliRole  = "cli"
+	envBeCLI = workertest.Env
+)
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envBeCLI) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:]))
-	}
-	os.Exit(m.Run())
+	workertest.Main(m, map[string]workertest.Role{
+		cliRole: func(args []string) int { return run(context.Background(), args) },
+	})
 }
 
 // unsetCUDAVisible removes CUDA_VISIBLE_DEVICES for the test (t.Setenv restores it afterwards).
@@ -69,7 +72,7 @@ func TestDevicesFakeTable(t *testing.T) {
 // tetris-hil worker) and checks the report.
 func TestDevicesCheckWorkers(t *testing.T) {
 	unsetCUDAVisible(t)
-	t.Setenv(envBeCLI, "1")
+	t.Setenv(envBeCLI, cliRole)
 	out, code, err := cli(t, "devices", "--fake", "--fake-gpus", "2", "--check-workers")
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
@@ -121,7 +124,7 @@ func TestGPUCommandsUsageErrors(t *testing.T) {
 // binary acting as tetris-hil worker) and prints the sweep.
 func TestGPUBenchFake(t *testing.T) {
 	unsetCUDAVisible(t)
-	t.Setenv(envBeCLI, "1") // inherited by the workers gpu-bench starts
+	t.Setenv(envBeCLI, cliRole) // inherited by the workers gpu-bench starts
 	dir := t.TempDir()
 	out, code, err := cli(t, "gpu-bench", "--fake", "--src", "2", "--dst", "6", "--copy", "sm",
 		"--max", "1MiB", "--reps", "9", "--fake-alpha", "10us", "--fake-bandwidth", "100GB/s",
@@ -156,7 +159,7 @@ func TestWorkerCommandIsHidden(t *testing.T) {
 		t.Errorf("help:\n%s", out)
 	}
 	cmd := exec.Command(os.Args[0], "worker", "--engine", "nope")
-	cmd.Env = append(os.Environ(), envBeCLI+"=1")
+	cmd.Env = append(os.Environ(), envBeCLI+"="+cliRole)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	if err := cmd.Run(); err == nil || !strings.Contains(stdout.String(), "opening nope engine on GPU 0") {

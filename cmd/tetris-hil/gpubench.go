@@ -90,13 +90,15 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 				m.Seed = fakeSeed
 				cfg.Engine, cfg.EngineOptions = "fake", m.String()
 			}
-			if cfg.Lib, err = ff.open(); err != nil {
+			lib, err := ff.open()
+			if err != nil {
 				return err
 			}
-			defer cfg.Lib.Close()
+			defer lib.Close()
+			cfg.Lib = lib
 			ctx := cmd.Context()
 			if lockClocks {
-				lock, err := cfg.Lib.LockClocks(ctx, uniq(src, dst), uint32(clockMHz))
+				lock, err := lib.LockClocks(ctx, uniq(src, dst), uint32(clockMHz))
 				if err != nil {
 					return err
 				}

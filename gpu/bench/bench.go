@@ -1,9 +1,10 @@
-// Package bench is the coordinator side of a transfer measurement: it starts two pinned worker
-// processes (sender on the source GPU, receiver on the destination GPU; both may be the same GPU),
-// shares the receiver's buffer with the sender by IPC handle (or, where IPC is unavailable, has the
-// sender allocate on the destination itself), and runs a size sweep of timed copies, recording
-// the sender GPU's temperature, clocks and throttle reasons around each size. Fitting a cost model
-// to the result is calibration's business, not this package's.
+// Package bench is the coordinator side of a transfer measurement: it starts pinned worker
+// processes, one per GPU (StartWorkers; Run starts a sender on the source GPU and a receiver on
+// the destination GPU, which may be the same GPU), shares the receiver's buffer with the sender by
+// IPC handle (or, where IPC is unavailable, has the sender allocate on the destination itself),
+// and runs a size sweep of timed copies, recording the sender GPU's temperature, clocks and
+// throttle reasons around each size. Fitting a cost model to the result is calibration's
+// business, not this package's.
 package bench
 
 import (
@@ -17,16 +18,31 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/gpu/affinity"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
-// Config is one sweep.
+// NVML is what bench needs of the GPUs' management library: identities, pinning and telemetry.
+// *nvml.Lib provides it, on real NVML or on the fake server (nvml.Options.Fake).
+type NVML interface {
+	// Inventory lists the GPUs with their CUDA ordinals under CUDA_VISIBLE_DEVICES = *visible.
+	Inventory(visible *string) (*nvml.Inventory, error)
+	// CPUs is the set of CPUs local to a GPU, as NVML reports it.
+	CPUs(gpu int) (affinity.Set, error)
+	// Pin binds the calling OS thread to a GPU's CPUs.
+	Pin(gpu int) error
+	// Sample reads a GPU's temperature, clocks and throttle reasons.
+	Sample(gpu int) (nvml.Telemetry, error)
+}
+
+// Config is one sweep. The fields from Lib on say how workers start, also for StartWorkers and
+// CheckPinning.
 type Config struct {
-	Lib      *nvml.Lib // GPU identities, pinning and telemetry
-	Src, Dst int       // NVML indices
+	Lib      NVML // GPU identities, pinning and telemetry
+	Src, Dst int  // NVML indices
 	Sizes    []int64
 	Reps     int
 	Warmup   int
@@ -48,14 +64,18 @@ type Config struct {
 
 // Row is one message size.
 type Row struct {
-	Bytes  int64          `json:"bytes"`
-	Median time.Duration  `json:"median_ns"`
-	Min    time.Duration  `json:"min_ns"`
-	Max    time.Duration  `json:"max_ns"`
-	GBps   float64        `json:"gb_per_s"` // bytes / median, in 10^9 bytes per second
-	Times  []int64        `json:"times_ns"`
-	Before nvml.Telemetry `json:"before"` // source GPU
-	After  nvml.Telemetry `json:"after"`
+	Bytes  int64         `json:"bytes"`
+	Median time.Duration `json:"median_ns"`
+	Min    time.Duration `json:"min_ns"`
+	Max    time.Duration `json:"max_ns"`
+	GBps   float64       `json:"gb_per_s"` // bytes / median, in 10^9 bytes per second
+	Times  []int64       `json:"times_ns"`
+	// HostStartNS and HostEndNS are the host-clock span of the timed copies (CLOCK_MONOTONIC ns,
+	// one clock for every worker; see transfer.Timing).
+	HostStartNS int64          `json:"host_start_ns"`
+	HostEndNS   int64          `json:"host_end_ns"`
+	Before      nvml.Telemetry `json:"before"` // source GPU
+	After       nvml.Telemetry `json:"after"`
 }
 
 // Result is a sweep.
@@ -95,34 +115,15 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if _, err := transfer.ParseKind(string(cfg.Kind)); err != nil {
 		return nil, err
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	inv, err := cfg.Lib.Inventory(cfg.Visible)
-	if err != nil {
-		return nil, err
-	}
-	src, err := device(inv, cfg.Src)
-	if err != nil {
-		return nil, err
-	}
-	dst, err := device(inv, cfg.Dst)
-	if err != nil {
-		return nil, err
-	}
-	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Reps: cfg.Reps, Warmup: cfg.Warmup}
-
 	// Receiver first: if it cannot start there is no point pinning a sender.
-	rw, err := start(ctx, cfg, dst)
+	ws, err := StartWorkers(ctx, cfg, []int{cfg.Dst, cfg.Src})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, rw.Close()) }()
-	sw, err := start(ctx, cfg, src)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, sw.Close()) }()
+	defer func() { err = errors.Join(err, ws.Close()) }()
+	src, dst := ws.Device(cfg.Src), ws.Device(cfg.Dst)
+	sw, rw := ws.Worker(cfg.Src), ws.Worker(cfg.Dst)
+	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Reps: cfg.Reps, Warmup: cfg.Warmup}
 	res.SrcCPUs, res.DstCPUs = sw.Hello().CPUs, rw.Hello().CPUs
 
 	buf, via, err := Connect(ctx, sw, rw, dst, slices.Max(cfg.Sizes))
@@ -131,26 +132,89 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	res.Via = via
 	copyTmpl := transfer.Copy{Reps: cfg.Reps, Warmup: cfg.Warmup, Kind: cfg.Kind}
-	if res.Rows, err = Sweep(ctx, cfg.Lib, sw, buf, cfg.Sizes, copyTmpl, cfg.Timeout); err != nil {
+	if res.Rows, err = Sweep(ctx, cfg.Lib, sw, buf, cfg.Sizes, copyTmpl, ws.timeout); err != nil {
 		return nil, fmt.Errorf("copies from GPU %d to GPU %d: %w", src.GPU, dst.GPU, err)
 	}
 	return res, nil
 }
 
+// Workers is one running worker per GPU, started by StartWorkers and stopped together by Close.
+type Workers struct {
+	gpus    []int // in start order
+	workers map[int]*worker.Worker
+	devices map[int]transfer.Device
+	timeout time.Duration
+}
+
+// StartWorkers starts one worker per distinct GPU in gpus, in that order, each pinned to its GPU's
+// CPUs unless cfg.Unpinned, with cfg's engine, command, environment, timeout and log (cfg's sweep
+// fields are not used). If one fails to start, those already started are stopped and the error
+// names the GPU.
+func StartWorkers(ctx context.Context, cfg Config, gpus []int) (*Workers, error) {
+	if cfg.Lib == nil || len(cfg.Command) == 0 {
+		return nil, errors.New("worker config: Lib and Command are required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	inv, err := cfg.Lib.Inventory(cfg.Visible)
+	if err != nil {
+		return nil, err
+	}
+	ws := &Workers{workers: map[int]*worker.Worker{}, devices: map[int]transfer.Device{}, timeout: cfg.Timeout}
+	for _, gpu := range gpus {
+		if _, ok := ws.workers[gpu]; ok {
+			continue
+		}
+		dev, err := device(inv, gpu)
+		if err != nil {
+			return nil, errors.Join(err, ws.Close())
+		}
+		w, err := start(ctx, cfg, dev)
+		if err != nil {
+			return nil, errors.Join(err, ws.Close())
+		}
+		ws.gpus = append(ws.gpus, gpu)
+		ws.workers[gpu], ws.devices[gpu] = w, dev
+	}
+	return ws, nil
+}
+
+// GPUs lists the GPUs with a worker, in start order.
+func (ws *Workers) GPUs() []int { return slices.Clone(ws.gpus) }
+
+// Worker is GPU gpu's worker, nil if none was started for it.
+func (ws *Workers) Worker(gpu int) *worker.Worker { return ws.workers[gpu] }
+
+// Device is how GPU gpu's worker names its GPU (NVML index, CUDA ordinal, bus id).
+func (ws *Workers) Device(gpu int) transfer.Device { return ws.devices[gpu] }
+
+// Close stops every worker, last started first, and joins their errors (a worker that died
+// unasked is one, naming its GPU, pid and signal).
+func (ws *Workers) Close() error {
+	var errs []error
+	for i := len(ws.gpus) - 1; i >= 0; i-- {
+		errs = append(errs, ws.workers[ws.gpus[i]].Close())
+	}
+	ws.gpus = nil
+	return errors.Join(errs...)
+}
+
 // Sweep runs c (its Bytes set to each size in turn) from worker sw into its destination buffer
 // buf, and records sw's GPU's telemetry before and after each size. Workers already started can
 // be swept again and again, pair after pair, which is what a calibration over all pairs does.
-func Sweep(ctx context.Context, lib *nvml.Lib, sw *worker.Worker, buf int, sizes []int64, c transfer.Copy, timeout time.Duration) ([]Row, error) {
+func Sweep(ctx context.Context, lib NVML, sw *worker.Worker, buf int, sizes []int64, c transfer.Copy, timeout time.Duration) ([]Row, error) {
 	var rows []Row
 	for _, n := range sizes {
 		row := Row{Bytes: n}
 		row.Before, _ = lib.Sample(sw.GPU())
 		c.Bytes = n
-		times, err := sw.Copy(ctx, buf, c, timeout)
+		tm, err := sw.Copy(ctx, buf, c, timeout)
 		if err != nil {
 			return nil, fmt.Errorf("%d bytes: %w", n, err)
 		}
 		row.After, _ = lib.Sample(sw.GPU())
+		times := tm.Times
 		row.Median = transfer.Median(times)
 		row.Min, row.Max = slices.Min(times), slices.Max(times)
 		if row.Median > 0 {
@@ -159,6 +223,7 @@ func Sweep(ctx context.Context, lib *nvml.Lib, sw *worker.Worker, buf int, sizes
 		for _, d := range times {
 			row.Times = append(row.Times, d.Nanoseconds())
 		}
+		row.HostStartNS, row.HostEndNS = tm.HostStart.Nanoseconds(), tm.HostEnd.Nanoseconds()
 		rows = append(rows, row)
 	}
 	return rows, nil

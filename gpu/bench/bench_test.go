@@ -11,35 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
+	"github.com/tetris-hil/tetris-hil/gpu/worker/workertest"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
-// The test binary doubles as the worker, as `tetris-hil worker` would be.
-const envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(envBeWorker) == "1" {
-		var cfg worker.Config
-		fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
-		cfg.Flags(fs)
-		if err := fs.Parse(os.Args[1:]); err != nil {
-			os.Exit(2)
-		}
-		if err := worker.Main(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { workertest.Main(m, nil) }
 
 func config(t *testing.T, src, dst int, model fake.Model) Config {
 	t.Helper()
@@ -48,10 +29,11 @@ func config(t *testing.T, src, dst int, model fake.Model) Config {
 		t.Fatal(err)
 	}
 	sizes, _ := Sizes(4<<10, 1<<20)
+	command, env := workertest.Command(workertest.WorkerRole)
 	return Config{
 		Lib: lib, Src: src, Dst: dst, Sizes: sizes, Reps: 21, Warmup: 1, Kind: transfer.CE,
 		Engine: "fake", EngineOptions: model.String(),
-		Command: []string{os.Args[0]}, Env: []string{envBeWorker + "=1"},
+		Command: command, Env: env,
 		Timeout: 10 * time.Second,
 	}
 }
@@ -209,16 +191,15 @@ func TestConnectAndSweepReuseWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := map[int]*worker.Worker{}
-	for _, gpu := range []int{1, 2} {
-		dev, _ := device(inv, gpu)
-		w, err := start(ctx, cfg, dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		ws[gpu] = w
+	started, err := StartWorkers(ctx, cfg, []int{1, 2, 1})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer started.Close()
+	if !slices.Equal(started.GPUs(), []int{1, 2}) || started.Device(2).BusID != inv.GPUs[2].PCIBusID {
+		t.Fatalf("workers for GPUs %v, GPU 2 as %+v", started.GPUs(), started.Device(2))
+	}
+	ws := map[int]*worker.Worker{1: started.Worker(1), 2: started.Worker(2)}
 	for _, pair := range [][2]int{{1, 1}, {1, 2}, {2, 1}} {
 		dst, _ := device(inv, pair[1])
 		buf, via, err := Connect(ctx, ws[pair[0]], ws[pair[1]], dst, 1<<20)
@@ -233,6 +214,62 @@ func TestConnectAndSweepReuseWorkers(t *testing.T) {
 		want := a + float64(1<<20)/b
 		if got := rows[0].Median.Seconds(); math.Abs(got/want-1) > 0.03 {
 			t.Errorf("pair %v: median %.4g s, model %.4g s", pair, got, want)
+		}
+	}
+}
+
+// TestStartWorkersStopsAllOnFailure: a GPU that cannot get a worker fails the start, naming it,
+// and the workers already started are stopped (their processes gone).
+func TestStartWorkersStopsAllOnFailure(t *testing.T) {
+	cfg := config(t, 0, 0, fake.Defaults)
+	_, err := StartWorkers(context.Background(), cfg, []int{0, 3, 9})
+	if err == nil || !strings.Contains(err.Error(), "GPU 9") {
+		t.Fatalf("StartWorkers with GPU 9 of 8: %v", err)
+	}
+	ws, err := StartWorkers(context.Background(), cfg, []int{0, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{ws.Worker(0).Hello().PID, ws.Worker(3).Hello().PID}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if !strings.Contains(string(b), ") Z") {
+				t.Errorf("worker %d still running after Close", pid)
+			}
+		}
+	}
+}
+
+// fakeNVML is a bench.NVML that is not *nvml.Lib: the sweep asks it for telemetry around every
+// size and records what it says.
+type fakeNVML struct {
+	NVML
+	samples int
+}
+
+func (f *fakeNVML) Sample(gpu int) (nvml.Telemetry, error) {
+	f.samples++
+	return nvml.Telemetry{TemperatureC: 40 + uint32(f.samples), SMClockMHz: 1980}, nil
+}
+
+func TestSweepThroughConsumerInterface(t *testing.T) {
+	cfg := config(t, 4, 4, fake.Defaults)
+	f := &fakeNVML{NVML: cfg.Lib}
+	cfg.Lib = f
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.samples != 2*len(cfg.Sizes) || res.Rows[0].Before.TemperatureC != 41 || res.Rows[0].After.TemperatureC != 42 {
+		t.Errorf("%d samples; first row %+v → %+v", f.samples, res.Rows[0].Before, res.Rows[0].After)
+	}
+	for _, r := range res.Rows {
+		if r.HostStartNS <= 0 || r.HostEndNS < r.HostStartNS {
+			t.Errorf("%d bytes: host span [%d, %d]", r.Bytes, r.HostStartNS, r.HostEndNS)
 		}
 	}
 }

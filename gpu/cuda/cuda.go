@@ -101,6 +101,7 @@ type Driver struct {
 	EventElapsedTime          func(ms *float32, start, end Event) Result
 	MemcpyDtoDAsync           func(dst, src DevicePtr, n uintptr, s Stream) Result
 	MemcpyPeerAsync           func(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n uintptr, s Stream) Result
+	MemcpyDtoH                func(dst unsafe.Pointer, src DevicePtr, n uintptr) Result
 	IpcGetMemHandle           func(h *IpcMemHandle, p DevicePtr) Result
 	IpcOpenMemHandle          func(p *DevicePtr, h IpcMemHandle, flags uint32) Result
 	IpcCloseMemHandle         func(p DevicePtr) Result
@@ -148,6 +149,7 @@ func (d *Driver) symbols() []struct {
 		{&d.EventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 		{&d.MemcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}},
 		{&d.MemcpyPeerAsync, []string{"cuMemcpyPeerAsync"}},
+		{&d.MemcpyDtoH, []string{"cuMemcpyDtoH_v2"}},
 		{&d.IpcGetMemHandle, []string{"cuIpcGetMemHandle"}},
 		{&d.IpcOpenMemHandle, []string{"cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle"}},
 		{&d.IpcCloseMemHandle, []string{"cuIpcCloseMemHandle"}},

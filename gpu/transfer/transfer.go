@@ -17,6 +17,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Kind is how a copy is carried out on the GPU.
@@ -53,11 +55,61 @@ type Copy struct {
 	Reps   int   `json:"reps"`   // timed copies
 	Warmup int   `json:"warmup"` // untimed copies before them
 	Kind   Kind  `json:"kind"`
+	// Verify has the engine check the copied bytes after the timed copies: it fills the source
+	// with a fresh pattern, copies once more and compares the destination with it. A mismatch is
+	// an error wrapping ErrCorrupt, never a time.
+	Verify bool `json:"verify,omitempty"`
+	// StartAt, a Monotonic reading, is when the first timed copy is released: engines in several
+	// processes given the same StartAt start together (a permutation of concurrent copies). Zero
+	// releases as soon as the copies are queued.
+	StartAt time.Duration `json:"start_at_ns,omitempty"`
+}
+
+// Timing is what one Copy call measured.
+type Timing struct {
+	// Times is the GPU's duration (CUDA events) of each timed copy, in order.
+	Times []time.Duration
+	// HostStart and HostEnd are Monotonic readings: when the first timed copy was released and
+	// when the last was seen complete. CLOCK_MONOTONIC is one clock for every process on the
+	// machine, so a coordinator can place the copies of many workers on one timeline.
+	HostStart, HostEnd time.Duration
+}
+
+// ErrCorrupt marks a copy whose destination does not hold the bytes of its source.
+var ErrCorrupt = errors.New("copied bytes differ from the source")
+
+// Monotonic reads CLOCK_MONOTONIC: time since boot, the same in every process (Go's own
+// monotonic readings are relative to each process's start, so they cannot be compared across
+// workers).
+func Monotonic() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		// CLOCK_MONOTONIC exists on every Linux; fall back to a wall-clock reading.
+		return time.Duration(time.Now().UnixNano())
+	}
+	return time.Duration(ts.Nano())
+}
+
+// WaitUntil sleeps until the Monotonic clock reads t (at once if it already has, or t is zero),
+// or ctx ends.
+func WaitUntil(ctx context.Context, t time.Duration) error {
+	d := t - Monotonic()
+	if t == 0 || d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Validate checks the numbers of a Copy.
 func (c Copy) Validate() error {
-	if c.Bytes <= 0 || c.Reps <= 0 || c.Warmup < 0 {
+	if c.Bytes <= 0 || c.Reps <= 0 || c.Warmup < 0 || c.StartAt < 0 {
 		return fmt.Errorf("copy of %d bytes, %d reps, %d warmup: want bytes > 0, reps > 0, warmup >= 0", c.Bytes, c.Reps, c.Warmup)
 	}
 	if _, err := ParseKind(string(c.Kind)); err != nil {
@@ -84,8 +136,10 @@ type Engine interface {
 	// when IPC is unavailable.
 	Peer(ctx context.Context, peer Device, n int64) (id int, err error)
 	// Copy copies c.Bytes from a source buffer on this GPU into destination dst, c.Warmup times
-	// untimed and then c.Reps times timed on the GPU, and returns the duration of each timed copy.
-	Copy(ctx context.Context, dst int, c Copy) ([]time.Duration, error)
+	// untimed and then c.Reps times timed on the GPU (released at c.StartAt), and returns the
+	// duration of each timed copy with the host-clock span of them all; with c.Verify it then
+	// checks the copied bytes.
+	Copy(ctx context.Context, dst int, c Copy) (Timing, error)
 	// Free releases a buffer made by Export, Import or Peer.
 	Free(id int) error
 	// Close releases everything the engine holds.

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestCopyValidate(t *testing.T) {
 		{Copy{Bytes: 1, Reps: 0, Kind: CE}, false},
 		{Copy{Bytes: 1, Reps: 1, Warmup: -1, Kind: CE}, false},
 		{Copy{Bytes: 1, Reps: 1, Kind: "x"}, false},
+		{Copy{Bytes: 1, Reps: 1, Kind: CE, StartAt: -1}, false},
 	}
 	for _, tt := range tests {
 		if err := tt.c.Validate(); (err == nil) != tt.ok {
@@ -55,16 +57,22 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// registryRuns gives each run of TestRegistry its own driver name: the registry has no Unregister
+// (drivers register at init and stay), so go test -count=2 would otherwise register a name twice.
+var registryRuns int
+
 func TestRegistry(t *testing.T) {
+	registryRuns++
+	name := fmt.Sprintf("test-registry-%d", registryRuns)
 	called := false
-	Register("test-registry", func(_ context.Context, cfg Config) (Engine, error) {
+	Register(name, func(_ context.Context, cfg Config) (Engine, error) {
 		called = cfg.Options == "x=1"
 		return nil, nil
 	})
-	if _, err := Open(context.Background(), "test-registry", Config{Options: "x=1"}); err != nil || !called {
+	if _, err := Open(context.Background(), name, Config{Options: "x=1"}); err != nil || !called {
 		t.Errorf("Open registered driver: err %v, called with options %v", err, called)
 	}
-	if _, err := Open(context.Background(), "nope", Config{}); err == nil || !strings.Contains(err.Error(), "test-registry") {
+	if _, err := Open(context.Background(), "nope", Config{}); err == nil || !strings.Contains(err.Error(), name) {
 		t.Errorf("Open unknown driver = %v, want an error listing the drivers", err)
 	}
 	defer func() {
@@ -72,5 +80,23 @@ func TestRegistry(t *testing.T) {
 			t.Error("registering a name twice did not panic")
 		}
 	}()
-	Register("test-registry", func(context.Context, Config) (Engine, error) { return nil, nil })
+	Register(name, func(context.Context, Config) (Engine, error) { return nil, nil })
+}
+
+func TestMonotonicAndWaitUntil(t *testing.T) {
+	a := Monotonic()
+	if err := WaitUntil(context.Background(), a+20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if d := Monotonic() - a; d < 20*time.Millisecond || d > 5*time.Second {
+		t.Errorf("WaitUntil(now+20ms) returned after %v", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WaitUntil(ctx, Monotonic()+time.Hour); err == nil {
+		t.Error("WaitUntil ignored a cancelled context")
+	}
+	if err := WaitUntil(context.Background(), 0); err != nil {
+		t.Errorf("WaitUntil(0) = %v", err)
+	}
 }

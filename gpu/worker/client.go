@@ -45,6 +45,7 @@ type Worker struct {
 	cpus    affinity.Set
 
 	stopKill func() bool
+	ctx      context.Context // Start's: once it ends, the kill it causes is not a failure
 
 	mu     sync.Mutex // one call at a time
 	nextID uint64
@@ -69,7 +70,7 @@ func Start(ctx context.Context, spec Spec) (*Worker, error) {
 	// that forked; StartPinned keeps that thread alive in the pool unless restoring it failed, and
 	// then starting fails and the worker is meant to die anyway.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	w := &Worker{spec: spec, cmd: cmd, lines: make(chan []byte, 16), dead: make(chan struct{}), stderr: newTail(spec.Log)}
+	w := &Worker{spec: spec, cmd: cmd, lines: make(chan []byte, 16), dead: make(chan struct{}), stderr: newTail(spec.Log), ctx: ctx}
 	cmd.Stderr = w.stderr
 	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
@@ -236,8 +237,11 @@ func (w *Worker) parse(b []byte, id uint64, base Error) (Response, bool, error) 
 	if r.Error != "" {
 		e := base
 		e.Failure, e.Detail = Refused, r.Error
-		if r.Code == CodeIPCUnsupported {
+		switch r.Code {
+		case CodeIPCUnsupported:
 			e.Err = transfer.ErrIPCUnsupported
+		case CodeCorrupt:
+			e.Err = transfer.ErrCorrupt
 		}
 		return r, true, &e
 	}
@@ -252,21 +256,51 @@ func exitDetail(err error) string {
 }
 
 // Close asks the worker to quit and reaps it, killing it if it does not go within a few seconds.
+// It is an error (an *Error naming the GPU, the pid and the exit status or signal) when the worker
+// had already exited on its own before Close, did not quit when asked, or quit with a failure
+// status; a failure some call has already returned, or the end of Start's context, is not
+// reported again.
 func (w *Worker) Close() error {
 	w.mu.Lock()
 	broken := w.broken
 	w.mu.Unlock()
+	base := Error{GPU: w.GPU(), PID: w.pid(), Op: "close", Failure: Crashed}
+	var err error
 	if broken == nil {
-		_, _ = w.Call(context.Background(), Request{Op: OpQuit}, 5*time.Second)
+		select {
+		case <-w.dead:
+			if w.ctx.Err() == nil {
+				e := base
+				e.Detail, e.Stderr = "exited before it was closed: "+exitDetail(w.exitErr), w.stderr.Tail()
+				err = &e
+			}
+			broken = err
+		default:
+		}
+	}
+	if broken == nil {
+		if _, qerr := w.Call(context.Background(), Request{Op: OpQuit}, 5*time.Second); qerr != nil && w.ctx.Err() == nil {
+			err = qerr
+		}
 	}
 	_ = w.stdin.Close()
 	select {
 	case <-w.dead:
+		if err == nil && broken == nil && w.exitErr != nil && w.ctx.Err() == nil {
+			e := base
+			e.Detail, e.Stderr = "quit with "+w.exitErr.Error(), w.stderr.Tail()
+			err = &e
+		}
 	case <-time.After(5 * time.Second):
 		w.kill()
+		if err == nil && broken == nil {
+			e := base
+			e.Failure, e.Detail = Hung, "did not exit within 5s of quit; killed it"
+			err = &e
+		}
 	}
 	w.stopKill()
-	return nil
+	return err
 }
 
 // Export allocates a destination buffer of n bytes on the worker's GPU and returns its id and IPC
@@ -288,13 +322,14 @@ func (w *Worker) Peer(ctx context.Context, peer transfer.Device, n int64) (int, 
 	return r.Buffer, err
 }
 
-// Copy runs timed copies into buffer dst and returns each copy's time.
-func (w *Worker) Copy(ctx context.Context, dst int, c transfer.Copy, timeout time.Duration) ([]time.Duration, error) {
+// Copy runs timed copies into buffer dst and returns each copy's time and their host-clock span.
+// A copy whose bytes fail c.Verify is an error that wraps transfer.ErrCorrupt.
+func (w *Worker) Copy(ctx context.Context, dst int, c transfer.Copy, timeout time.Duration) (transfer.Timing, error) {
 	r, err := w.Call(ctx, Request{Op: OpCopy, Buffer: dst, Copy: &c}, timeout)
 	if err != nil {
-		return nil, err
+		return transfer.Timing{}, err
 	}
-	return r.Times(), nil
+	return r.Timing(), nil
 }
 
 // Free releases a buffer.

@@ -22,7 +22,7 @@ const (
 	OpExport = "export" // Bytes -> Buffer, Handle
 	OpImport = "import" // Handle -> Buffer
 	OpPeer   = "peer"   // Peer, Bytes -> Buffer
-	OpCopy   = "copy"   // Buffer (destination), Copy -> TimesNS
+	OpCopy   = "copy"   // Buffer (destination), Copy -> TimesNS, HostStartNS, HostEndNS
 	OpFree   = "free"   // Buffer
 	OpCheck  = "check"  // -> Hello (re-runs the affinity check)
 	OpQuit   = "quit"
@@ -47,11 +47,18 @@ type Response struct {
 	Buffer  int     `json:"buffer,omitempty"`
 	Handle  []byte  `json:"handle,omitempty"`
 	TimesNS []int64 `json:"times_ns,omitempty"`
-	Hello   *Hello  `json:"hello,omitempty"`
+	// HostStartNS and HostEndNS are a copy's host-clock span (transfer.Timing), CLOCK_MONOTONIC ns.
+	HostStartNS int64  `json:"host_start_ns,omitempty"`
+	HostEndNS   int64  `json:"host_end_ns,omitempty"`
+	Hello       *Hello `json:"hello,omitempty"`
 }
 
-// CodeIPCUnsupported in a Response stands for transfer.ErrIPCUnsupported.
-const CodeIPCUnsupported = "ipc_unsupported"
+// Codes in a Response stand for errors a coordinator tells apart: transfer.ErrIPCUnsupported and
+// transfer.ErrCorrupt.
+const (
+	CodeIPCUnsupported = "ipc_unsupported"
+	CodeCorrupt        = "corrupt"
+)
 
 // Hello is the worker's report on itself.
 type Hello struct {
@@ -62,11 +69,12 @@ type Hello struct {
 	Threads int             `json:"threads"` // threads checked
 }
 
-// Times converts the response's durations.
-func (r Response) Times() []time.Duration {
-	out := make([]time.Duration, len(r.TimesNS))
+// Timing converts the response's times and host-clock span.
+func (r Response) Timing() transfer.Timing {
+	out := transfer.Timing{Times: make([]time.Duration, len(r.TimesNS)),
+		HostStart: time.Duration(r.HostStartNS), HostEnd: time.Duration(r.HostEndNS)}
 	for i, ns := range r.TimesNS {
-		out[i] = time.Duration(ns)
+		out.Times[i] = time.Duration(ns)
 	}
 	return out
 }
@@ -98,8 +106,16 @@ func (e *Error) Error() string {
 	var msg string
 	switch e.Failure {
 	case Crashed:
+		if e.Op == "close" {
+			msg = fmt.Sprintf("worker for GPU %d (pid %d) %s", e.GPU, e.PID, e.Detail)
+			break
+		}
 		msg = fmt.Sprintf("worker for GPU %d (pid %d) exited during %s: %s", e.GPU, e.PID, e.Op, e.Detail)
 	case Hung:
+		if e.Op == "close" {
+			msg = fmt.Sprintf("worker for GPU %d (pid %d) %s", e.GPU, e.PID, e.Detail)
+			break
+		}
 		msg = fmt.Sprintf("worker for GPU %d (pid %d) hung in %s: %s", e.GPU, e.PID, e.Op, e.Detail)
 	default:
 		msg = fmt.Sprintf("worker for GPU %d: %s: %s", e.GPU, e.Op, e.Detail)

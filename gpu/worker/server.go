@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -154,11 +153,12 @@ func handle(ctx context.Context, cfg Config, eng transfer.Engine, req Request) R
 			err = errors.New("copy request without a copy")
 			break
 		}
-		var times []time.Duration
-		times, err = eng.Copy(ctx, req.Buffer, *req.Copy)
-		for _, d := range times {
+		var tm transfer.Timing
+		tm, err = eng.Copy(ctx, req.Buffer, *req.Copy)
+		for _, d := range tm.Times {
 			resp.TimesNS = append(resp.TimesNS, d.Nanoseconds())
 		}
+		resp.HostStartNS, resp.HostEndNS = tm.HostStart.Nanoseconds(), tm.HostEnd.Nanoseconds()
 	case OpFree:
 		err = eng.Free(req.Buffer)
 	case OpCheck:
@@ -170,8 +170,11 @@ func handle(ctx context.Context, cfg Config, eng transfer.Engine, req Request) R
 	}
 	if err != nil {
 		resp.Error = err.Error()
-		if errors.Is(err, transfer.ErrIPCUnsupported) {
+		switch {
+		case errors.Is(err, transfer.ErrIPCUnsupported):
 			resp.Code = CodeIPCUnsupported
+		case errors.Is(err, transfer.ErrCorrupt):
+			resp.Code = CodeCorrupt
 		}
 	}
 	return resp

@@ -1,4 +1,4 @@
-package worker
+package worker_test
 
 import (
 	"bufio"
@@ -14,83 +14,57 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
+	"github.com/tetris-hil/tetris-hil/gpu/worker/workertest"
 )
 
-// The test binary doubles as the worker: started with this variable set, it runs Main instead of
-// the tests, exactly as `tetris-hil worker` does.
+// Roles this test binary plays besides the worker (workertest.Main dispatches them).
 const (
-	envBeWorker = "TETRIS_HIL_TEST_BE_WORKER"
-	envNoisy    = "TETRIS_HIL_TEST_NOISY_WORKER"
-	// envBeCoordinator makes the test binary a coordinator process holding one worker.
-	envBeCoordinator = "TETRIS_HIL_TEST_BE_COORDINATOR"
+	noisyRole       = "noisy-worker"
+	coordinatorRole = "coordinator"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envBeWorker) == "1" {
-		var cfg Config
-		fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
-		cfg.Flags(fs)
-		if err := fs.Parse(os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		out, err := ProtocolOutput()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if os.Getenv(envNoisy) == "1" {
-			fmt.Println("a library printing to stdout") // must not reach the coordinator as protocol
-		}
-		if err := Main(context.Background(), cfg, os.Stdin, out); err != nil {
-			fmt.Fprintln(os.Stderr, "worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if os.Getenv(envBeCoordinator) == "1" {
-		// A coordinator that starts one pinned worker, sends it a request it hangs in (so it
-		// does not notice its input closing), reports its pid and waits to be killed.
-		s := spec(0, "hang-on=export")
-		s.Pin = func() error {
-			avail, err := affinity.Available()
-			if err != nil {
-				return err
+	workertest.Main(m, map[string]workertest.Role{
+		noisyRole: func(args []string) int {
+			return workertest.Serve(args, func() {
+				fmt.Println("a library printing to stdout") // must not reach the coordinator as protocol
+			})
+		},
+		// A coordinator that starts one pinned worker, sends it a request it hangs in (so it does
+		// not notice its input closing), reports its pid and waits to be killed.
+		coordinatorRole: func([]string) int {
+			s := spec(0, "hang-on=export")
+			s.Pin = func() error {
+				avail, err := affinity.Available()
+				if err != nil {
+					return err
+				}
+				return affinity.SetThread(avail[:1])
 			}
-			return affinity.SetThread(avail[:1])
-		}
-		w, err := Start(context.Background(), s)
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		go w.Export(context.Background(), 1)
-		time.Sleep(50 * time.Millisecond)
-		fmt.Println(w.Hello().PID)
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+			w, err := worker.Start(context.Background(), s)
+			if err != nil {
+				fmt.Println("error:", err)
+				return 1
+			}
+			go w.Export(context.Background(), 1)
+			time.Sleep(50 * time.Millisecond)
+			fmt.Println(w.Hello().PID)
+			time.Sleep(time.Minute)
+			return 0
+		},
+	})
 }
 
-func spec(gpu int, options string) Spec {
-	return Spec{
-		Config:  Config{Device: transfer.Device{GPU: gpu, CUDAOrdinal: gpu}, Engine: "fake", EngineOptions: options},
-		Command: []string{os.Args[0]},
-		Env:     []string{envBeWorker + "=1"},
-		Timeout: 10 * time.Second,
-	}
-}
+func spec(gpu int, options string) worker.Spec { return workertest.Spec(gpu, options) }
 
-func start(t *testing.T, s Spec) *Worker {
+func start(t *testing.T, s worker.Spec) *worker.Worker {
 	t.Helper()
-	w, err := Start(context.Background(), s)
+	w, err := worker.Start(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +90,8 @@ func TestFakeTransfersThroughWorkers(t *testing.T) {
 	}
 	alpha, bw := m.Pair(2, 6)
 	for _, n := range []int64{4 << 10, 64 << 10, 1 << 20, 16 << 20, 1 << 30} {
-		times, err := src.Copy(ctx, buf, transfer.Copy{Bytes: n, Reps: 41, Warmup: 2, Kind: transfer.CE}, 0)
+		tm, err := src.Copy(ctx, buf, transfer.Copy{Bytes: n, Reps: 41, Warmup: 2, Kind: transfer.CE}, 0)
+		times := tm.Times
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,8 +147,8 @@ func TestPinnedWorkerAffinity(t *testing.T) {
 // refuse to start, naming its GPU and the offending threads.
 func TestAffinityCheckCatchesMismatch(t *testing.T) {
 	s := spec(5, "")
-	s.Env = append(s.Env, EnvExpectCPUs+"=1000-1001")
-	_, err := Start(context.Background(), s)
+	s.Env = append(s.Env, worker.EnvExpectCPUs+"=1000-1001")
+	_, err := worker.Start(context.Background(), s)
 	if err == nil {
 		t.Fatal("worker started although its threads are not on the expected CPUs")
 	}
@@ -192,8 +167,8 @@ func TestCrashDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.CE}, 0)
-	var we *Error
-	if !errors.As(err, &we) || we.Failure != Crashed || we.GPU != 3 || we.Op != OpCopy {
+	var we *worker.Error
+	if !errors.As(err, &we) || we.Failure != worker.Crashed || we.GPU != 3 || we.Op != worker.OpCopy {
 		t.Fatalf("err = %v, want a crash of GPU 3's worker in copy", err)
 	}
 	for _, want := range []string{"GPU 3", "exited during copy", "exit status 3", "crashing in copy"} {
@@ -201,7 +176,7 @@ func TestCrashDetected(t *testing.T) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
 	}
-	if _, _, err := w.Export(ctx, 1); !IsDead(err) {
+	if _, _, err := w.Export(ctx, 1); !worker.IsDead(err) {
 		t.Errorf("call after the crash: %v, want the crash again", err)
 	}
 }
@@ -215,8 +190,8 @@ func TestHangDetected(t *testing.T) {
 	}
 	t0 := time.Now()
 	_, err = w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.SM}, 200*time.Millisecond)
-	var we *Error
-	if !errors.As(err, &we) || we.Failure != Hung || we.GPU != 7 {
+	var we *worker.Error
+	if !errors.As(err, &we) || we.Failure != worker.Hung || we.GPU != 7 {
 		t.Fatalf("err = %v, want GPU 7's worker hung", err)
 	}
 	if !strings.Contains(err.Error(), "GPU 7") || !strings.Contains(err.Error(), "no answer within 200ms") {
@@ -226,9 +201,9 @@ func TestHangDetected(t *testing.T) {
 		t.Errorf("hang detected after %v", d)
 	}
 	select {
-	case <-w.dead:
-		if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-			t.Errorf("hung worker ended with %v, want killed", w.cmd.ProcessState)
+	case <-w.Dead():
+		if ws, ok := w.ProcessState().Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("hung worker ended with %v, want killed", w.ProcessState())
 		}
 	default:
 		t.Error("hung worker not reaped")
@@ -244,7 +219,7 @@ func TestCancelKillsWorker(t *testing.T) {
 		t.Fatalf("err = %v, want the context's error naming GPU 1", err)
 	}
 	select {
-	case <-w.dead:
+	case <-w.Dead():
 	default:
 		t.Error("worker not reaped after cancellation")
 	}
@@ -254,14 +229,14 @@ func TestWorkerErrorsKeepItServing(t *testing.T) {
 	ctx := context.Background()
 	w := start(t, spec(0, ""))
 	_, err := w.Copy(ctx, 99, transfer.Copy{Bytes: 1, Reps: 1, Kind: transfer.CE}, 0)
-	var we *Error
-	if !errors.As(err, &we) || we.Failure != Refused || !strings.Contains(err.Error(), "no such buffer") {
+	var we *worker.Error
+	if !errors.As(err, &we) || we.Failure != worker.Refused || !strings.Contains(err.Error(), "no such buffer") {
 		t.Fatalf("err = %v, want a refused copy", err)
 	}
 	if _, _, err := w.Export(ctx, 4096); err != nil {
 		t.Errorf("worker stopped serving after a refused request: %v", err)
 	}
-	if _, err := w.Call(ctx, Request{Op: "dance"}, 0); err == nil || !strings.Contains(err.Error(), `unknown operation "dance"`) {
+	if _, err := w.Call(ctx, worker.Request{Op: "dance"}, 0); err == nil || !strings.Contains(err.Error(), `unknown operation "dance"`) {
 		t.Errorf("unknown op: %v", err)
 	}
 }
@@ -269,7 +244,7 @@ func TestWorkerErrorsKeepItServing(t *testing.T) {
 func TestStartFailureNamesGPU(t *testing.T) {
 	s := spec(2, "")
 	s.Config.Engine = "warp-drive"
-	_, err := Start(context.Background(), s)
+	_, err := worker.Start(context.Background(), s)
 	if err == nil || !strings.Contains(err.Error(), "GPU 2") || !strings.Contains(err.Error(), `"warp-drive"`) {
 		t.Fatalf("err = %v, want an error naming GPU 2 and the engine", err)
 	}
@@ -277,18 +252,18 @@ func TestStartFailureNamesGPU(t *testing.T) {
 
 func TestCancelKillsIdleWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := Start(ctx, spec(4, ""))
+	w, err := worker.Start(ctx, spec(4, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	cancel()
 	select {
-	case <-w.dead:
+	case <-w.Dead():
 	case <-time.After(5 * time.Second):
 		t.Fatal("idle worker still running 5 s after its context ended")
 	}
-	if _, _, err := w.Export(context.Background(), 1); !IsDead(err) || !strings.Contains(err.Error(), "GPU 4") {
+	if _, _, err := w.Export(context.Background(), 1); !worker.IsDead(err) || !strings.Contains(err.Error(), "GPU 4") {
 		t.Errorf("call to a killed worker: %v", err)
 	}
 }
@@ -297,7 +272,7 @@ func TestCancelKillsIdleWorker(t *testing.T) {
 // end up in its log, and the protocol must work.
 func TestStdoutNoiseStaysOutOfProtocol(t *testing.T) {
 	s := spec(0, "")
-	s.Env = append(s.Env, envNoisy+"=1")
+	_, s.Env = workertest.Command(noisyRole)
 	var log strings.Builder
 	s.Log = &log
 	w := start(t, s)
@@ -315,7 +290,8 @@ func TestStdoutNoiseStaysOutOfProtocol(t *testing.T) {
 // must go too (the parent-death signal).
 func TestWorkerDiesWithCoordinator(t *testing.T) {
 	coord := exec.Command(os.Args[0])
-	coord.Env = append(os.Environ(), envBeCoordinator+"=1")
+	_, env := workertest.Command(coordinatorRole)
+	coord.Env = append(os.Environ(), env...)
 	stdout, err := coord.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -354,4 +330,63 @@ func alive(pid int) bool {
 	}
 	_, after, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
+}
+
+// TestCloseReportsUnaskedExit kills an idle worker from outside: Close must say so, naming the
+// GPU, the pid and the signal; a worker that quits when asked closes without error.
+func TestCloseReportsUnaskedExit(t *testing.T) {
+	w, err := worker.Start(context.Background(), spec(6, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := w.Hello().PID
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Dead():
+	case <-time.After(5 * time.Second):
+		t.Fatal("worker still running 5 s after SIGTERM")
+	}
+	err = w.Close()
+	for _, want := range []string{"GPU 6", fmt.Sprintf("pid %d", pid), "before it was closed", "signal: terminated"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Close after SIGTERM = %v, want it to contain %q", err, want)
+		}
+	}
+	ok, err := worker.Start(context.Background(), spec(2, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.Close(); err != nil {
+		t.Errorf("Close of a healthy worker: %v", err)
+	}
+}
+
+// TestCopyReportsHostClockAndCorruption: a copy's host-clock span lies on this process's
+// CLOCK_MONOTONIC (one clock for all processes) and starts at the StartAt asked for, and a
+// corrupting copy is an error wrapping transfer.ErrCorrupt that keeps the worker serving.
+func TestCopyReportsHostClockAndCorruption(t *testing.T) {
+	ctx := context.Background()
+	w := start(t, spec(1, "corrupt=true"))
+	buf, _, err := w.Export(ctx, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := transfer.Monotonic()
+	at := before + 20*time.Millisecond
+	tm, err := w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 4, Kind: transfer.CE, StartAt: at}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := transfer.Monotonic(); tm.HostStart < at || tm.HostStart > after || tm.HostEnd < tm.HostStart || len(tm.Times) != 4 {
+		t.Errorf("host span [%v, %v] with StartAt %v, call ended %v; %d times", tm.HostStart, tm.HostEnd, at, after, len(tm.Times))
+	}
+	_, err = w.Copy(ctx, buf, transfer.Copy{Bytes: 1 << 20, Reps: 1, Kind: transfer.CE, Verify: true}, 0)
+	if !errors.Is(err, transfer.ErrCorrupt) || !strings.Contains(err.Error(), "GPU 1") {
+		t.Errorf("verifying copy on a corrupting engine: %v", err)
+	}
+	if _, _, err := w.Export(ctx, 4096); err != nil {
+		t.Errorf("worker stopped serving after a corrupt copy: %v", err)
+	}
 }

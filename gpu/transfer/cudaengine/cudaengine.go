@@ -71,6 +71,8 @@ type engine struct {
 	bufs   map[int]*buffer
 	peers  map[cuda.Device]cuda.Context // retained primary contexts of peer GPUs
 	next   int
+	// pattern is the byte the source was last filled with for a verifying copy.
+	pattern uint8
 }
 
 // open needs no options; it checks that the CUDA ordinal is the GPU the coordinator meant, by PCI
@@ -286,11 +288,11 @@ func (e *engine) Peer(_ context.Context, p transfer.Device, n int64) (id int, er
 	return id, err
 }
 
-func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) ([]time.Duration, error) {
+func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) (transfer.Timing, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return transfer.Timing{}, err
 	}
-	var out []time.Duration
+	var out transfer.Timing
 	err := e.th.Do(func() error {
 		b, ok := e.bufs[dst]
 		if !ok {
@@ -315,16 +317,64 @@ func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) ([]time.Dur
 				return err
 			}
 			k := min(batch, c.Reps-done)
-			times, err := e.timedBatch(b, c, k)
+			// Only the first batch waits for StartAt: that is the moment concurrent workers agreed on.
+			startAt := c.StartAt
+			if done > 0 {
+				startAt = 0
+			}
+			times, released, err := e.timedBatch(ctx, b, c, k, startAt)
 			if err != nil {
 				return err
 			}
-			out = append(out, times...)
+			if done == 0 {
+				out.HostStart = released
+			}
+			out.Times = append(out.Times, times...)
 			done += k
+		}
+		out.HostEnd = transfer.Monotonic()
+		if c.Verify {
+			return e.verify(b, c)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// verifyChunk bounds the host buffer a verification reads the destination back through.
+const verifyChunk = 16 << 20
+
+// verify fills the source with a pattern unlike the last one and unlike the destination's initial
+// fill, copies once more the way the timed copies went, and reads the destination back.
+func (e *engine) verify(b *buffer, c transfer.Copy) error {
+	d := e.d
+	e.pattern = e.pattern%250 + 1 // 1..250: never fillByte (0xa5 = 165 is skipped below)
+	if e.pattern == fillByte {
+		e.pattern++
+	}
+	if err := d.Check("cuMemsetD8", d.MemsetD8(e.src, e.pattern, uintptr(c.Bytes))); err != nil {
+		return err
+	}
+	if err := errors.Join(e.issue(b, c), d.Check("cuStreamSynchronize", d.StreamSynchronize(e.stream))); err != nil {
+		return err
+	}
+	host := make([]byte, min(c.Bytes, verifyChunk))
+	var pin runtime.Pinner
+	pin.Pin(&host[0])
+	defer pin.Unpin()
+	for off := int64(0); off < c.Bytes; off += int64(len(host)) {
+		n := min(int64(len(host)), c.Bytes-off)
+		if err := d.Check("cuMemcpyDtoH", d.MemcpyDtoH(unsafe.Pointer(&host[0]), b.ptr+cuda.DevicePtr(off), uintptr(n))); err != nil {
+			return err
+		}
+		for i, v := range host[:n] {
+			if v != e.pattern {
+				return fmt.Errorf("verifying %d bytes copied (%s) from GPU %d: byte %d is %#02x, the source holds %#02x: %w",
+					c.Bytes, c.Kind, e.dev.GPU, off+int64(i), v, e.pattern, transfer.ErrCorrupt)
+			}
+		}
+	}
+	return nil
 }
 
 func (e *engine) ensureSource(n int64) error {
@@ -373,15 +423,16 @@ func (e *engine) launch(f cuda.Function, blocks, threads uint32, args ...uint64)
 }
 
 // timedBatch holds the stream with the spin kernel, queues k copies between event pairs, releases
-// the stream and returns each copy's time.
-func (e *engine) timedBatch(b *buffer, c transfer.Copy, k int) ([]time.Duration, error) {
+// the stream (at startAt, a transfer.Monotonic reading, if not zero) and returns each copy's time
+// and the host-clock moment of the release.
+func (e *engine) timedBatch(ctx context.Context, b *buffer, c transfer.Copy, k int, startAt time.Duration) ([]time.Duration, time.Duration, error) {
 	d := e.d
 	flag := (*uint32)(e.host)
 	status := (*uint32)(unsafe.Add(e.host, 4))
 	atomic.StoreUint32(flag, 0)
 	atomic.StoreUint32(status, 0)
 	if err := e.launch(e.spin, 1, 1, uint64(e.hostD), uint64(e.hostD)+4, uint64(spinTimeout.Nanoseconds())); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	release := func() { atomic.StoreUint32(flag, 1) }
 	for i := range k {
@@ -392,25 +443,31 @@ func (e *engine) timedBatch(b *buffer, c transfer.Copy, k int) ([]time.Duration,
 		if err != nil {
 			release()
 			d.StreamSynchronize(e.stream)
-			return nil, err
+			return nil, 0, err
 		}
 	}
+	// A cancelled wait still releases: the spin kernel must never be left holding the stream.
+	waitErr := transfer.WaitUntil(ctx, startAt)
+	released := transfer.Monotonic()
 	release()
 	if err := d.Check("cuStreamSynchronize", d.StreamSynchronize(e.stream)); err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if waitErr != nil {
+		return nil, 0, waitErr
 	}
 	if s := atomic.LoadUint32(status); s != 1 {
-		return nil, fmt.Errorf("spin kernel ended with status %d (2: not released within %v): times would include queueing", s, spinTimeout)
+		return nil, 0, fmt.Errorf("spin kernel ended with status %d (2: not released within %v): times would include queueing", s, spinTimeout)
 	}
 	out := make([]time.Duration, k)
 	for i := range k {
 		var ms float32
 		if err := d.Check("cuEventElapsedTime", d.EventElapsedTime(&ms, e.start[i], e.end[i])); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out[i] = time.Duration(float64(ms) * 1e6)
 	}
-	return out, nil
+	return out, released, nil
 }
 
 func (e *engine) freeBuf(b *buffer) error {

@@ -25,7 +25,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	times, err := eng.Copy(ctx, dst, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.CE})
-	fmt.Println(times, err)
+	tm, err := eng.Copy(ctx, dst, transfer.Copy{Bytes: 1 << 20, Reps: 3, Kind: transfer.CE})
+	fmt.Println(tm.Times, err)
 	// Output: [12.486µs 12.486µs 12.486µs] <nil>
 }

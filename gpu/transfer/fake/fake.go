@@ -44,6 +44,13 @@ type Model struct {
 	// NoIPC makes Export fail with transfer.ErrIPCUnsupported, as on a machine without CUDA IPC,
 	// so that the coordinator's fallback to same-process peer copies runs.
 	NoIPC bool
+	// Corrupt makes copies deliver wrong bytes, so that a verifying copy fails (transfer.ErrCorrupt).
+	Corrupt bool
+	// KneeBytes and KneeFactor plant a protocol change: copies of at least KneeBytes bytes run
+	// at KneeFactor times the pair's bandwidth (a copy path that switches at some size). Zero
+	// KneeBytes plants none.
+	KneeBytes  int64
+	KneeFactor float64
 }
 
 // Defaults are plausible for a copy-engine copy over NVLink4 on an H100/H200 (18 links, 450 GB/s
@@ -70,8 +77,17 @@ func (m Model) Pair(src, dst int) (alpha, bandwidth float64) {
 
 // Expected is the model's noise-free time for m bytes from src to dst.
 func (m Model) Expected(src, dst int, bytes int64) time.Duration {
+	return seconds(m.ExpectedSeconds(src, dst, bytes))
+}
+
+// ExpectedSeconds is Expected in seconds, unrounded. Past a planted knee the line continues from
+// the knee with the changed bandwidth, so the time stays continuous in the size.
+func (m Model) ExpectedSeconds(src, dst int, bytes int64) float64 {
 	a, b := m.Pair(src, dst)
-	return seconds(a + float64(bytes)/b)
+	if m.KneeBytes > 0 && bytes > m.KneeBytes && m.KneeFactor > 0 {
+		return a + float64(m.KneeBytes)/b + float64(bytes-m.KneeBytes)/(b*m.KneeFactor)
+	}
+	return a + float64(bytes)/b
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
@@ -92,6 +108,12 @@ func (m Model) String() string {
 	}
 	if m.NoIPC {
 		parts = append(parts, "no-ipc=true")
+	}
+	if m.Corrupt {
+		parts = append(parts, "corrupt=true")
+	}
+	if m.KneeBytes > 0 {
+		parts = append(parts, "knee-bytes="+strconv.FormatInt(m.KneeBytes, 10), "knee-factor="+f(m.KneeFactor))
 	}
 	return strings.Join(parts, ",")
 }
@@ -134,15 +156,28 @@ func ParseModel(s string) (Model, error) {
 		case "hang-on":
 			m.HangOn = v
 			continue
-		case "no-ipc":
+		case "no-ipc", "corrupt":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return m, fmt.Errorf("fake engine option no-ipc=%q: %w", v, err)
+				return m, fmt.Errorf("fake engine option %s=%q: %w", k, v, err)
 			}
-			m.NoIPC = b
+			if k == "no-ipc" {
+				m.NoIPC = b
+			} else {
+				m.Corrupt = b
+			}
 			continue
+		case "knee-bytes":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return m, fmt.Errorf("fake engine option knee-bytes=%q: want a byte count >= 0", v)
+			}
+			m.KneeBytes = n
+			continue
+		case "knee-factor":
+			dst = &m.KneeFactor
 		default:
-			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on, no-ipc)", k)
+			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on, no-ipc, corrupt, knee-bytes, knee-factor)", k)
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -150,8 +185,8 @@ func ParseModel(s string) (Model, error) {
 		}
 		*dst = x
 	}
-	if m.Bandwidth <= 0 || m.Spread >= 1 || m.Outliers > 1 || m.OutlierFactor < 1 {
-		return m, fmt.Errorf("fake engine options %q: want bandwidth > 0, spread < 1, outliers <= 1, outlier-factor >= 1", s)
+	if m.Bandwidth <= 0 || m.Spread >= 1 || m.Outliers > 1 || m.OutlierFactor < 1 || (m.KneeBytes > 0 && m.KneeFactor <= 0) {
+		return m, fmt.Errorf("fake engine options %q: want bandwidth > 0, spread < 1, outliers <= 1, outlier-factor >= 1, knee-factor > 0 with knee-bytes", s)
 	}
 	return m, nil
 }
@@ -162,6 +197,9 @@ const handleMagic = "tetris-hil-fake\x00"
 type buffer struct {
 	owner int // GPU that holds the memory
 	bytes int64
+	// content is the pattern the buffer's bytes were last filled with: what a verifying copy
+	// compares, standing in for the bytes themselves.
+	content byte
 }
 
 type engine struct {
@@ -170,6 +208,7 @@ type engine struct {
 	rng     *rand.Rand
 	buffers map[int]buffer
 	next    int
+	pattern byte // the source's current fill pattern
 }
 
 func open(_ context.Context, cfg transfer.Config) (transfer.Engine, error) {
@@ -241,31 +280,49 @@ func (e *engine) Peer(ctx context.Context, peer transfer.Device, n int64) (int, 
 	return e.add(buffer{owner: peer.GPU, bytes: n}), nil
 }
 
-func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) ([]time.Duration, error) {
+// Copy draws each copy's time from the model. It does not take that time: HostStart is the
+// release (after waiting for c.StartAt) and HostEnd is HostStart plus the drawn times, which is
+// where a real GPU's copies would end.
+func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) (transfer.Timing, error) {
 	e.fault(ctx, "copy")
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return transfer.Timing{}, err
 	}
 	b, ok := e.buffers[dst]
 	if !ok {
-		return nil, fmt.Errorf("copy to buffer %d: no such buffer", dst)
+		return transfer.Timing{}, fmt.Errorf("copy to buffer %d: no such buffer", dst)
 	}
 	if c.Bytes > b.bytes {
-		return nil, fmt.Errorf("copy of %d bytes into buffer %d of %d bytes", c.Bytes, dst, b.bytes)
+		return transfer.Timing{}, fmt.Errorf("copy of %d bytes into buffer %d of %d bytes", c.Bytes, dst, b.bytes)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if err := transfer.WaitUntil(ctx, c.StartAt); err != nil {
+		return transfer.Timing{}, err
 	}
-	base := e.model.Expected(e.dev.GPU, b.owner, c.Bytes).Seconds()
-	out := make([]time.Duration, c.Reps)
-	for i := range out {
+	tm := transfer.Timing{HostStart: transfer.Monotonic(), Times: make([]time.Duration, c.Reps)}
+	base := e.model.ExpectedSeconds(e.dev.GPU, b.owner, c.Bytes)
+	var sum time.Duration
+	for i := range tm.Times {
 		t := base * math.Exp(e.model.Noise*e.rng.NormFloat64())
 		if e.rng.Float64() < e.model.Outliers {
 			t *= 1 + (e.model.OutlierFactor-1)*(0.5+0.5*e.rng.Float64())
 		}
-		out[i] = seconds(t)
+		tm.Times[i] = seconds(t)
+		sum += tm.Times[i]
 	}
-	return out, nil
+	tm.HostEnd = tm.HostStart + sum
+	if c.Verify {
+		e.pattern++
+		b.content = e.pattern
+		if e.model.Corrupt {
+			b.content = ^e.pattern
+		}
+		e.buffers[dst] = b
+		if b.content != e.pattern {
+			return tm, fmt.Errorf("verifying %d bytes copied to GPU %d: byte 0 is %#02x, the source holds %#02x: %w",
+				c.Bytes, b.owner, b.content, e.pattern, transfer.ErrCorrupt)
+		}
+	}
+	return tm, nil
 }
 
 func (e *engine) Free(id int) error {

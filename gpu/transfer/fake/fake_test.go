@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -75,7 +76,8 @@ func TestCopyFollowsModel(t *testing.T) {
 	}
 	a, b := m.Pair(2, 6)
 	for _, n := range []int64{4 << 10, 1 << 20, 1 << 30} {
-		times, err := eng.Copy(ctx, dst, transfer.Copy{Bytes: n, Reps: 31, Kind: transfer.CE})
+		tm, err := eng.Copy(ctx, dst, transfer.Copy{Bytes: n, Reps: 31, Kind: transfer.CE})
+		times := tm.Times
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +106,8 @@ func TestOutliers(t *testing.T) {
 	m.Noise, m.Outliers, m.OutlierFactor = 0, 0.2, 3
 	eng, _ := open(context.Background(), transfer.Config{Options: m.String()})
 	dst, _ := eng.Peer(context.Background(), transfer.Device{GPU: 1}, 1<<20)
-	times, err := eng.Copy(context.Background(), dst, transfer.Copy{Bytes: 1 << 20, Reps: 1000, Kind: transfer.SM})
+	tm, err := eng.Copy(context.Background(), dst, transfer.Copy{Bytes: 1 << 20, Reps: 1000, Kind: transfer.SM})
+	times := tm.Times
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,5 +124,50 @@ func TestOutliers(t *testing.T) {
 	}
 	if slow < 150 || slow > 250 {
 		t.Errorf("%d outliers in 1000 copies, want about 200", slow)
+	}
+}
+
+// TestVerifyAndHostClock checks the two things a Copy reports besides its times: a verifying copy
+// passes on a healthy engine and fails with ErrCorrupt on a corrupting one, and the host-clock span
+// starts no earlier than StartAt and lasts the sum of the drawn times.
+func TestVerifyAndHostClock(t *testing.T) {
+	ctx := context.Background()
+	for _, corrupt := range []bool{false, true} {
+		m := Defaults
+		m.Corrupt = corrupt
+		eng, err := open(ctx, transfer.Config{Options: m.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, _ := eng.Peer(ctx, transfer.Device{GPU: 1}, 1<<20)
+		at := transfer.Monotonic() + 5*time.Millisecond
+		tm, err := eng.Copy(ctx, dst, transfer.Copy{Bytes: 1 << 20, Reps: 5, Kind: transfer.CE, Verify: true, StartAt: at})
+		if corrupt != errors.Is(err, transfer.ErrCorrupt) {
+			t.Errorf("corrupt=%v: err %v", corrupt, err)
+		}
+		var sum time.Duration
+		for _, d := range tm.Times {
+			sum += d
+		}
+		if tm.HostStart < at || tm.HostEnd-tm.HostStart != sum {
+			t.Errorf("host span [%v, %v], StartAt %v, times sum to %v", tm.HostStart, tm.HostEnd, at, sum)
+		}
+	}
+}
+
+// TestPlantedKnee: past the knee the time grows at the changed bandwidth, continuously.
+func TestPlantedKnee(t *testing.T) {
+	m := Defaults
+	m.Spread, m.KneeBytes, m.KneeFactor = 0, 1<<20, 0.5
+	m2, err := ParseModel(m.String())
+	if err != nil || m2 != m {
+		t.Fatalf("round trip of %q: %+v, %v", m.String(), m2, err)
+	}
+	a, b := m.Alpha, m.Bandwidth
+	if got, want := m.ExpectedSeconds(0, 1, 1<<20), a+float64(1<<20)/b; math.Abs(got-want) > 1e-15 {
+		t.Errorf("at the knee: %g, want %g", got, want)
+	}
+	if got, want := m.ExpectedSeconds(0, 1, 3<<20), a+float64(1<<20)/b+float64(2<<20)/(b/2); math.Abs(got-want) > 1e-15 {
+		t.Errorf("past the knee: %g, want %g", got, want)
 	}
 }
