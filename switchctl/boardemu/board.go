@@ -1,0 +1,457 @@
+// Package boardemu emulates the switch boards of package serialboard so that the real serial
+// code runs end to end without hardware: a 2×2 switch board, a crystal driver board and a
+// single-switch OSW22-style device, each speaking its protocol over any byte stream or on a
+// pseudo-terminal (github.com/creack/pty) that tarm/serial opens like a real port.
+//
+// Faults can be injected: a command latency (the board handles one line at a time, each taking
+// the latency), a settle time after each change (*OPC? answers once it has passed), garbled
+// replies, dropped lines, and a reset when the port is opened (the board ignores input for a
+// while, prints boot noise, and comes back with every channel in its safe state).
+//
+// Every command line received is written to the log as one JSON object per line, in order,
+// with what was done about it; tests and the live runner compare it with the change log.
+package boardemu
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/switchctl/serialboard"
+)
+
+// Kind is the board emulated.
+type Kind int
+
+const (
+	// SwitchBoard drives many 2×2 switches, one channel each.
+	SwitchBoard Kind = iota
+	// CrystalBoard drives two crystals per element and a high-voltage enable.
+	CrystalBoard
+	// OSW22 is one single 2×2 switch in the style of Thorlabs' OSW22 (S 1 = bar, S 2 = cross).
+	OSW22
+)
+
+// Config configures a board.
+type Config struct {
+	Kind Kind
+	// Channels are the board's channels (the wiring map's).
+	Channels []int
+	// Latency is how long the board takes to handle one line; lines are handled one at a time.
+	Latency time.Duration
+	// Settle is how long a change takes to settle after it is handled.
+	Settle time.Duration
+	// Garble and Drop are the probabilities that a reply is corrupted or that a received line
+	// is dropped unhandled; Seed seeds them.
+	Garble, Drop float64
+	Seed         uint64
+	// ResetOnOpen makes the board reset when the port is opened: for ResetDelay (default
+	// 300ms) it ignores input, then prints boot noise; every channel returns to its safe state.
+	ResetOnOpen bool
+	ResetDelay  time.Duration
+	// Serial is the identity's serial-number field (default EMU0001).
+	Serial string
+	// Name names the board in its log (e.g. its port, for one OSW22 per switch).
+	Name string
+}
+
+// LogEntry is one command line the board received.
+type LogEntry struct {
+	Seq  int       `json:"seq"`
+	Time time.Time `json:"time"`
+	// T is seconds since the board started.
+	T     float64 `json:"t"`
+	Board string  `json:"board,omitempty"`
+	Cmd   string  `json:"cmd"`
+	Reply string  `json:"reply,omitempty"`
+	// Fault is "dropped" (not handled, no reply), "garbled" (reply corrupted), "resetting"
+	// (ignored during a reset), or empty.
+	Fault string `json:"fault,omitempty"`
+	// Violation reports a crystal interlock breach the command caused (both crystals of an
+	// element on, high voltage cut with crystals on), for tests.
+	Violation string `json:"violation,omitempty"`
+}
+
+// Log collects the entries of one or more boards in order and writes them as JSON lines.
+type Log struct {
+	mu      sync.Mutex
+	w       io.Writer
+	entries []LogEntry
+	err     error
+}
+
+// NewLog returns a log that also writes each entry to w as one JSON line (w may be nil).
+func NewLog(w io.Writer) *Log { return &Log{w: w} }
+
+func (l *Log) add(e LogEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.Seq = len(l.entries) + 1
+	l.entries = append(l.entries, e)
+	if l.w != nil && l.err == nil {
+		b, _ := json.Marshal(e)
+		_, l.err = l.w.Write(append(b, '\n'))
+	}
+}
+
+// Entries returns a copy of the entries so far.
+func (l *Log) Entries() []LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]LogEntry(nil), l.entries...)
+}
+
+// Err is the first error writing the log.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Board is one emulated board.
+type Board struct {
+	cfg   Config
+	log   *Log
+	start time.Time
+
+	mu          sync.Mutex
+	rng         *rand.Rand
+	switches    map[int]string  // channel → BAR|CROSS (switch board, OSW22 uses channel 0)
+	crystals    map[int][2]bool // channel → A on, B on
+	hv          bool
+	settled     time.Time // when every change so far has settled
+	errs        []string  // SYST:ERR? queue
+	resetUntil  time.Time
+	writeMu     sync.Mutex
+	connections int
+}
+
+// New returns a board with every channel in its safe state.
+func New(cfg Config, log *Log) *Board {
+	if cfg.ResetDelay == 0 {
+		cfg.ResetDelay = 300 * time.Millisecond
+	}
+	if cfg.Serial == "" {
+		cfg.Serial = "EMU0001"
+	}
+	if cfg.Kind == OSW22 {
+		cfg.Channels = []int{0}
+	}
+	if log == nil {
+		log = NewLog(nil)
+	}
+	b := &Board{cfg: cfg, log: log, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+	b.safe()
+	return b
+}
+
+// safe puts every channel in its safe state (caller holds mu or owns b).
+func (b *Board) safe() {
+	b.switches = map[int]string{}
+	b.crystals = map[int][2]bool{}
+	for _, ch := range b.cfg.Channels {
+		b.switches[ch] = "BAR"
+		b.crystals[ch] = [2]bool{}
+	}
+	b.hv = false
+}
+
+// Log is the board's command log.
+func (b *Board) Log() *Log { return b.log }
+
+// State returns a switch channel's state (BAR or CROSS) and a crystal channel's (A, B, OFF).
+func (b *Board) State(ch int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cfg.Kind == CrystalBoard {
+		return crystalWord(b.crystals[ch])
+	}
+	return b.switches[ch]
+}
+
+// HV reports whether high voltage is on (crystal board).
+func (b *Board) HV() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hv
+}
+
+// connect is called when a client opens the port.
+func (b *Board) connect(w io.Writer) {
+	b.mu.Lock()
+	b.connections++
+	reset := b.cfg.ResetOnOpen
+	if reset {
+		b.safe()
+		b.resetUntil = time.Now().Add(b.cfg.ResetDelay)
+	}
+	b.mu.Unlock()
+	if reset {
+		// The boot loader's noise, then the firmware's banner: neither is a reply.
+		time.AfterFunc(b.cfg.ResetDelay, func() { b.write(w, "\x00\xfe\xff\x80boot\r\nREADY") })
+	}
+}
+
+func (b *Board) identity() string {
+	switch b.cfg.Kind {
+	case CrystalBoard:
+		return serialboard.Maker + "," + serialboard.ModelCrystal + "," + b.cfg.Serial + ",1.0"
+	case OSW22:
+		return "THORLABS,OSW22-EMU," + b.cfg.Serial + ",1.0"
+	}
+	return serialboard.Maker + "," + serialboard.ModelSwitch + "," + b.cfg.Serial + ",1.0"
+}
+
+func (b *Board) write(w io.Writer, s string) {
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	io.WriteString(w, s+"\n") //nolint:errcheck // a client that went away reads nothing
+}
+
+// Serve speaks the protocol over rw until ctx is done or rw ends; the start counts as a client
+// opening the port.
+func (b *Board) Serve(ctx context.Context, rw io.ReadWriter) error {
+	b.connect(rw)
+	sc := bufio.NewScanner(rw)
+	sc.Buffer(make([]byte, 1024), 64*1024)
+	for sc.Scan() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b.handleLine(ctx, strings.TrimRight(sc.Text(), "\r"), rw)
+	}
+	if err := sc.Err(); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// handleLine handles one received line: the latency, the command, the reply and the log entry.
+func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
+	now := time.Now()
+	e := LogEntry{Time: now, T: now.Sub(b.start).Seconds(), Board: b.cfg.Name, Cmd: line}
+	b.mu.Lock()
+	resetting := now.Before(b.resetUntil)
+	drop := b.cfg.Drop > 0 && b.rng.Float64() < b.cfg.Drop
+	b.mu.Unlock()
+	switch {
+	case resetting:
+		e.Fault = "resetting"
+		b.log.add(e)
+		return
+	case drop:
+		e.Fault = "dropped"
+		b.log.add(e)
+		return
+	}
+	if b.cfg.Latency > 0 {
+		sleepCtx(ctx, b.cfg.Latency)
+	}
+	reply, wait, violation := b.command(line)
+	if wait {
+		b.mu.Lock()
+		until := b.settled
+		b.mu.Unlock()
+		sleepCtx(ctx, time.Until(until))
+	}
+	e.Violation = violation
+	if reply != "" {
+		b.mu.Lock()
+		garble := b.cfg.Garble > 0 && b.rng.Float64() < b.cfg.Garble
+		pos := b.rng.IntN(len(reply))
+		b.mu.Unlock()
+		e.Reply = reply
+		if garble {
+			e.Fault = "garbled"
+			r := []byte(reply)
+			r[pos] = 0xbf // line noise: not printable ASCII
+			reply = string(r)
+		}
+		b.write(w, reply)
+	}
+	b.log.add(e)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// command carries out one line and returns the reply, whether the reply waits until every
+// change has settled, and an interlock violation it caused.
+func (b *Board) command(line string) (reply string, waitSettled bool, violation string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cfg.Kind == OSW22 {
+		return b.osw22(line)
+	}
+	head, args, _ := strings.Cut(strings.TrimSpace(line), " ")
+	head = strings.ToUpper(head)
+	fail := func(code int, msg string) (string, bool, string) {
+		b.errs = append(b.errs, fmt.Sprintf("%d,%q", code, msg))
+		if len(b.errs) > 16 {
+			b.errs = append(b.errs[:15], `-350,"Queue overflow"`)
+		}
+		return "ERR", false, ""
+	}
+	crystal := b.cfg.Kind == CrystalBoard
+	switch {
+	case head == "*IDN?":
+		return b.identity(), false, ""
+	case head == "*OPC?":
+		return "1", true, ""
+	case head == "SYST:ERR?":
+		if len(b.errs) == 0 {
+			return `0,"No error"`, false, ""
+		}
+		e := b.errs[0]
+		b.errs = b.errs[1:]
+		return e, false, ""
+	case head == "SAFE":
+		// Crystals off first, then high voltage off: the order a driver board must keep.
+		b.safe()
+		b.settled = time.Now().Add(b.cfg.Settle)
+		return "OK", true, ""
+	case head == "SW" && !crystal:
+		pairs, err := serialboard.ParseBatch(args, 1)
+		if err != nil {
+			return fail(-102, "Syntax error: "+err.Error())
+		}
+		for _, p := range pairs {
+			if _, ok := b.switches[p.Channel]; !ok {
+				return fail(-222, "Data out of range: channel "+strconv.Itoa(p.Channel))
+			}
+			if w := strings.ToUpper(p.Arg[0]); w != "BAR" && w != "CROSS" {
+				return fail(-224, "Illegal parameter value: "+p.Arg[0])
+			}
+		}
+		for _, p := range pairs {
+			b.switches[p.Channel] = strings.ToUpper(p.Arg[0])
+		}
+		b.settled = time.Now().Add(b.cfg.Settle)
+		return "OK", false, ""
+	case head == "SW?" && !crystal, head == "XTAL?" && crystal:
+		chs, err := serialboard.ParseChannels(args)
+		if err != nil {
+			return fail(-102, "Syntax error: "+err.Error())
+		}
+		words := make([]string, len(chs))
+		for i, ch := range chs {
+			if _, ok := b.switches[ch]; !ok {
+				return fail(-222, "Data out of range: channel "+strconv.Itoa(ch))
+			}
+			words[i] = b.switches[ch]
+			if crystal {
+				words[i] = crystalWord(b.crystals[ch])
+			}
+		}
+		return strings.Join(words, ","), false, ""
+	case head == "XTAL" && crystal:
+		pairs, err := serialboard.ParseBatch(args, 2)
+		if err != nil {
+			return fail(-102, "Syntax error: "+err.Error())
+		}
+		for _, p := range pairs {
+			if _, ok := b.crystals[p.Channel]; !ok {
+				return fail(-222, "Data out of range: channel "+strconv.Itoa(p.Channel))
+			}
+			x, on := strings.ToUpper(p.Arg[0]), strings.ToUpper(p.Arg[1])
+			if (x != "A" && x != "B") || (on != "ON" && on != "OFF") {
+				return fail(-224, "Illegal parameter value: "+strings.Join(p.Arg, " "))
+			}
+			if on == "ON" && !b.hv {
+				return fail(-221, "Settings conflict: high voltage is off")
+			}
+		}
+		var viol []string
+		for _, p := range pairs {
+			c := b.crystals[p.Channel]
+			c[strings.ToUpper(p.Arg[0])[0]-'A'] = strings.ToUpper(p.Arg[1]) == "ON"
+			b.crystals[p.Channel] = c
+			if c[0] && c[1] {
+				viol = append(viol, fmt.Sprintf("both crystals of channel %d on", p.Channel))
+			}
+		}
+		b.settled = time.Now().Add(b.cfg.Settle)
+		return "OK", false, strings.Join(viol, "; ")
+	case head == "HV" && crystal:
+		switch strings.ToUpper(strings.TrimSpace(args)) {
+		case "ON":
+			b.hv = true
+			return "OK", false, ""
+		case "OFF":
+			var on []int
+			for ch, c := range b.crystals {
+				if c[0] || c[1] {
+					on = append(on, ch)
+				}
+			}
+			b.hv = false
+			if len(on) > 0 {
+				sort.Ints(on)
+				return "OK", false, fmt.Sprintf("high voltage off with crystals on (channels %v)", on)
+			}
+			return "OK", false, ""
+		}
+		return fail(-224, "Illegal parameter value: "+args)
+	case head == "HV?" && crystal:
+		if b.hv {
+			return "ON", false, ""
+		}
+		return "OFF", false, ""
+	}
+	return fail(-113, "Undefined header: "+head)
+}
+
+func crystalWord(c [2]bool) string {
+	switch {
+	case c[0] && c[1]:
+		return "AB"
+	case c[0]:
+		return "A"
+	case c[1]:
+		return "B"
+	}
+	return "OFF"
+}
+
+// osw22 is the single-switch dialect: S 1 (bar) and S 2 (cross) answer nothing, S? answers 1 or
+// 2, *IDN? the identity; anything else answers CMD_NOT_DEFINED.
+func (b *Board) osw22(line string) (string, bool, string) {
+	switch f := strings.Fields(strings.ToUpper(line)); {
+	case len(f) == 1 && f[0] == "*IDN?":
+		return b.identity(), false, ""
+	case len(f) == 1 && f[0] == "S?":
+		if b.switches[0] == "CROSS" {
+			return "2", false, ""
+		}
+		return "1", false, ""
+	case len(f) == 2 && f[0] == "S" && (f[1] == "1" || f[1] == "2"):
+		b.switches[0] = map[string]string{"1": "BAR", "2": "CROSS"}[f[1]]
+		b.settled = time.Now().Add(b.cfg.Settle)
+		return "", false, ""
+	}
+	return "CMD_NOT_DEFINED", false, ""
+}
+
+// SetFaults changes the garble and drop probabilities while the board runs.
+func (b *Board) SetFaults(garble, drop float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cfg.Garble, b.cfg.Drop = garble, drop
+}

@@ -1,0 +1,107 @@
+package boardemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+)
+
+// PTY runs a board on a pseudo-terminal. Its Path is the device a client opens (with
+// tarm/serial, as a real port).
+type PTY struct {
+	Path   string
+	board  *Board
+	master *os.File
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc
+}
+
+// StartPTY opens a pseudo-terminal and serves b on it until ctx is done or Close. A client
+// opening the device counts as a connection (a reset, if configured); closing it, as the end of
+// one.
+func StartPTY(ctx context.Context, b *Board) (*PTY, error) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("board emulator: open a pseudo-terminal: %w", err)
+	}
+	// Raw from the start, so nothing the board writes is echoed back before the client has set
+	// its own modes.
+	if _, err := term.MakeRaw(int(slave.Fd())); err != nil {
+		master.Close()
+		slave.Close()
+		return nil, fmt.Errorf("board emulator: raw mode on %s: %w", slave.Name(), err)
+	}
+	p := &PTY{Path: slave.Name(), board: b, master: master, done: make(chan struct{})}
+	// With no slave open, reads on the master fail with EIO: that is how the board sees that
+	// no client has the port open.
+	slave.Close()
+	ctx, p.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(p.done)
+		p.err = p.serve(ctx)
+	}()
+	go func() {
+		<-ctx.Done()
+		master.Close()
+	}()
+	return p, nil
+}
+
+func (p *PTY) serve(ctx context.Context) error {
+	buf := make([]byte, 512)
+	var pending []byte
+	connected := false
+	for {
+		n, err := p.master.Read(buf)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, syscall.EIO) {
+				// No client (or it closed the port): wait for the next open.
+				connected, pending = false, pending[:0]
+				time.Sleep(2 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("board emulator %s: %w", p.Path, err)
+		}
+		if !connected {
+			connected = true
+			p.board.connect(p.master)
+		}
+		pending = append(pending, buf[:n]...)
+		for {
+			i := strings.IndexByte(string(pending), '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.TrimRight(string(pending[:i]), "\r")
+			pending = pending[i+1:]
+			p.board.handleLine(ctx, line, p.master)
+		}
+		if len(pending) > 64*1024 {
+			pending = pending[:0]
+		}
+	}
+}
+
+// Board is the board served.
+func (p *PTY) Board() *Board { return p.board }
+
+// Close stops serving and closes the pseudo-terminal.
+func (p *PTY) Close() error {
+	p.cancel()
+	<-p.done
+	return p.err
+}
+
+// Done is closed when the emulator has stopped.
+func (p *PTY) Done() <-chan struct{} { return p.done }
