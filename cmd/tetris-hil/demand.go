@@ -7,6 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
+
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
@@ -40,6 +43,12 @@ type namedDemand struct {
 	Label   string
 	Dataset string // the trace's dataset (text domain or prompt set), when it names one
 	Demand  *schedules.Demand
+}
+
+// matrix is the matrix as the experiment API takes it.
+func (nd namedDemand) matrix() experiment.Matrix {
+	return experiment.Matrix{Demand: nd.Demand,
+		Ref: emulator.MatrixRef{Index: nd.Index, Layer: nd.Layer, Phase: nd.Phase, Dataset: nd.Dataset, Label: nd.Label}}
 }
 
 // loadTrace reads the --demand file, or the built-in trace when there is none.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -36,7 +37,7 @@ func TestEmulateScheduleGolden(t *testing.T) {
 	goldenfile.Check(t, "testdata/emulate/hand4.golden.json", got)
 	// The record's headline fields, worked by hand: receiver 1 takes 4000 + 5000 bytes at
 	// 1 GB/s (9 µs) from two partners (one α_r = 1 µs more: 10 µs).
-	var rep emulateReport
+	var rep experiment.Report
 	if err := json.Unmarshal(got, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep emulateReport
+	var rep experiment.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +146,8 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 	sum := map[string]float64{}
 	for _, r := range rep.Runs {
 		sum[r.Algorithm] += r.CompletionSeconds
-		if r.Algorithm == "tetris" && r.TetrisSpeedup != 1 {
-			t.Errorf("tetris's speedup over itself is %g", r.TetrisSpeedup)
+		if r.Algorithm == "tetris" && r.Speedup != 1 {
+			t.Errorf("tetris's speedup over itself is %g", r.Speedup)
 		}
 		if r.LowerBoundSeconds != max(r.BandwidthBoundSeconds, r.ReconfigBoundSeconds) || r.CompletionSeconds < r.LowerBoundSeconds {
 			t.Errorf("%s on matrix %d: completion %g, bounds %g/%g/%g", r.Algorithm, r.Matrix.Index,
@@ -154,7 +155,7 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 		}
 	}
 	for _, tot := range rep.Totals {
-		if want := sum[tot.Algorithm] / sum["tetris"]; tot.Matrices != matrices || tot.CompletionSeconds != sum[tot.Algorithm] || tot.TetrisSpeedup != want {
+		if want := sum[tot.Algorithm] / sum["tetris"]; tot.Matrices != matrices || tot.CompletionSeconds != sum[tot.Algorithm] || tot.Speedup != want {
 			t.Errorf("total %+v: want %d matrices, completion %g, speedup %g", tot, matrices, sum[tot.Algorithm], want)
 		}
 	}
@@ -224,7 +225,7 @@ func TestEmulateCalibrationModel(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
 	}
 	b, _ := os.ReadFile(out)
-	var rep emulateReport
+	var rep experiment.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
 )
 
 // logger is configured by the root command's persistent flags before any subcommand runs.
@@ -26,7 +28,7 @@ at the granularity of single switches.
 
 Units: bandwidth flags take a unit (800Gbps, 100GB/s); delays take one too (10us, 1ms).
 Every command that touches hardware also runs with --fake (no GPU, no NVML, no switch).`,
-		Version:       strings.TrimPrefix(toolVersion(), "tetris-hil "),
+		Version:       strings.TrimPrefix(provenance.Tool(), "tetris-hil "),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -29,6 +29,12 @@ type planFlags struct {
 func (p *planFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.bandwidth, "bandwidth", "800Gbps", "per-port link bandwidth, with a unit: 800Gbps (bits), 100GB/s (bytes)")
 	fs.StringVar(&p.reconfig, "reconfig", "10us", "switch reconfiguration delay α_r, with a unit: 10ns, 10us, 1ms")
+	p.registerShape(fs)
+}
+
+// registerShape registers what planFlags holds besides the bandwidth and α_r: the fabric, the
+// ablations and the RNB mapping (sweep takes bandwidths and delays as lists of its own).
+func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.StringVar(&p.fabric, "fabric", "benes", "fabric to plan and execute on: benes or crossbar (the ideal strictly non-blocking reference)")
 	fs.BoolVar(&p.opts.NoPartial, "no-partial", false, "Tetris ablation: execute each planning matching as a barrier round")
 	fs.BoolVar(&p.opts.NaiveRouting, "naive-routing", false, "Tetris ablation: route with plain looping, not RNB-aware routing")
@@ -50,14 +56,26 @@ func parseRNBMapping(v string) (string, error) {
 
 // options parses the flags into scheduler options; errors name the flag and value.
 func (p *planFlags) options() (schedules.Options, error) {
-	o := p.opts
-	var err error
+	o, err := p.shape()
+	if err != nil {
+		return o, err
+	}
 	if o.Bandwidth, err = units.ParseBandwidth(p.bandwidth); err != nil {
 		return o, usagef("--bandwidth %q: %v", p.bandwidth, err)
 	}
 	if o.Reconfig, err = units.ParseDuration(p.reconfig); err != nil {
 		return o, usagef("--reconfig %q: %v", p.reconfig, err)
 	}
+	if err := o.Check(); err != nil {
+		return o, &usageError{err}
+	}
+	return o, nil
+}
+
+// shape parses the flags registerShape registers.
+func (p *planFlags) shape() (schedules.Options, error) {
+	o := p.opts
+	var err error
 	switch schedules.FabricKind(p.fabric) {
 	case schedules.Benes, schedules.Crossbar:
 		o.Fabric = schedules.FabricKind(p.fabric)
@@ -66,9 +84,6 @@ func (p *planFlags) options() (schedules.Options, error) {
 	}
 	if o.RNBMapping, err = parseRNBMapping(p.rnbMapping); err != nil {
 		return o, err
-	}
-	if err := o.Check(); err != nil {
-		return o, &usageError{err}
 	}
 	return o, nil
 }

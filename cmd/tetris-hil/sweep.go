@@ -13,12 +13,11 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -35,7 +34,12 @@ const (
 )
 
 type sweepFlags struct {
-	demand     demandSource
+	demand demandSource
+	// plan holds the fabric, the ablations and the RNB mapping; the grid gives bandwidth and α_r.
+	plan planFlags
+	// models are the execution models, as in emulate (Tetris Figure 10's hardware emulation
+	// takes transfer times from the GPUs).
+	models     modelFlags
 	algo       string
 	reference  string
 	bandwidths string
@@ -43,9 +47,6 @@ type sweepFlags struct {
 	out        string
 	jobs       int
 	progress   string
-	// Transfer-time sources for seed Figure 10's hardware emulation, as in emulate.
-	calibration, gpuMap, measured string
-	rnbMapping                    string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -67,14 +68,19 @@ Files written to --out:
                                        (or the nearest cell of the grid)
 
 With --calibration (per-GPU-pair α + β·bytes) or --measured (measured transfer times), transfers
-are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: seed
+are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: Tetris
 Figure 10's hardware emulation. The bandwidths then only set what the schedulers plan with and
-the lower bounds.
+the lower bounds. With --reconfig-model controller, every reconfiguration command takes --tr on
+one controller, serialised, then settles for --tw (Er-El and Feitelson §2.3.3) in every cell; the
+cell's α_r then only sets what the schedulers plan with, and the lower bounds use T_r + T_w.
+--fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
+every cell, as in emulate.
 
 The work runs on --jobs workers (default: every core).`,
 		Example: `  tetris-hil sweep --out sweep/
   tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
-  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/`,
+  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
+  tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
@@ -87,10 +93,8 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.out, "out", "", "directory for the CSV and the plots (created if missing)")
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
-	fs.StringVar(&f.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
-	fs.StringVar(&f.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
-	fs.StringVar(&f.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
-	fs.StringVar(&f.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
+	f.plan.registerShape(fs)
+	f.models.register(fs)
 	return cmd
 }
 
@@ -117,16 +121,8 @@ func parseList(flag, list string, parse func(string) (float64, error)) ([]float6
 
 func (f *sweepFlags) config() (sweep.Config, error) {
 	var cfg sweep.Config
-	if f.out == "" {
-		return cfg, usagef("--out: an output directory is required")
-	}
-	if f.jobs < 0 {
-		return cfg, usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
-	}
-	switch f.progress {
-	case "auto", "on", "off":
-	default:
-		return cfg, usagef("--progress %q: want auto, on or off", f.progress)
+	if err := f.checkFlags(); err != nil {
+		return cfg, err
 	}
 	var err error
 	if cfg.Bandwidths, err = parseList("bandwidth", f.bandwidths, units.ParseBandwidth); err != nil {
@@ -143,23 +139,55 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 			f.reference, f.algo, strings.Join(cfg.Algorithms, ","))
 	}
 	cfg.Reference = f.reference
-	if cfg.RNBMapping, err = parseRNBMapping(f.rnbMapping); err != nil {
+	if cfg.Plan, err = f.plan.shape(); err != nil {
 		return cfg, err
 	}
-	if f.calibration != "" || f.measured != "" || f.gpuMap != "" {
-		// The same flags, checks and messages as emulate's transfer models.
-		ef := emulateFlags{calibration: f.calibration, gpuMap: f.gpuMap, measured: f.measured, reconfModel: "parallel"}
-		ecfg, err := ef.models(cfg.Bandwidths[0], 0)
+	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
+	m := f.models
+	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" {
+		// The same flags, checks and messages as emulate's models.
+		exec, err := m.exec(cfg.Bandwidths[0], cfg.Reconfigs[0])
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Transfer = ecfg.Transfer
+		if m.calibration != "" || m.measured != "" {
+			cfg.Transfer = exec.Transfer
+		}
+		if m.reconfModel != "parallel" {
+			cfg.ReconfigModel = exec.Reconfig
+		}
 	}
 	cfg.Jobs = f.jobs
 	if cfg.Jobs == 0 {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
 	return cfg, nil
+}
+
+// checkFlags checks the flags that need no parsing, and the output directory.
+func (f *sweepFlags) checkFlags() error {
+	if f.out == "" {
+		return usagef("--out: an output directory is required")
+	}
+	if err := checkOutDir(f.out); err != nil {
+		return usagef("--out %q: %v", f.out, err)
+	}
+	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
+		for _, name := range []string{"sweep.csv", "sweep.json"} {
+			if err := safefile.Check(filepath.Join(f.out, name)); err != nil {
+				return usagef("--out %q: %v", f.out, err)
+			}
+		}
+	}
+	if f.jobs < 0 {
+		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return usagef("--progress %q: want auto, on or off", f.progress)
+	}
+	return nil
 }
 
 func containsString(ss []string, s string) bool {
@@ -169,18 +197,6 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// showProgress says whether to draw a progress bar on w.
-func showProgress(mode string, w io.Writer) bool {
-	switch mode {
-	case "on":
-		return true
-	case "off":
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
@@ -202,22 +218,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
 	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
 		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Msg("sweep")
-	var bar *progressbar.ProgressBar
-	if showProgress(f.progress, cmd.ErrOrStderr()) {
-		bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(cmd.ErrOrStderr()),
-			progressbar.OptionSetDescription("sweep"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		cfg.Progress = func(done, _ int) { _ = bar.Set(done) }
-	}
+	var finish func()
+	cfg.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "sweep", total)
 	start := time.Now()
 	res, err := sweep.Run(cmd.Context(), demands, cfg)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	finish()
 	if err != nil {
 		return err
 	}
@@ -242,23 +247,26 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 // sweepManifest is DIR/sweep.json: what the grid was run with, so that the CSV and the plots
 // beside it can be traced to the code and the exact inputs that produced them.
 type sweepManifest struct {
-	Version     int         `json:"version"`
-	Tool        string      `json:"tool"`
-	Inputs      []inputFile `json:"inputs"`
-	Matrices    int         `json:"matrices"`
-	Algorithms  []string    `json:"algorithms"`
-	Reference   string      `json:"reference"`
-	Bandwidths  []float64   `json:"bandwidths_bytes_per_second"`
-	Reconfigs   []float64   `json:"reconfigs_seconds"`
-	Transfer    string      `json:"transfer_model"`
-	Reconfig    string      `json:"reconfig_model"`
-	RNBMapping  string      `json:"rnb_mapping,omitempty"`
-	ResultsFile string      `json:"results"`
+	Version    int                `json:"version"`
+	Tool       string             `json:"tool"`
+	Inputs     []provenance.Input `json:"inputs"`
+	Matrices   int                `json:"matrices"`
+	Algorithms []string           `json:"algorithms"`
+	Reference  string             `json:"reference"`
+	Bandwidths []float64          `json:"bandwidths_bytes_per_second"`
+	Reconfigs  []float64          `json:"reconfigs_seconds"`
+	Transfer   string             `json:"transfer_model"`
+	Reconfig   string             `json:"reconfig_model"`
+	RNBMapping string             `json:"rnb_mapping,omitempty"`
+	// Fabric and Ablations are written when a flag set them.
+	Fabric      string   `json:"fabric,omitempty"`
+	Ablations   []string `json:"ablations,omitempty"`
+	ResultsFile string   `json:"results"`
 }
 
 func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (string, error) {
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.calibration},
-		[2]string{"measured", f.measured})
+	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured})
 	if err != nil {
 		return "", err
 	}
@@ -266,12 +274,34 @@ func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (str
 	if cfg.Transfer != nil {
 		transfer = cfg.Transfer.Name()
 	}
-	m := sweepManifest{Version: 1, Tool: toolVersion(), Inputs: inputs, Matrices: res.Matrices,
+	reconfig := "parallel (α_r of each cell per switch change)"
+	if cfg.ReconfigModel != nil {
+		reconfig = cfg.ReconfigModel.Name() + " (α_r of each cell for planning only)"
+	}
+	m := sweepManifest{Version: 1, Tool: provenance.Tool(), Inputs: inputs, Matrices: res.Matrices,
 		Algorithms: res.Algorithms, Reference: res.Reference, Bandwidths: res.Bandwidths, Reconfigs: res.Reconfigs,
-		Transfer: transfer, Reconfig: "parallel (α_r of each cell per switch change)", RNBMapping: f.rnbMapping,
+		Transfer: transfer, Reconfig: reconfig, RNBMapping: f.plan.rnbMapping, Ablations: f.ablations(),
 		ResultsFile: "sweep.csv"}
+	if f.plan.fabric != "benes" {
+		m.Fabric = f.plan.fabric
+	}
 	path := filepath.Join(f.out, "sweep.json")
 	return path, safefile.WriteJSON(path, m)
+}
+
+// ablations lists the ablation flags that are set.
+func (f *sweepFlags) ablations() []string {
+	var out []string
+	for _, a := range []struct {
+		on   bool
+		name string
+	}{{f.plan.opts.NoPartial, "no-partial"}, {f.plan.opts.NaiveRouting, "naive-routing"},
+		{f.plan.opts.NoDegreeCoverage, "no-degree-coverage"}, {f.plan.opts.SunflowBySize, "sunflow-by-size"}} {
+		if a.on {
+			out = append(out, a.name)
+		}
+	}
+	return out
 }
 
 // writeSweepFiles writes the CSV and the plots into dir and returns their paths.

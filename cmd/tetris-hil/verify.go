@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -70,21 +69,11 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 	return cmd
 }
 
-// readTimeline accepts a bare Timeline or a run record with a "timeline" field.
+// readTimeline reads the timeline of a run record (emulated or live) or a bare Timeline.
 func readTimeline(path string) (*schedules.Timeline, error) {
-	b, err := os.ReadFile(path)
+	tl, err := emulator.LoadTimeline(path)
 	if err != nil {
 		return nil, usagef("--timeline %q: %v", path, err)
 	}
-	var wrapped struct {
-		Timeline *schedules.Timeline `json:"timeline"`
-	}
-	if err := json.Unmarshal(b, &wrapped); err == nil && wrapped.Timeline != nil {
-		return wrapped.Timeline, nil
-	}
-	var tl schedules.Timeline
-	if err := json.Unmarshal(b, &tl); err != nil {
-		return nil, usagef("--timeline %q: %v", path, err)
-	}
-	return &tl, nil
+	return tl, nil
 }

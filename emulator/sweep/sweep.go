@@ -13,12 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -41,9 +39,17 @@ type Config struct {
 	// injected α_r. The bandwidths then only feed the schedulers' planning and the lower bounds.
 	// It must be safe for concurrent use (the emulator's models are).
 	Transfer emulator.TransferModel
+	// ReconfigModel, when set, times every reconfiguration in every cell instead of parallel
+	// changes taking the cell's α_r (e.g. the controller model of Er-El and Feitelson §2.3.3);
+	// the cell's α_r then only feeds the schedulers' planning, and lower bounds use the model's
+	// nominal delay. It must be safe for concurrent use (the emulator's models are).
+	ReconfigModel emulator.ReconfigModel
 	// Fabric is passed to every scheduler; empty lets each plan for its natural fabric (the ideal
 	// SNB reference runs on a crossbar, everything else on Beneš).
 	Fabric schedules.FabricKind
+	// Plan holds the other scheduler options (the Tetris ablations, Sunflow's order); its
+	// Bandwidth, Reconfig, Fabric and RNBMapping are set from the cell and the fields here.
+	Plan schedules.Options
 	// RNBMapping is passed to every scheduler as schedules.Options.RNBMapping: how Sunflow's and
 	// BFF's plans get Beneš paths ("" or "looping", the default; "avoid-live").
 	RNBMapping string
@@ -121,156 +127,102 @@ func (r *Result) RatioGrid(name string) ([][]float64, error) {
 	return g, nil
 }
 
-// check validates cfg against the demands and resolves the schedulers.
-func (cfg *Config) check(demands []*schedules.Demand) ([]schedules.Scheduler, error) {
+// check validates cfg against the demands.
+func (cfg *Config) check(demands []*schedules.Demand) error {
 	if len(demands) == 0 {
-		return nil, errors.New("sweep: no demand matrices")
+		return errors.New("sweep: no demand matrices")
 	}
 	for m, d := range demands {
 		if d == nil || d.N() == 0 {
-			return nil, fmt.Errorf("sweep: demand matrix %d is empty", m)
+			return fmt.Errorf("sweep: demand matrix %d is empty", m)
 		}
 	}
 	if len(cfg.Bandwidths) == 0 || len(cfg.Reconfigs) == 0 {
-		return nil, fmt.Errorf("sweep: the grid has %d bandwidths and %d reconfiguration delays; both must be positive",
+		return fmt.Errorf("sweep: the grid has %d bandwidths and %d reconfiguration delays; both must be positive",
 			len(cfg.Bandwidths), len(cfg.Reconfigs))
 	}
 	for _, b := range cfg.Bandwidths {
 		if !(b > 0) || math.IsInf(b, 0) {
-			return nil, fmt.Errorf("sweep: bandwidth %g bytes/s is not a positive finite rate", b)
+			return fmt.Errorf("sweep: bandwidth %g bytes/s is not a positive finite rate", b)
 		}
 	}
 	for _, a := range cfg.Reconfigs {
 		if !(a >= 0) || math.IsInf(a, 0) {
-			return nil, fmt.Errorf("sweep: reconfiguration delay %g s is not a non-negative finite time", a)
+			return fmt.Errorf("sweep: reconfiguration delay %g s is not a non-negative finite time", a)
 		}
 	}
 	if cfg.Reference == "" {
 		cfg.Reference = DefaultReference
 	}
 	if !slices.Contains(cfg.Algorithms, cfg.Reference) {
-		return nil, fmt.Errorf("sweep: algorithms %v do not include the reference %q that ratios are taken against",
+		return fmt.Errorf("sweep: algorithms %v do not include the reference %q that ratios are taken against",
 			cfg.Algorithms, cfg.Reference)
 	}
-	scheds := make([]schedules.Scheduler, len(cfg.Algorithms))
 	for i, name := range cfg.Algorithms {
 		if slices.Index(cfg.Algorithms, name) != i {
-			return nil, fmt.Errorf("sweep: algorithm %q is listed twice", name)
+			return fmt.Errorf("sweep: algorithm %q is listed twice", name)
 		}
-		s, err := schedules.Lookup(name)
-		if err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
+		if _, err := schedules.Lookup(name); err != nil {
+			return fmt.Errorf("sweep: %w", err)
 		}
-		scheds[i] = s
 	}
-	return scheds, nil
+	return nil
 }
 
-// task is one algorithm on one matrix in one cell; tasks are numbered algorithm-fastest, then
-// matrix, then cell, so neighbouring tasks share a demand.
-type task struct{ cell, matrix, algo int }
-
-// Run sweeps the grid of cfg over demands. On the first failure, or when ctx is cancelled, the
-// workers stop taking tasks and Run returns the error; no partial result is returned.
+// Run sweeps the grid of cfg over demands: one experiment.Config per cell, all run on one pool
+// of workers by experiment.RunMany (without verification: every scheduler's output is verified
+// by the tests). On the first failure, or when ctx is cancelled, the workers stop taking tasks
+// and Run returns the error; no partial result is returned.
 func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result, error) {
-	scheds, err := cfg.check(demands)
-	if err != nil {
+	if err := cfg.check(demands); err != nil {
 		return nil, err
 	}
-	nb, nr, nm, na := len(cfg.Bandwidths), len(cfg.Reconfigs), len(demands), len(cfg.Algorithms)
-	total := nb * nr * nm * na
-	// completions[t] belongs to task t.
-	completions := make([]float64, total)
-	decode := func(t int) task {
-		return task{cell: t / (nm * na), matrix: t / na % nm, algo: t % na}
+	ms := make([]experiment.Matrix, len(demands))
+	for m, d := range demands {
+		ms[m] = experiment.Matrix{Ref: emulator.MatrixRef{Index: m, Layer: -1}, Demand: d}
 	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := cfg.Jobs
-	if jobs <= 0 {
-		jobs = runtime.GOMAXPROCS(0)
-	}
-	jobs = min(jobs, total)
-
-	var (
-		next     atomic.Int64
-		errOnce  sync.Once
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	done := make(chan struct{}, jobs)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err; cancel() })
-	}
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= total || ctx.Err() != nil {
-					return
-				}
-				tk := decode(t)
-				bw, rc := cfg.Bandwidths[tk.cell/nr], cfg.Reconfigs[tk.cell%nr]
-				c, err := runOne(ctx, scheds[tk.algo], demands[tk.matrix], bw, rc, cfg)
-				if err != nil {
-					if ctx.Err() == nil {
-						fail(fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %w",
-							units.FormatBandwidth(bw), units.FormatSeconds(rc), tk.matrix, cfg.Algorithms[tk.algo], err))
-					}
-					return
-				}
-				completions[t] = c
-				done <- struct{}{}
-			}
-		}()
-	}
-	go func() { wg.Wait(); close(done) }()
-	n := 0
-	for range done {
-		n++
-		if cfg.Progress != nil {
-			cfg.Progress(n, total)
+	var cells []experiment.Config
+	for _, bw := range cfg.Bandwidths {
+		for _, rc := range cfg.Reconfigs {
+			cells = append(cells, cfg.cell(bw, rc))
 		}
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	outs, err := experiment.RunMany(ctx, ms, cells, experiment.Pool{Jobs: cfg.Jobs, Progress: cfg.Progress})
+	if err != nil {
+		var te *experiment.TaskError
+		if errors.As(err, &te) {
+			nr := len(cfg.Reconfigs)
+			bw, rc := cfg.Bandwidths[te.Config/nr], cfg.Reconfigs[te.Config%nr]
+			return nil, fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %s: %w",
+				units.FormatBandwidth(bw), units.FormatSeconds(rc), te.Position, te.Algorithm, te.Stage, te.Err)
+		}
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("sweep: stopped after %d of %d runs: %w", n, total, err)
-	}
-	return assemble(cfg, demands, completions), nil
+	return assemble(cfg, len(demands), outs), nil
 }
 
-// runOne schedules d with s for bandwidth bw and delay rc (on cfg's fabric, with cfg's RNB
-// mapping), and emulates the schedule with transfer times from cfg.Transfer (bytes/bw when nil)
-// and parallel reconfiguration taking rc.
-func runOne(ctx context.Context, s schedules.Scheduler, d *schedules.Demand, bw, rc float64, cfg Config) (float64, error) {
-	sch, err := s.Schedule(ctx, d, schedules.Options{Bandwidth: bw, Reconfig: rc, Fabric: cfg.Fabric, RNBMapping: cfg.RNBMapping})
-	if err != nil {
-		return 0, fmt.Errorf("scheduling: %w", err)
-	}
-	tm := cfg.Transfer
+// cell is the experiment of one (bandwidth, α_r) cell: the schedulers plan for bw and rc (on
+// cfg's fabric, with cfg's ablations and RNB mapping); transfers take cfg.Transfer (bytes/bw when
+// nil) and reconfiguration cfg.ReconfigModel (parallel, rc per change, when nil); lower bounds
+// use bw.
+func (cfg *Config) cell(bw, rc float64) experiment.Config {
+	o := cfg.Plan
+	o.Bandwidth, o.Reconfig, o.Fabric, o.RNBMapping = bw, rc, cfg.Fabric, cfg.RNBMapping
+	tm, rm := cfg.Transfer, cfg.ReconfigModel
 	if tm == nil {
 		tm = emulator.BandwidthModel(bw)
 	}
-	res, _, err := emulator.Run(ctx, sch, d, emulator.Config{
-		Transfer:       tm,
-		Reconfig:       emulator.ParallelReconfig(rc),
-		BoundBandwidth: bw,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("emulating: %w", err)
+	if rm == nil {
+		rm = emulator.ParallelReconfig(rc)
 	}
-	return res.Completion, nil
+	return experiment.Config{Algorithms: cfg.Algorithms, Options: o, Reference: cfg.Reference, SkipVerify: true,
+		Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
 }
 
-// assemble sums the per-task completions in a fixed order.
-func assemble(cfg Config, demands []*schedules.Demand, completions []float64) *Result {
-	nr, nm, na := len(cfg.Reconfigs), len(demands), len(cfg.Algorithms)
-	ref := slices.Index(cfg.Algorithms, cfg.Reference)
+// assemble arranges the experiments' records into the grid; sums come from the experiments'
+// totals (summed in matrix order).
+func assemble(cfg Config, nm int, outs []*experiment.Outcome) *Result {
+	nr, na := len(cfg.Reconfigs), len(cfg.Algorithms)
 	r := &Result{
 		Algorithms: slices.Clone(cfg.Algorithms),
 		Reference:  cfg.Reference,
@@ -279,33 +231,32 @@ func assemble(cfg Config, demands []*schedules.Demand, completions []float64) *R
 		Matrices:   nm,
 		Cells:      make([][]Cell, len(cfg.Bandwidths)),
 	}
+	ref := slices.Index(cfg.Algorithms, cfg.Reference)
 	for i, bw := range cfg.Bandwidths {
 		r.Cells[i] = make([]Cell, nr)
 		for j, rc := range cfg.Reconfigs {
+			out := outs[i*nr+j]
 			cell := &r.Cells[i][j]
 			cell.Bandwidth, cell.Reconfig = bw, rc
 			cell.LowerBounds = make([]float64, nm)
-			for m, d := range demands {
-				cell.LowerBounds[m] = schedules.LowerBound(d, bw, rc).Max()
+			for m := range nm {
+				// Every algorithm's record of a matrix has the same bound (same demand, b and α_r).
+				cell.LowerBounds[m] = out.Records[m*na].LowerBoundSeconds
 				cell.LowerBound += cell.LowerBounds[m]
 			}
-			base := (i*nr + j) * nm * na
 			cell.Algorithms = make([]AlgoResult, na)
+			refSum := out.Totals[ref].CompletionSeconds
 			for a, name := range cfg.Algorithms {
 				ar := &cell.Algorithms[a]
 				ar.Algorithm = name
 				ar.Completions = make([]float64, nm)
 				for m := range nm {
-					ar.Completions[m] = completions[base+m*na+a]
-					ar.Completion += ar.Completions[m]
+					ar.Completions[m] = out.Records[m*na+a].CompletionSeconds
 				}
-			}
-			refSum := cell.Algorithms[ref].Completion
-			for a := range cell.Algorithms {
-				ar := &cell.Algorithms[a]
+				ar.Completion = out.Totals[a].CompletionSeconds
 				switch {
 				case refSum > 0:
-					ar.Ratio = ar.Completion / refSum
+					ar.Ratio = out.Totals[a].Speedup
 				case ar.Completion == 0:
 					ar.Ratio = 1 // nothing to send: every algorithm ties
 				default:
