@@ -112,7 +112,9 @@ func TestFitFindsPlantedKnee(t *testing.T) {
 		if r := float64(p1.FromBytes) / float64(knee); r < 0.9 || r > 1.1 {
 			t.Errorf("knee at %d bytes found at %d (pieces %+v)", knee, p1.FromBytes, f.Pieces)
 		}
-		if math.Abs(p0.Alpha/alpha-1) > 0.02 || math.Abs(p0.Beta*bw-1) > 0.01 || math.Abs(p1.Beta*bw*0.5-1) > 0.01 {
+		// Below a 1 MiB knee β·m is at most a third of the time, so the first piece's β is known
+		// to a few per cent only; α and the second piece's β are sharp.
+		if math.Abs(p0.Alpha/alpha-1) > 0.02 || math.Abs(p0.Beta*bw-1) > 0.05 || math.Abs(p1.Beta*bw*0.5-1) > 0.01 {
 			t.Errorf("knee at %d: pieces %+v; want α %.4g, β %.4g then %.4g", knee, f.Pieces, alpha, 1/bw, 2/bw)
 		}
 		if f.Bandwidth != 1/p1.Beta || f.MaxRelResidual > 0.03 {

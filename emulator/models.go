@@ -54,7 +54,9 @@ type alphaBetaModel struct {
 
 // AlphaBetaModel uses a calibration's per-pair fit α + β·bytes. gpuOf maps a fabric port to the
 // GPU it stands for; nil is the identity. Every pair of distinct GPUs a schedule uses must be
-// calibrated; a transfer between two ports on one GPU costs nothing (it never leaves the device).
+// calibrated; a transfer between two ports on one GPU costs nothing (it never leaves the device)
+// unless the calibration has that GPU's loopback pair (two processes on one GPU, how a one-GPU
+// machine is calibrated), which it then uses. Each size gets the piece of the fit covering it.
 //
 // Under this model every circuit pays α, so a demand split into several circuits (barrier rounds)
 // pays α once per piece; Run notes this in Result.Notes.
@@ -110,8 +112,8 @@ func (m *alphaBetaModel) Seconds(src, dst int, bytes int64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if gs == gd {
-		return 0, nil
+	if gs == gd && !m.have[gs*m.gpus+gd] {
+		return 0, nil // never leaves the device, unless the calibration measured its loopback
 	}
 	if !m.have[gs*m.gpus+gd] {
 		return 0, fmt.Errorf("alphabeta model: GPU pair (%d, %d) is not calibrated", gs, gd)

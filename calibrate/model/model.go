@@ -43,7 +43,8 @@ type Calibration struct {
 	Created   string    `json:"created,omitempty"`
 	Plan      *Plan     `json:"plan,omitempty"`
 	Inventory Inventory `json:"inventory"`
-	// Pairs has one fit per measured ordered GPU pair (src ≠ dst) and pattern.
+	// Pairs has one fit per measured ordered GPU pair and pattern. src = dst is a loopback pair:
+	// copies between two worker processes on one GPU (how a one-GPU machine is calibrated).
 	Pairs []PairFit `json:"pairs"`
 	// Warnings are what a person should know about the measurement (throttling, say).
 	Warnings []string `json:"warnings,omitempty"`
@@ -59,9 +60,13 @@ type Plan struct {
 	Reps     int      `json:"reps"`
 	Copy     string   `json:"copy"`     // "ce" or "sm"
 	Patterns []string `json:"patterns"` // Isolated and/or Permutation
-	// Permutations are the permutations measured under Permutation: perm[i] is GPU i's receiver
-	// (by default the n−1 cyclic shifts of the GPUs of Pairs).
-	Permutations [][]int `json:"permutations,omitempty"`
+	// Permutations are the rounds measured under Permutation, each a set of (src, dst) pairs in
+	// which every GPU sends at most once and receives at most once (by default the n−1 cyclic
+	// shifts of the GPUs of Pairs).
+	Permutations [][][2]int `json:"permutations,omitempty"`
+	// Demand lists distinct (src, dst, bytes) transfers measured directly, besides the sweep: a
+	// trace's demands, timed on the GPUs for the emulator's measured model (Tetris §4.1).
+	Demand []Transfer `json:"demand,omitempty"`
 	// VerifyEvery: every k-th size of each pair also checks the copied bytes (0: never).
 	VerifyEvery int  `json:"verify_every"`
 	LockClocks  bool `json:"lock_clocks,omitempty"`
@@ -72,19 +77,13 @@ type Plan struct {
 	EngineOptions string `json:"engine_options,omitempty"`
 }
 
-// Steps is the number of measurement steps the plan has: one per size per pair for Isolated, one
-// per size per permutation for Permutation.
-func (p *Plan) Steps() int {
-	n := 0
-	for _, pat := range p.Patterns {
-		switch pat {
-		case Isolated:
-			n += len(p.Pairs) * len(p.Sizes)
-		case Permutation:
-			n += len(p.Permutations) * len(p.Sizes)
-		}
-	}
-	return n
+// Transfer is one timed transfer of a demand: GPU Src to GPU Dst, Bytes; Seconds is its median
+// time once measured.
+type Transfer struct {
+	Src     int     `json:"src"`
+	Dst     int     `json:"dst"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // Equal reports whether two plans measure the same thing (what --resume checks).
@@ -411,9 +410,6 @@ func (p PairFit) validate(n int, seen map[[2]int]map[string]bool) error {
 	if p.Src < 0 || p.Dst < 0 || p.Src >= n || p.Dst >= n {
 		return fieldError("", "GPU pair (%d, %d) is outside the inventory of %d GPUs", p.Src, p.Dst, n)
 	}
-	if p.Src == p.Dst {
-		return fieldError("", "src and dst are both GPU %d (only transfers between GPUs are calibrated)", p.Src)
-	}
 	pat := p.PatternName()
 	if pat != Isolated && pat != Permutation {
 		return fieldError("pattern", "%q is not a traffic pattern (want %s or %s)", p.Pattern, Isolated, Permutation)
@@ -507,12 +503,17 @@ func (p *Plan) validate(n int) error {
 		}
 	}
 	for i, perm := range p.Permutations {
-		seen := map[int]bool{}
-		for j, d := range perm {
-			if d < 0 || d >= n || seen[d] {
-				return fmt.Errorf("permutations[%d][%d]: %d is not a GPU of the inventory used once", i, j, d)
+		srcs, dsts := map[int]bool{}, map[int]bool{}
+		for j, pr := range perm {
+			if pr[0] < 0 || pr[1] < 0 || pr[0] >= n || pr[1] >= n || srcs[pr[0]] || dsts[pr[1]] {
+				return fmt.Errorf("permutations[%d][%d]: (%d, %d) is outside the inventory of %d GPUs or repeats a sender or receiver", i, j, pr[0], pr[1], n)
 			}
-			seen[d] = true
+			srcs[pr[0]], dsts[pr[1]] = true, true
+		}
+	}
+	for i, t := range p.Demand {
+		if t.Src < 0 || t.Dst < 0 || t.Src >= n || t.Dst >= n || t.Bytes <= 0 || !finite(t.Seconds) || t.Seconds < 0 {
+			return fmt.Errorf("demand[%d]: %d bytes from GPU %d to GPU %d (GPUs of the inventory of %d, bytes > 0)", i, t.Bytes, t.Src, t.Dst, n)
 		}
 	}
 	return nil

@@ -47,7 +47,7 @@ func TestReadErrorsNameTheField(t *testing.T) {
 		{"version", `{"version": 2, "inventory": {"gpus": []}, "pairs": []}`, "field version: 2"},
 		{"unknown field", `{"version": 1, "inventory": {"gpus": []}, "pairs": [], "extra": 1}`, `unknown field "extra"`},
 		{"gpu order", `{"version": 1, "inventory": {"gpus": [{"index": 1, "name": "a"}]}, "pairs": []}`, "inventory.gpus[0].index"},
-		{"self pair", pair(`{"src": 1, "dst": 1, "alpha_seconds": 0, "beta_seconds_per_byte": 1e-11, "r2": 1}`), "pairs[0]: src and dst"},
+		{"pattern", pair(`{"src": 1, "dst": 1, "pattern": "all-to-all", "alpha_seconds": 0, "beta_seconds_per_byte": 1e-11, "r2": 1}`), `pairs[0].pattern: "all-to-all"`},
 		{"outside", pair(`{"src": 0, "dst": 2, "alpha_seconds": 0, "beta_seconds_per_byte": 1e-11, "r2": 1}`), "outside the inventory"},
 		{"negative alpha", pair(`{"src": 0, "dst": 1, "alpha_seconds": -1, "beta_seconds_per_byte": 1e-11, "r2": 1}`), "pairs[0].alpha_seconds: -1"},
 		{"zero beta", pair(`{"src": 0, "dst": 1, "alpha_seconds": 0, "beta_seconds_per_byte": 0, "r2": 1}`), "pairs[0].beta_seconds_per_byte: 0"},

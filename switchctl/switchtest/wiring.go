@@ -21,7 +21,8 @@ type Fabric struct {
 }
 
 // YAML returns the wiring map: every switch in stage-major order, board channels from 1, GPIO
-// pins "GPIO<k>", crystal pins "XA<k>"/"XB<k>" (k from 0), as the backend needs.
+// pins "TPIN<k>", crystal pins "TXA<k>"/"TXB<k>" (k from 0; T for test, so that no real
+// pin name is taken), as the backend needs.
 func (f Fabric) YAML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 1\nports: %d\nbackend: %s\nt_r: %dus\nt_w: %dus\n%s", f.Ports, f.Backend,
@@ -34,9 +35,9 @@ func (f Fabric) YAML() string {
 			fmt.Fprintf(&b, "  - {stage: %d, index: %d", s, i)
 			switch {
 			case f.Backend == "gpio":
-				fmt.Fprintf(&b, ", pin: GPIO%d", k)
+				fmt.Fprintf(&b, ", pin: TPIN%d", k)
 			case f.Backend == "crystal" && crystalGPIO:
-				fmt.Fprintf(&b, ", pin_a: XA%d, pin_b: XB%d", k, k)
+				fmt.Fprintf(&b, ", pin_a: TXA%d, pin_b: TXB%d", k, k)
 			case f.Backend == "osw22":
 				fmt.Fprintf(&b, ", port: %q", f.SwitchPorts[k])
 			default:

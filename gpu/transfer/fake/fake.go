@@ -1,5 +1,6 @@
 // Package fake is the "fake" transfer engine: no GPU, copy times drawn from a per-pair α-β
-// (Hockney) model T(m) = α + m/B with seeded multiplicative noise and occasional outliers, so that
+// (Hockney) model T(m) = α + m/B with multiplicative noise and occasional outliers, seeded per
+// (seed, pair, size) so that repeated and resumed measurements draw the same times, so that
 // calibration, fitting and replay run end to end on any machine. It runs inside worker processes
 // like the real engine, and its buffer handles cross process boundaries the way CUDA IPC handles
 // do, so the coordinator code it exercises is the real one.
@@ -205,7 +206,6 @@ type buffer struct {
 type engine struct {
 	dev     transfer.Device
 	model   Model
-	rng     *rand.Rand
 	buffers map[int]buffer
 	next    int
 	pattern byte // the source's current fill pattern
@@ -219,7 +219,6 @@ func open(_ context.Context, cfg transfer.Config) (transfer.Engine, error) {
 	return &engine{
 		dev:     cfg.Device,
 		model:   m,
-		rng:     rand.New(rand.NewPCG(m.Seed, uint64(cfg.Device.GPU))),
 		buffers: map[int]buffer{},
 		next:    1,
 	}, nil
@@ -300,11 +299,14 @@ func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) (transfer.T
 	}
 	tm := transfer.Timing{HostStart: transfer.Monotonic(), Times: make([]time.Duration, c.Reps)}
 	base := e.model.ExpectedSeconds(e.dev.GPU, b.owner, c.Bytes)
+	// The noise of a call is a function of (seed, pair, size): a measurement repeated in another
+	// process (a resumed calibration, a fresh worker) draws the same times, so runs reproduce.
+	rng := rand.New(rand.NewPCG(e.model.Seed, uint64(e.dev.GPU)<<56^uint64(b.owner)<<48^uint64(c.Bytes)))
 	var sum time.Duration
 	for i := range tm.Times {
-		t := base * math.Exp(e.model.Noise*e.rng.NormFloat64())
-		if e.rng.Float64() < e.model.Outliers {
-			t *= 1 + (e.model.OutlierFactor-1)*(0.5+0.5*e.rng.Float64())
+		t := base * math.Exp(e.model.Noise*rng.NormFloat64())
+		if rng.Float64() < e.model.Outliers {
+			t *= 1 + (e.model.OutlierFactor-1)*(0.5+0.5*rng.Float64())
 		}
 		tm.Times[i] = seconds(t)
 		sum += tm.Times[i]
