@@ -59,8 +59,8 @@ func sessionConfig(t *testing.T, jobs []Job) (Config, *restorer) {
 		Predict: emulator.Config{Transfer: FakeTransferModel(testModel, gpuOf),
 			Reconfig: SerialControllerModel(testTR.Seconds(), testTW.Seconds())},
 		LiveTransfer: "fake engine in process", LiveReconfig: "fake switch controller",
-		Manifest:     Manifest{Engine: "fake", EngineOptions: testModel.String(), Flags: map[string]string{"fake": "true"}},
-		Clocks:       clocks,
+		Manifest: Manifest{Engine: "fake", EngineOptions: testModel.String(), Flags: map[string]string{"fake": "true"}},
+		Clocks:   clocks,
 	}, clocks
 }
 
