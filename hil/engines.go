@@ -53,6 +53,9 @@ func OpenEngines(ctx context.Context, driver, options string, devs []transfer.De
 			return nil, errors.Join(fmt.Errorf("hil: buffer for endpoint %d → %d, %d bytes: %w", src, dst, pairs[k], err), es.Close())
 		}
 		es.buf[k] = pairBuf{id: id, bytes: pairs[k]}
+		if _, err := es.engines[src].Copy(ctx, id, transfer.Copy{Bytes: pairs[k], Reps: 1, Kind: kind}); err != nil {
+			return nil, errors.Join(fmt.Errorf("hil: warm-up copy endpoint %d → %d: %w", src, dst, err), es.Close())
+		}
 	}
 	return es, nil
 }

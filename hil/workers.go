@@ -94,6 +94,11 @@ func StartWorkers(ctx context.Context, cfg bench.Config, gpuOf []int, pairs map[
 		}
 		ws.buf[k] = pairBuf{id: id, bytes: pairs[k]}
 		ws.Via[via]++
+		// One untimed copy per pair before the replay: the first copy through a fresh worker,
+		// context and IPC mapping pays start-up costs that are no part of the schedule.
+		if _, err := sw.Copy(ctx, id, transfer.Copy{Bytes: pairs[k], Reps: 1, Kind: kind}, ws.timeout); err != nil {
+			return nil, errors.Join(fmt.Errorf("hil: warm-up copy endpoint %d → %d: %w", src, dst, err), ws.Close())
+		}
 	}
 	return ws, nil
 }
