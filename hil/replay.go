@@ -59,7 +59,8 @@ type CommandRecord struct {
 	Start     float64            `json:"start"`
 	End       float64            `json:"end"`
 	Changes   []switchctl.Change `json:"-"`
-	// Switches lists the changes as "stage:index=state".
+	// Switches lists the changes as "stage:index=state" (on a crossbar, the re-pointings as
+	// "txI→rxJ").
 	Switches []string `json:"switches"`
 }
 
@@ -147,6 +148,7 @@ type replay struct {
 	requested   map[int]float64
 	starts      []float64
 	changes     map[int][]switchctl.Change
+	repoint     map[int][]string
 	live        *Live
 	station     chan command
 }
@@ -156,7 +158,7 @@ func (r *replay) sec(t time.Duration) float64 { return (t - r.t0).Seconds() }
 func (r *replay) run(ctx context.Context) (*Live, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.requested, r.changes = map[int]float64{}, map[int][]switchctl.Change{}
+	r.requested, r.changes, r.repoint = map[int]float64{}, map[int][]switchctl.Change{}, map[int][]string{}
 	r.starts = make([]float64, len(r.s.Circuits))
 	r.t0 = transfer.Monotonic()
 	r.live = &Live{T0: r.t0, Circuits: []CircuitRecord{}, Commands: []CommandRecord{}}
@@ -299,6 +301,7 @@ func (r *replay) settled(id int, start, end time.Duration) ([]int32, error) {
 	for _, ch := range rec.Changes {
 		rec.Switches = append(rec.Switches, ch.String())
 	}
+	rec.Switches = append(rec.Switches, r.repoint[id]...)
 	r.live.Commands = append(r.live.Commands, rec)
 	return ready, nil
 }
@@ -339,17 +342,23 @@ func (r *replay) flush(ctx context.Context) error {
 			r.launch(ctx, ready)
 			continue
 		}
+		var changes []switchctl.Change
+		var repoint []string
+		for _, e := range cmd.Epochs {
+			ep := r.o.Epoch(int(e))
+			if ep.Stage < 0 {
+				// A crossbar transmitter re-pointing: nothing to command, only its delay.
+				repoint = append(repoint, fmt.Sprintf("tx%d→rx%d", ep.Switch, ep.Dst))
+				continue
+			}
+			changes = append(changes, switchctl.Change{Switch: switchctl.Addr{Stage: ep.Stage, Index: ep.Switch}, State: switchctl.State(ep.To)})
+		}
+		r.changes[cmd.ID], r.repoint[cmd.ID] = changes, repoint
 		if r.env.Switches == nil {
 			// The injected delay: α_r from now, waited for precisely with everything else.
 			r.due = append(r.due, deadline{at: now + r.env.AlphaR, circuit: -1, cmd: cmd.ID, start: now, end: now + r.env.AlphaR})
 			continue
 		}
-		changes := make([]switchctl.Change, len(cmd.Epochs))
-		for i, e := range cmd.Epochs {
-			ep := r.o.Epoch(int(e))
-			changes[i] = switchctl.Change{Switch: switchctl.Addr{Stage: ep.Stage, Index: ep.Switch}, State: switchctl.State(ep.To)}
-		}
-		r.changes[cmd.ID] = changes
 		r.outstanding++
 		r.station <- command{id: cmd.ID, changes: changes}
 	}
