@@ -51,6 +51,7 @@ type replayFlags struct {
 	unpinned                 bool
 	spin                     string
 	selftest                 bool
+	nice                     int
 	selftestReps             int
 }
 
@@ -120,6 +121,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a copy within this is reported hung and killed")
 	fs.BoolVar(&f.unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
 	fs.StringVar(&f.spin, "spin", "1ms", "wait for deadlines by sleeping until this long before them, then spinning")
+	fs.IntVar(&f.nice, "nice", -10, "run the replay (and its workers) at this niceness, ahead of other work on the machine (needs root; 0 leaves it)")
 	fs.BoolVar(&f.selftest, "selftest-delays", false, "measure the delay-injection error for 10ns, 1us, 10us, 100us, 1ms, 10ms and exit")
 	fs.IntVar(&f.selftestReps, "selftest-reps", 200, "with --selftest-delays: waits per delay")
 	return cmd
@@ -133,6 +135,15 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 		return usagef("--spin %q: want a duration ≥ 0 such as 1ms", f.spin)
 	}
 	injector := delay.Injector{SleepThreshold: max(secondsToDuration(spin), 1)}
+	if f.nice < -20 || f.nice > 19 {
+		return usagef("--nice %d: want -20..19", f.nice)
+	}
+	if f.nice != 0 {
+		// Before any worker starts, so that they inherit it.
+		if err := hil.Renice(f.nice); err != nil {
+			logger.Warn().Err(err).Msg("replaying at the normal priority: other work on this machine delays the replay's reactions")
+		}
+	}
 	if f.selftest {
 		if f.selftestReps < 1 {
 			return usagef("--selftest-reps %d: want at least 1", f.selftestReps)
