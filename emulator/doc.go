@@ -15,7 +15,9 @@
 //   - Run (or RunOrder) executes a schedule with pluggable timing models: a TransferModel
 //     (bandwidth, per-pair α-β from a calibration, or measured times) and a ReconfigModel (all
 //     changes in parallel, or serialised through one controller as in Er-El and Feitelson
-//     §2.3.3).
+//     §2.3.3). TransferSpec and ReconfigSpec build them from what a command line gives (a
+//     bandwidth, a calibration file and GPU map, a measured-times file; a model name, α_r, T_r,
+//     T_w).
 //   - Summarize turns any timeline (emulated or measured) into a Result: completion against the
 //     lower bounds, bubbles, RNB waits.
 //   - RunRecord is the file form of one execution, emulated or live: inputs with their SHA-256,

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
-	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -50,7 +46,7 @@ changes; with several matrices, a total over them (one inference pass).
 
 Timing models: transfers take bytes/bandwidth unless --calibration (per-GPU-pair α + β·bytes) or
 --measured (a table of measured times) is given; reconfiguration is --reconfig per change, all in
-parallel (the seed's model), or with --reconfig-model controller, commands serialised through one
+parallel (the Tetris paper's model), or with --reconfig-model controller, commands serialised through one
 controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w). Schedulers plan
 with --bandwidth and --reconfig whatever the execution model; lower bounds use --bandwidth and
 the reconfiguration model's delay for one command (α_r, or T_r + T_w).
@@ -147,7 +143,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := printEmulateTable(cmd.OutOrStdout(), out); err != nil {
+	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}
 	return f.writeOutputs(out, cfg, ganttFormat)
@@ -286,13 +282,13 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		inputs = inputs[1:] // a schedule file alone: no demand was read
 	}
 	if f.timelineDir != "" {
-		if err := writeTimelines(f.timelineDir, out.Records, cfg.Exec, inputs); err != nil {
-			return err
+		if err := experiment.WriteTimelines(f.timelineDir, out.Records, cfg.Exec, provenance.Tool(), inputs); err != nil {
+			return fmt.Errorf("--timeline %s: %w", f.timelineDir, err)
 		}
 	}
 	if f.gantt != "" {
-		if err := writeGantts(f.gantt, ganttFormat, out.Records); err != nil {
-			return err
+		if err := experiment.WriteGantts(f.gantt, ganttFormat, out.Records); err != nil {
+			return fmt.Errorf("--gantt %s: %w", f.gantt, err)
 		}
 	}
 	if f.jsonOut != "" {
@@ -301,114 +297,4 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		}
 	}
 	return nil
-}
-
-func printEmulateTable(w io.Writer, out *experiment.Outcome) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MATRIX\tALGORITHM\tCOMPLETION\t/BW BOUND\t/RECONF BOUND\tTETRIS SPEEDUP\tGROUPS\tSTATE CHANGES\t")
-	for _, r := range out.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", matrixLabel(r.Matrix), r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
-			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.Speedup), r.Result.Groups, r.Result.StateChanges)
-	}
-	if out.Matrices() > 1 {
-		for _, t := range out.Totals {
-			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", t.Matrices, t.Algorithm, units.FormatSeconds(t.CompletionSeconds),
-				ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)), ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)),
-				ratio(t.Speedup), t.Groups, t.StateChanges)
-		}
-	}
-	return tw.Flush()
-}
-
-// matrixLabel is a matrix's table cell: its index, and its layer, phase and dataset where known.
-func matrixLabel(m emulator.MatrixRef) string {
-	if m.Index < 0 {
-		return "-"
-	}
-	s := strconv.Itoa(m.Index)
-	if m.Layer >= 0 {
-		s += fmt.Sprintf(" (L%d %s", m.Layer, m.Phase)
-		if m.Dataset != "" {
-			s += " " + m.Dataset
-		}
-		s += ")"
-	}
-	return s
-}
-
-// ratio formats a ratio with three decimals, "-" for none.
-func ratio(x float64) string {
-	if x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 3, 64)
-}
-
-func safeDiv(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
-// writeTimelines writes, per run, the schedule, the run record and a Chrome trace.
-func writeTimelines(dir string, recs []experiment.Record, exec emulator.Config, inputs []provenance.Input) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--timeline %s: %w", dir, err)
-	}
-	tool := provenance.Tool()
-	for i := range recs {
-		r := &recs[i]
-		base := filepath.Join(dir, runName(r))
-		if err := safefile.WriteJSON(base+".schedule.json", r.Schedule); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		var b bytes.Buffer
-		if err := emulator.WriteChromeTrace(&b, r.Schedule, r.Timeline); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-		if err := safefile.WriteFile(base+".trace.json", b.Bytes()); err != nil {
-			return fmt.Errorf("--timeline: %w", err)
-		}
-	}
-	return nil
-}
-
-// writeGantts draws one chart per run: to path itself for a single run, else to path with the
-// run's name before the extension.
-func writeGantts(path, format string, recs []experiment.Record) error {
-	for i := range recs {
-		r := &recs[i]
-		out := path
-		if len(recs) > 1 {
-			ext := filepath.Ext(path)
-			out = strings.TrimSuffix(path, ext) + "-" + runName(r) + ext
-		}
-		var b bytes.Buffer
-		if err := plot.Gantt(&b, format, r.Schedule, r.Timeline); err != nil {
-			return fmt.Errorf("--gantt %s: %w", out, err)
-		}
-		if err := safefile.WriteFile(out, b.Bytes()); err != nil {
-			return fmt.Errorf("--gantt: %w", err)
-		}
-	}
-	return nil
-}
-
-// runName is a file-name-safe name for one run: m<index>-<algorithm>.
-func runName(r *experiment.Record) string {
-	m := "schedule"
-	if r.Matrix.Index >= 0 {
-		m = "m" + strconv.Itoa(r.Matrix.Index)
-	}
-	alg := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			return c
-		}
-		return '_'
-	}, r.Algorithm)
-	return m + "-" + alg
 }

@@ -66,6 +66,11 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			if reps < 1 || warmup < 0 {
 				return usagef("--reps %d --warmup %d: want reps >= 1, warmup >= 0", reps, warmup)
 			}
+			if jsonPath != "" {
+				if err := safefile.Check(jsonPath); err != nil {
+					return usagef("--json %q: %v", jsonPath, err)
+				}
+			}
 			callTimeout, err := units.ParseDuration(timeout)
 			if err != nil || callTimeout <= 0 {
 				return usagef("--timeout %q: want a positive duration such as 60s", timeout)

@@ -115,9 +115,7 @@ func lookupAlgos(list string) ([]string, error) {
 }
 
 func newScheduleCmd() *cobra.Command {
-	var src demandSource
-	var plan planFlags
-	var algo, out string
+	var f scheduleFlags
 	cmd := &cobra.Command{
 		Use:   "schedule --algo NAME --demand FILE [--bandwidth 800Gbps] [--reconfig 10us] -o S.json",
 		Short: "Turn one demand matrix into a circuit schedule with a named scheduler",
@@ -131,50 +129,64 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
   tetris-hil schedule --algo bvn --demand trace.json --matrix 3 --reconfig 1us -o bvn.json
   tetris-hil schedule --algo tetris --no-partial --demand m.csv -o ablation.json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := plan.options()
-			if err != nil {
-				return err
-			}
-			names, err := lookupAlgos(algo)
-			if err != nil {
-				return err
-			}
-			if len(names) != 1 {
-				return usagef("--algo %q: schedule takes one algorithm", algo)
-			}
-			ds, err := src.load()
-			if err != nil {
-				return err
-			}
-			if len(ds) != 1 {
-				return usagef("--demand %s holds %d matrices: pick one with --matrix", src.path, len(ds))
-			}
-			sch, _ := schedules.Lookup(names[0])
-			s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
-			}
-			if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
-				return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
-					names[0], ds[0].Label, vs[0], len(vs)-1)
-			}
-			if out == "" || out == "-" {
-				return writeIndentedJSON(cmd.OutOrStdout(), s)
-			}
-			if err := safefile.WriteJSON(out, s); err != nil {
-				return fmt.Errorf("-o %s: %w", out, err)
-			}
-			logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
-				Str("file", out).Msg("schedule written")
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runScheduleCmd(cmd, &f) },
 	}
-	src.register(cmd.Flags())
-	plan.register(cmd.Flags())
-	cmd.Flags().StringVar(&algo, "algo", "tetris", "scheduler name")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "schedule file to write (default: standard output)")
+	f.src.register(cmd.Flags())
+	f.plan.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.algo, "algo", "tetris", "scheduler name")
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "schedule file to write (default: standard output)")
 	return cmd
+}
+
+// scheduleFlags are schedule's flags.
+type scheduleFlags struct {
+	src       demandSource
+	plan      planFlags
+	algo, out string
+}
+
+func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
+	o, err := f.plan.options()
+	if err != nil {
+		return err
+	}
+	names, err := lookupAlgos(f.algo)
+	if err != nil {
+		return err
+	}
+	if len(names) != 1 {
+		return usagef("--algo %q: schedule takes one algorithm", f.algo)
+	}
+	if f.out != "" && f.out != "-" {
+		if err := safefile.Check(f.out); err != nil {
+			return usagef("-o %q: %v", f.out, err)
+		}
+	}
+	ds, err := f.src.load()
+	if err != nil {
+		return err
+	}
+	if len(ds) != 1 {
+		return usagef("--demand %s holds %d matrices: pick one with --matrix", f.src.path, len(ds))
+	}
+	sch, _ := schedules.Lookup(names[0])
+	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
+	}
+	if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
+		return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
+			names[0], ds[0].Label, vs[0], len(vs)-1)
+	}
+	if f.out == "" || f.out == "-" {
+		return writeIndentedJSON(cmd.OutOrStdout(), s)
+	}
+	if err := safefile.WriteJSON(f.out, s); err != nil {
+		return fmt.Errorf("-o %s: %w", f.out, err)
+	}
+	logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
+		Str("file", f.out).Msg("schedule written")
+	return nil
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {

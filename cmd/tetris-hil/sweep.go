@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -24,13 +20,10 @@ import (
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
 
-// The grid of seed 000 Figure 8, and the cell (its default configuration) that Figure 7(b)'s
-// distribution is drawn for.
+// The grid of Tetris Figure 8.
 const (
 	defaultSweepBandwidths = "100Gbps,200Gbps,400Gbps,800Gbps"
 	defaultSweepReconfigs  = "10ns,100ns,1us,10us,100us,1ms,10ms"
-	distributionBandwidth  = 100e9 // 800 Gbps in bytes per second
-	distributionReconfig   = 10e-6
 )
 
 type sweepFlags struct {
@@ -53,7 +46,7 @@ func newSweepCmd() *cobra.Command {
 	f := &sweepFlags{}
 	cmd := &cobra.Command{
 		Use:   "sweep --out DIR [--demand FILE] [--algo LIST] [--bandwidth LIST] [--reconfig LIST]",
-		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (seed Figures 7(b), 8, 10)",
+		Short: "Run every algorithm over a bandwidth × α_r grid and plot the speedup of Tetris (Tetris Figures 7(b), 8, 10)",
 		Long: `sweep schedules every matrix of a trace with every algorithm at every (bandwidth, α_r)
 cell of a grid, executes each schedule in the emulator (transfer time bytes/b, parallel switch
 reconfiguration α_r), and sums completion times over all matrices: one inference pass.
@@ -227,197 +220,19 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		return err
 	}
 	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep done")
-	files, err := writeSweepFiles(f.out, res)
+	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured})
 	if err != nil {
 		return err
 	}
-	manifest, err := writeSweepManifest(f, cfg, res)
+	files, err := res.WriteFiles(f.out, sweep.NewManifest(res, cfg, provenance.Tool(), inputs))
 	if err != nil {
 		return err
 	}
-	files = append(files, manifest)
 	w := cmd.OutOrStdout()
-	if err := printSweepSummary(w, res); err != nil {
+	if err := res.WriteSummary(w); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
 	return err
-}
-
-// sweepManifest is DIR/sweep.json: what the grid was run with, so that the CSV and the plots
-// beside it can be traced to the code and the exact inputs that produced them.
-type sweepManifest struct {
-	Version    int                `json:"version"`
-	Tool       string             `json:"tool"`
-	Inputs     []provenance.Input `json:"inputs"`
-	Matrices   int                `json:"matrices"`
-	Algorithms []string           `json:"algorithms"`
-	Reference  string             `json:"reference"`
-	Bandwidths []float64          `json:"bandwidths_bytes_per_second"`
-	Reconfigs  []float64          `json:"reconfigs_seconds"`
-	Transfer   string             `json:"transfer_model"`
-	Reconfig   string             `json:"reconfig_model"`
-	RNBMapping string             `json:"rnb_mapping,omitempty"`
-	// Fabric and Ablations are written when a flag set them.
-	Fabric      string   `json:"fabric,omitempty"`
-	Ablations   []string `json:"ablations,omitempty"`
-	ResultsFile string   `json:"results"`
-}
-
-func writeSweepManifest(f *sweepFlags, cfg sweep.Config, res *sweep.Result) (string, error) {
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
-		[2]string{"measured", f.models.measured})
-	if err != nil {
-		return "", err
-	}
-	transfer := "bandwidth (bytes / b of each cell)"
-	if cfg.Transfer != nil {
-		transfer = cfg.Transfer.Name()
-	}
-	reconfig := "parallel (α_r of each cell per switch change)"
-	if cfg.ReconfigModel != nil {
-		reconfig = cfg.ReconfigModel.Name() + " (α_r of each cell for planning only)"
-	}
-	m := sweepManifest{Version: 1, Tool: provenance.Tool(), Inputs: inputs, Matrices: res.Matrices,
-		Algorithms: res.Algorithms, Reference: res.Reference, Bandwidths: res.Bandwidths, Reconfigs: res.Reconfigs,
-		Transfer: transfer, Reconfig: reconfig, RNBMapping: f.plan.rnbMapping, Ablations: f.ablations(),
-		ResultsFile: "sweep.csv"}
-	if f.plan.fabric != "benes" {
-		m.Fabric = f.plan.fabric
-	}
-	path := filepath.Join(f.out, "sweep.json")
-	return path, safefile.WriteJSON(path, m)
-}
-
-// ablations lists the ablation flags that are set.
-func (f *sweepFlags) ablations() []string {
-	var out []string
-	for _, a := range []struct {
-		on   bool
-		name string
-	}{{f.plan.opts.NoPartial, "no-partial"}, {f.plan.opts.NaiveRouting, "naive-routing"},
-		{f.plan.opts.NoDegreeCoverage, "no-degree-coverage"}, {f.plan.opts.SunflowBySize, "sunflow-by-size"}} {
-		if a.on {
-			out = append(out, a.name)
-		}
-	}
-	return out
-}
-
-// writeSweepFiles writes the CSV and the plots into dir and returns their paths.
-func writeSweepFiles(dir string, res *sweep.Result) ([]string, error) {
-	var files []string
-	write := func(name string, fill func(io.Writer) error) error {
-		var buf bytes.Buffer
-		if err := fill(&buf); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		path := filepath.Join(dir, name)
-		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
-			return err
-		}
-		files = append(files, path)
-		return nil
-	}
-	if err := write("sweep.csv", res.WriteCSV); err != nil {
-		return nil, err
-	}
-	rows, cols := sweepAxisLabels(res)
-	for _, algo := range res.Algorithms {
-		if algo == res.Reference {
-			continue
-		}
-		values, err := res.RatioGrid(algo)
-		if err != nil {
-			return nil, err
-		}
-		g := plot.Grid{
-			Title: fmt.Sprintf("%s / %s completion, summed over %d matrices (>1: %s faster)",
-				algo, res.Reference, res.Matrices, res.Reference),
-			RowTitle: "bandwidth", ColTitle: "reconfiguration delay α_r",
-			Rows: rows, Cols: cols, Values: values,
-		}
-		for _, format := range plot.Formats {
-			if err := write("speedup-"+algo+"."+format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }); err != nil {
-				return nil, err
-			}
-		}
-	}
-	r, c := res.Nearest(distributionBandwidth, distributionReconfig)
-	cell := &res.Cells[r][c]
-	var series []plot.Series
-	for a, algo := range res.Algorithms {
-		if vs := cell.BoundRatios(a); len(vs) > 0 {
-			series = append(series, plot.Series{Name: algo, Values: vs})
-		}
-	}
-	if len(series) == 0 {
-		return files, nil // every matrix is empty: there is no bound to compare with
-	}
-	title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
-		units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
-	for _, format := range plot.Formats {
-		if err := write("completion-vs-lower-bound."+format, func(w io.Writer) error {
-			return plot.Distribution(w, format, title, "completion / lower bound", series)
-		}); err != nil {
-			return nil, err
-		}
-	}
-	return files, nil
-}
-
-func sweepAxisLabels(res *sweep.Result) (rows, cols []string) {
-	for _, b := range res.Bandwidths {
-		rows = append(rows, units.FormatBandwidth(b))
-	}
-	for _, a := range res.Reconfigs {
-		cols = append(cols, units.FormatSeconds(a))
-	}
-	return rows, cols
-}
-
-// printSweepSummary prints, per baseline, the grid of ratios (rows bandwidth, columns α_r), then
-// each algorithm's summed completion over the summed lower bound per cell.
-func printSweepSummary(w io.Writer, res *sweep.Result) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	rows, cols := sweepAxisLabels(res)
-	header := "BANDWIDTH\t" + strings.Join(cols, "\t") + "\t\n"
-	for _, algo := range res.Algorithms {
-		if algo == res.Reference {
-			continue
-		}
-		g, err := res.RatioGrid(algo)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s / %s completion over %d matrices (>1: %s faster)\n", algo, res.Reference, res.Matrices, res.Reference)
-		fmt.Fprint(tw, header)
-		for i, row := range g {
-			fmt.Fprintf(tw, "%s\t", rows[i])
-			for _, v := range row {
-				fmt.Fprintf(tw, "%.2f\t", v)
-			}
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintln(tw)
-	}
-	for a, algo := range res.Algorithms {
-		fmt.Fprintf(tw, "%s completion / lower bound (sums over %d matrices)\n", algo, res.Matrices)
-		fmt.Fprint(tw, header)
-		for i, row := range res.Cells {
-			fmt.Fprintf(tw, "%s\t", rows[i])
-			for _, c := range row {
-				if c.LowerBound > 0 {
-					fmt.Fprintf(tw, "%.2f\t", c.Algorithms[a].Completion/c.LowerBound)
-				} else {
-					fmt.Fprint(tw, "–\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-		if a < len(res.Algorithms)-1 {
-			fmt.Fprintln(tw)
-		}
-	}
-	return tw.Flush()
 }

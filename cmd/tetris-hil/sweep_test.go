@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/emulator/sweep"
 )
 
 // sweepTrace is one synthetic Mixtral-8x7B layer on 8 GPUs (trace gen --layers 1 --seed 1
@@ -76,7 +78,7 @@ func TestSweepWritesGridAndPlots(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	var manifest sweepManifest
+	var manifest sweep.Manifest
 	if b, err := os.ReadFile(filepath.Join(dir, "sweep.json")); err != nil {
 		t.Error(err)
 	} else if err := json.Unmarshal(b, &manifest); err != nil {
@@ -140,6 +142,10 @@ func TestSweepBadInput(t *testing.T) {
 		{"bad progress mode", []string{"--progress", "maybe"}, `--progress "maybe"`},
 		{"missing demand file", []string{"--demand", filepath.Join(dir, "none.csv")}, "--demand"},
 		{"matrix out of range", []string{"--matrix", "999"}, "--matrix 999"},
+		{"unknown fabric", []string{"--fabric", "torus"}, `--fabric "torus"`},
+		{"unknown reconfiguration model", []string{"--reconfig-model", "serial"}, `--reconfig-model "serial"`},
+		{"controller without a unit", []string{"--reconfig-model", "controller", "--tr", "5"}, `--tr "5"`},
+		{"output is a file", []string{"--out", sweepTrace}, "--out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,6 +220,35 @@ func TestSweepMeasuredTimes(t *testing.T) {
 	} {
 		if _, _, code, err := runCLI(t, append(args(measured), bad.args...)...); code != 2 || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: exit %d, err %v; want exit 2 naming %s", bad.args, code, err, bad.want)
+		}
+	}
+}
+
+// --fabric, the Tetris ablations and the controller model reach every cell, and the manifest
+// says so: Tetris with --no-partial on a crossbar, under T_r = 1 µs and T_w = 10 µs, is its own
+// reference (ratio 1) and never beats the lower bounds computed with T_r + T_w.
+func TestSweepFabricAblationAndController(t *testing.T) {
+	dir := t.TempDir()
+	_, _, code, err := runCLI(t, "sweep", "--demand", sweepTrace, "--algo", "tetris,snb", "--bandwidth", "800Gbps",
+		"--reconfig", "1us", "--fabric", "crossbar", "--no-partial", "--reconfig-model", "controller", "--tr", "1us", "--tw", "10us",
+		"--out", dir, "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m sweep.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Fabric != "crossbar" || len(m.Ablations) != 1 || m.Ablations[0] != "no-partial" || !strings.HasPrefix(m.Reconfig, "controller T_r=1µs T_w=10µs") {
+		t.Errorf("manifest fabric %q, ablations %v, reconfiguration %q", m.Fabric, m.Ablations, m.Reconfig)
+	}
+	for k, v := range readSweepCSV(t, dir) {
+		if v[0] < v[1] {
+			t.Errorf("%s: completion sum %g below the lower-bound sum %g", k, v[0], v[1])
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,21 +49,19 @@ func writeTrace(path string, t *trace.Trace) error {
 	return safefile.WriteFile(path, b)
 }
 
+// requireOut checks the -o flag: given, and writable (before any work starts).
 func requireOut(out string) error {
 	if out == "" {
 		return usagef("-o: an output file is required")
+	}
+	if err := safefile.Check(out); err != nil {
+		return usagef("-o %q: %v", out, err)
 	}
 	return nil
 }
 
 func newTraceImportCmd() *cobra.Command {
-	var (
-		format, out, model, placement, layout, datasets string
-		gpus, experts, hidden, dtypeBytes, tokens       int
-		onePerGPU                                       bool
-		seed                                            uint64
-		maxPorts                                        int
-	)
+	var f traceImportFlags
 	c := &cobra.Command{
 		Use:   "import IN -o OUT.json",
 		Short: "Convert a capture (routing JSONL, CSV, .npy, expert counts) into a canonical trace",
@@ -70,57 +69,68 @@ func newTraceImportCmd() *cobra.Command {
   tetris-hil trace import --layout pairs captured.npy -o trace.json
   tetris-hil trace import --format expert-counts --model olmoe-1b-7b --gpus 8 builtin -o olmoe.json`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in := args[0]
-			if err := requireOut(out); err != nil {
-				return err
-			}
-			if maxPorts < 1 {
-				return usagef("--max-ports %d: want at least 1", maxPorts)
-			}
-			var t *trace.Trace
-			var err error
-			switch format {
-			case "routing-jsonl":
-				t, err = importRouting(in, trace.RoutingOptions{GPUs: gpus, Experts: experts, Hidden: hidden,
-					DtypeBytes: dtypeBytes, OnePerGPU: onePerGPU, MaxPorts: maxPorts, Model: model}, placement)
-			case "expert-counts":
-				t, err = importCounts(in, synth.CountsConfig{Model: model, GPUs: gpus, TokensPerGPU: tokens,
-					DtypeBytes: dtypeBytes, Placement: placement, Seed: seed}, datasets)
-			case "auto", "json", "csv", "npy":
-				t, err = importMatrices(in, format, layout, maxPorts)
-				if err == nil {
-					annotate(cmd, t, model, hidden, dtypeBytes, experts)
-				}
-			default:
-				return usagef("--format %q: want auto, json, csv, npy, routing-jsonl or expert-counts", format)
-			}
-			if err != nil {
-				return err
-			}
-			if err := writeTrace(out, t); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices, n = %d\n", out, len(t.Matrices), t.N())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTraceImport(cmd, args, &f) },
 	}
-	f := c.Flags()
-	f.StringVar(&format, "format", "auto", "input format: auto (by extension/content), json, csv, npy, routing-jsonl, expert-counts")
-	f.StringVarP(&out, "output", "o", "", "output trace file (.json)")
-	f.StringVar(&model, "model", "", "model name recorded in the trace (expert-counts: which model of the file, e.g. mixtral-8x7b)")
-	f.IntVar(&gpus, "gpus", 8, "GPUs (routing-jsonl, expert-counts)")
-	f.IntVar(&experts, "experts", 0, "routed experts per layer (routing-jsonl)")
-	f.IntVar(&hidden, "hidden", 0, "hidden size: elements sent per token and expert (routing-jsonl)")
-	f.IntVar(&dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
-	f.StringVar(&placement, "placement", "contiguous", "expert placement: contiguous, round-robin, or a JSON file listing each expert's GPU(s)")
-	f.BoolVar(&onePerGPU, "one-copy-per-gpu", false, "routing-jsonl: send a token once to a GPU holding several of its experts")
-	f.StringVar(&layout, "layout", string(trace.LayoutLayers), "csv/npy: layers (matrix k = layer k dispatch) or pairs (dispatch, combine per layer)")
-	f.IntVar(&tokens, "tokens-per-gpu", 2048, "expert-counts: scale totals to this many tokens per GPU (0: keep the measured totals)")
-	f.Uint64Var(&seed, "seed", 1, "expert-counts: seed of the spreading over source GPUs")
-	f.StringVar(&datasets, "datasets", "", "expert-counts: comma-separated datasets (default: all)")
-	f.IntVar(&maxPorts, "max-ports", schedules.DefaultMaxPorts, "reject matrices larger than this")
+	fs := c.Flags()
+	fs.StringVar(&f.format, "format", "auto", "input format: auto (by extension/content), json, csv, npy, routing-jsonl, expert-counts")
+	fs.StringVarP(&f.out, "output", "o", "", "output trace file (.json)")
+	fs.StringVar(&f.model, "model", "", "model name recorded in the trace (expert-counts: which model of the file, e.g. mixtral-8x7b)")
+	fs.IntVar(&f.gpus, "gpus", 8, "GPUs (routing-jsonl, expert-counts)")
+	fs.IntVar(&f.experts, "experts", 0, "routed experts per layer (routing-jsonl)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden size: elements sent per token and expert (routing-jsonl)")
+	fs.IntVar(&f.dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
+	fs.StringVar(&f.placement, "placement", "contiguous", "expert placement: contiguous, round-robin, or a JSON file listing each expert's GPU(s)")
+	fs.BoolVar(&f.onePerGPU, "one-copy-per-gpu", false, "routing-jsonl: send a token once to a GPU holding several of its experts")
+	fs.StringVar(&f.layout, "layout", string(trace.LayoutLayers), "csv/npy: layers (matrix k = layer k dispatch) or pairs (dispatch, combine per layer)")
+	fs.IntVar(&f.tokens, "tokens-per-gpu", 2048, "expert-counts: scale totals to this many tokens per GPU (0: keep the measured totals)")
+	fs.Uint64Var(&f.seed, "seed", 1, "expert-counts: seed of the spreading over source GPUs")
+	fs.StringVar(&f.datasets, "datasets", "", "expert-counts: comma-separated datasets (default: all)")
+	fs.IntVar(&f.maxPorts, "max-ports", schedules.DefaultMaxPorts, "reject matrices larger than this")
 	return c
+}
+
+// traceImportFlags are the command's flags.
+type traceImportFlags struct {
+	format, out, model, placement, layout, datasets string
+	gpus, experts, hidden, dtypeBytes, tokens       int
+	onePerGPU                                       bool
+	seed                                            uint64
+	maxPorts                                        int
+}
+
+func runTraceImport(cmd *cobra.Command, args []string, f *traceImportFlags) error {
+	in := args[0]
+	if err := requireOut(f.out); err != nil {
+		return err
+	}
+	if f.maxPorts < 1 {
+		return usagef("--max-ports %d: want at least 1", f.maxPorts)
+	}
+	var t *trace.Trace
+	var err error
+	switch f.format {
+	case "routing-jsonl":
+		t, err = importRouting(in, trace.RoutingOptions{GPUs: f.gpus, Experts: f.experts, Hidden: f.hidden,
+			DtypeBytes: f.dtypeBytes, OnePerGPU: f.onePerGPU, MaxPorts: f.maxPorts, Model: f.model}, f.placement)
+	case "expert-counts":
+		t, err = importCounts(in, synth.CountsConfig{Model: f.model, GPUs: f.gpus, TokensPerGPU: f.tokens,
+			DtypeBytes: f.dtypeBytes, Placement: f.placement, Seed: f.seed}, f.datasets)
+	case "auto", "json", "csv", "npy":
+		t, err = importMatrices(in, f.format, f.layout, f.maxPorts)
+		if err == nil {
+			annotate(cmd, t, f.model, f.hidden, f.dtypeBytes, f.experts)
+		}
+	default:
+		return usagef("--format %q: want auto, json, csv, npy, routing-jsonl or expert-counts", f.format)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeTrace(f.out, t); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices, n = %d\n", f.out, len(t.Matrices), t.N())
+	return nil
 }
 
 func importRouting(in string, o trace.RoutingOptions, placement string) (*trace.Trace, error) {
@@ -240,13 +250,7 @@ func annotate(cmd *cobra.Command, t *trace.Trace, model string, hidden, dtypeByt
 }
 
 func newTraceGenCmd() *cobra.Command {
-	var (
-		model, out, placement            string
-		gpus, tokens, layers, dtypeBytes int
-		hidden, experts, topK, shared    int
-		skew                             float64
-		seed                             uint64
-	)
+	var f traceGenFlags
 	c := &cobra.Command{
 		Use:   "gen -o OUT.json",
 		Short: "Generate a synthetic MoE All-to-All trace (Zipf-like expert popularity, per-layer variation)",
@@ -261,62 +265,72 @@ bytes on every platform.`,
 		Example: `  tetris-hil trace gen --model mixtral-8x22b --gpus 8 --tokens-per-gpu 2048 --layers 4 --seed 1 -o t.json
   tetris-hil trace gen --model custom --hidden 4096 --experts 128 --top-k 8 --gpus 64 -o big.json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireOut(out); err != nil {
-				return err
-			}
-			var m synth.Model
-			if model == "custom" {
-				m = synth.Model{Name: "custom", Hidden: hidden, Experts: experts, TopK: topK, SharedExperts: shared, Layers: layers}
-				if layers == 0 {
-					return usagef("--layers: --model custom needs --layers")
-				}
-			} else {
-				var err error
-				if m, err = synth.LookupModel(model); err != nil {
-					return usagef("--model: %v", err)
-				}
-				if layers > m.Layers {
-					return usagef("--layers %d: %s has %d layers", layers, model, m.Layers)
-				}
-				for _, fl := range []string{"hidden", "experts", "top-k", "shared-experts"} {
-					if cmd.Flags().Changed(fl) {
-						return usagef("--%s: only for --model custom (the %s preset fixes it)", fl, model)
-					}
-				}
-			}
-			t, err := synth.Generate(synth.Config{Model: m, GPUs: gpus, TokensPerGPU: tokens, Layers: layers,
-				Skew: skew, Seed: seed, DtypeBytes: dtypeBytes, Placement: placement})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			if err := writeTrace(out, t); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d GPUs, %d matrices\n", out, m.Name, gpus, len(t.Matrices))
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTraceGen(cmd, &f) },
 	}
-	f := c.Flags()
-	f.StringVar(&model, "model", "mixtral-8x7b", "model preset: "+strings.Join(synth.PresetNames(), ", ")+", or custom")
-	f.IntVar(&gpus, "gpus", 8, "GPUs (1.."+strconv.Itoa(synth.MaxGPUs)+")")
-	f.IntVar(&tokens, "tokens-per-gpu", 2048, "tokens on each GPU per layer")
-	f.IntVar(&layers, "layers", 0, "layers to generate (default: the model's)")
-	f.Float64Var(&skew, "skew", 1.0, "Zipf exponent of expert popularity (0: uniform)")
-	f.Uint64Var(&seed, "seed", 1, "random seed")
-	f.IntVar(&dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
-	f.StringVar(&placement, "placement", "contiguous", "expert placement: contiguous or round-robin")
-	f.IntVar(&hidden, "hidden", 4096, "custom: hidden size")
-	f.IntVar(&experts, "experts", 8, "custom: routed experts")
-	f.IntVar(&topK, "top-k", 2, "custom: experts per token")
-	f.IntVar(&shared, "shared-experts", 0, "custom: shared experts (local, no traffic)")
-	f.StringVarP(&out, "output", "o", "", "output trace file (.json)")
+	fs := c.Flags()
+	fs.StringVar(&f.model, "model", "mixtral-8x7b", "model preset: "+strings.Join(synth.PresetNames(), ", ")+", or custom")
+	fs.IntVar(&f.gpus, "gpus", 8, "GPUs (1.."+strconv.Itoa(synth.MaxGPUs)+")")
+	fs.IntVar(&f.tokens, "tokens-per-gpu", 2048, "tokens on each GPU per layer")
+	fs.IntVar(&f.layers, "layers", 0, "layers to generate (default: the model's)")
+	fs.Float64Var(&f.skew, "skew", 1.0, "Zipf exponent of expert popularity (0: uniform)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
+	fs.IntVar(&f.dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
+	fs.StringVar(&f.placement, "placement", "contiguous", "expert placement: contiguous or round-robin")
+	fs.IntVar(&f.hidden, "hidden", 4096, "custom: hidden size")
+	fs.IntVar(&f.experts, "experts", 8, "custom: routed experts")
+	fs.IntVar(&f.topK, "top-k", 2, "custom: experts per token")
+	fs.IntVar(&f.shared, "shared-experts", 0, "custom: shared experts (local, no traffic)")
+	fs.StringVarP(&f.out, "output", "o", "", "output trace file (.json)")
 	return c
 }
 
+// traceGenFlags are trace gen's flags.
+type traceGenFlags struct {
+	model, out, placement            string
+	gpus, tokens, layers, dtypeBytes int
+	hidden, experts, topK, shared    int
+	skew                             float64
+	seed                             uint64
+}
+
+func runTraceGen(cmd *cobra.Command, f *traceGenFlags) error {
+	if err := requireOut(f.out); err != nil {
+		return err
+	}
+	var m synth.Model
+	if f.model == "custom" {
+		m = synth.Model{Name: "custom", Hidden: f.hidden, Experts: f.experts, TopK: f.topK, SharedExperts: f.shared, Layers: f.layers}
+		if f.layers == 0 {
+			return usagef("--layers: --model custom needs --layers")
+		}
+	} else {
+		var err error
+		if m, err = synth.LookupModel(f.model); err != nil {
+			return usagef("--model: %v", err)
+		}
+		if f.layers > m.Layers {
+			return usagef("--layers %d: %s has %d layers", f.layers, f.model, m.Layers)
+		}
+		for _, fl := range []string{"hidden", "experts", "top-k", "shared-experts"} {
+			if cmd.Flags().Changed(fl) {
+				return usagef("--%s: only for --model custom (the %s preset fixes it)", fl, f.model)
+			}
+		}
+	}
+	t, err := synth.Generate(synth.Config{Model: m, GPUs: f.gpus, TokensPerGPU: f.tokens, Layers: f.layers,
+		Skew: f.skew, Seed: f.seed, DtypeBytes: f.dtypeBytes, Placement: f.placement})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := writeTrace(f.out, t); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d GPUs, %d matrices\n", f.out, m.Name, f.gpus, len(t.Matrices))
+	return nil
+}
+
 func newTraceShowCmd() *cobra.Command {
-	var src demandSource
-	var bw, reconfig, heat string
+	var f traceShowFlags
 	c := &cobra.Command{
 		Use:   "show [FILE]",
 		Short: "Print a trace's matrices: loads, bottleneck endpoints, degree, skew, lower bounds",
@@ -326,49 +340,62 @@ the skew (max endpoint load / mean load) and both lower bounds on completion tim
 --bandwidth and --reconfig: load/b, and load/b + (degree − 1)·α_r. Local (diagonal) traffic
 is ignored. --heatmap draws one matrix (--matrix, default the first selected) as a PNG.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if cmd.Flags().Changed("demand") {
-					return usagef("give the file either as an argument or with --demand, not both")
-				}
-				src.path = args[0]
-			}
-			b, err := units.ParseBandwidth(bw)
-			if err != nil {
-				return usagef("--bandwidth: %v", err)
-			}
-			ar, err := units.ParseDuration(reconfig)
-			if err != nil {
-				return usagef("--reconfig: %v", err)
-			}
-			t, name, err := src.loadTrace()
-			if err != nil {
-				return err
-			}
-			sel, err := src.selectFrom(t, name)
-			if err != nil {
-				return err
-			}
-			printTrace(cmd.OutOrStdout(), t, name, sel, b, ar)
-			if heat != "" {
-				nd := sel[0]
-				var buf bytes.Buffer
-				if err := heatmap.Draw(&buf, nd.Demand, fmt.Sprintf("%s #%d: %s", filepath.Base(name), nd.Index, t.Matrices[nd.Index].Label())); err != nil {
-					return err
-				}
-				if err := safefile.WriteFile(heat, buf.Bytes()); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "heatmap of #%d written to %s (bottleneck endpoints outlined in red)\n", nd.Index, heat)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTraceShow(cmd, args, &f) },
 	}
-	src.register(c.Flags())
-	c.Flags().StringVar(&bw, "bandwidth", "800Gbps", "per-port link bandwidth for the lower bounds")
-	c.Flags().StringVar(&reconfig, "reconfig", "10us", "switch reconfiguration delay α_r for the lower bounds")
-	c.Flags().StringVar(&heat, "heatmap", "", "write a PNG heatmap of one matrix (--matrix) to this file")
+	f.src.register(c.Flags())
+	c.Flags().StringVar(&f.bw, "bandwidth", "800Gbps", "per-port link bandwidth for the lower bounds")
+	c.Flags().StringVar(&f.reconfig, "reconfig", "10us", "switch reconfiguration delay α_r for the lower bounds")
+	c.Flags().StringVar(&f.heat, "heatmap", "", "write a PNG heatmap of one matrix (--matrix) to this file")
 	return c
+}
+
+// traceShowFlags are the command's flags.
+type traceShowFlags struct {
+	src                demandSource
+	bw, reconfig, heat string
+}
+
+func runTraceShow(cmd *cobra.Command, args []string, f *traceShowFlags) error {
+	if len(args) == 1 {
+		if cmd.Flags().Changed("demand") {
+			return usagef("give the file either as an argument or with --demand, not both")
+		}
+		f.src.path = args[0]
+	}
+	if f.heat != "" {
+		if err := safefile.Check(f.heat); err != nil {
+			return usagef("--heatmap %q: %v", f.heat, err)
+		}
+	}
+	b, err := units.ParseBandwidth(f.bw)
+	if err != nil {
+		return usagef("--bandwidth: %v", err)
+	}
+	ar, err := units.ParseDuration(f.reconfig)
+	if err != nil {
+		return usagef("--reconfig: %v", err)
+	}
+	t, name, err := f.src.loadTrace()
+	if err != nil {
+		return err
+	}
+	sel, err := f.src.selectFrom(t, name)
+	if err != nil {
+		return err
+	}
+	printTrace(cmd.OutOrStdout(), t, name, sel, b, ar)
+	if f.heat != "" {
+		nd := sel[0]
+		var buf bytes.Buffer
+		if err := heatmap.Draw(&buf, nd.Demand, fmt.Sprintf("%s #%d: %s", filepath.Base(name), nd.Index, t.Matrices[nd.Index].Label())); err != nil {
+			return err
+		}
+		if err := safefile.WriteFile(f.heat, buf.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "heatmap of #%d written to %s (bottleneck endpoints outlined in red)\n", nd.Index, f.heat)
+	}
+	return nil
 }
 
 func printTrace(w io.Writer, t *trace.Trace, name string, sel []namedDemand, bw, alphaR float64) {
@@ -417,8 +444,7 @@ func orDash(s string) string {
 }
 
 func newTraceExportCmd() *cobra.Command {
-	var src demandSource
-	var out, to string
+	var f traceExportFlags
 	c := &cobra.Command{
 		Use:   "export [FILE] -o OUT.csv|OUT.npy|OUT.json",
 		Short: "Write a trace's matrices as CSV (one matrix), .npy (all selected) or canonical JSON",
@@ -428,62 +454,57 @@ back with --layout pairs when each layer has dispatch then combine. CSV holds ex
 matrix: pick it with --matrix (or --layer and --phase). The format follows the extension of
 -o unless --to says otherwise.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireOut(out); err != nil {
-				return err
-			}
-			if len(args) == 1 {
-				if cmd.Flags().Changed("demand") {
-					return usagef("give the file either as an argument or with --demand, not both")
-				}
-				src.path = args[0]
-			}
-			t, name, err := src.loadTrace()
-			if err != nil {
-				return err
-			}
-			sel, err := src.selectFrom(t, name)
-			if err != nil {
-				return err
-			}
-			if to == "" {
-				to = strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
-			}
-			var buf bytes.Buffer
-			switch to {
-			case "csv":
-				if len(sel) != 1 {
-					return usagef("--matrix: CSV holds one matrix and %d are selected; pick one with --matrix (0..%d)", len(sel), len(t.Matrices)-1)
-				}
-				err = trace.WriteCSV(&buf, &t.Matrices[sel[0].Index])
-			case "npy":
-				ms := make([][][]int64, len(sel))
-				for i, nd := range sel {
-					ms[i] = t.Matrices[nd.Index].Bytes
-				}
-				err = trace.WriteNPY(&buf, ms)
-			case "json":
-				sub := *t
-				sub.Matrices = nil
-				for _, nd := range sel {
-					sub.Matrices = append(sub.Matrices, t.Matrices[nd.Index])
-				}
-				err = sub.Write(&buf)
-			default:
-				return usagef("--to %q: want csv, npy or json (or an -o file with that extension)", to)
-			}
-			if err != nil {
-				return err
-			}
-			if err := safefile.WriteFile(out, buf.Bytes()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices as %s\n", out, len(sel), to)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTraceExport(cmd, args, &f) },
 	}
-	src.register(c.Flags())
-	c.Flags().StringVarP(&out, "output", "o", "", "output file")
-	c.Flags().StringVar(&to, "to", "", "output format: csv, npy or json (default: from the -o extension)")
+	f.src.register(c.Flags())
+	c.Flags().StringVarP(&f.out, "output", "o", "", "output file")
+	c.Flags().StringVar(&f.to, "to", "", "output format: csv, npy or json (default: from the -o extension)")
 	return c
+}
+
+// traceExportFlags are trace export's flags.
+type traceExportFlags struct {
+	src     demandSource
+	out, to string
+}
+
+func runTraceExport(cmd *cobra.Command, args []string, f *traceExportFlags) error {
+	if err := requireOut(f.out); err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		if cmd.Flags().Changed("demand") {
+			return usagef("give the file either as an argument or with --demand, not both")
+		}
+		f.src.path = args[0]
+	}
+	t, name, err := f.src.loadTrace()
+	if err != nil {
+		return err
+	}
+	sel, err := f.src.selectFrom(t, name)
+	if err != nil {
+		return err
+	}
+	if f.to == "" {
+		f.to = strings.TrimPrefix(strings.ToLower(filepath.Ext(f.out)), ".")
+	}
+	indices := make([]int, len(sel))
+	for i, nd := range sel {
+		indices[i] = nd.Index
+	}
+	var buf bytes.Buffer
+	switch err := t.Export(&buf, f.to, indices); {
+	case errors.Is(err, trace.ErrOneMatrix):
+		return usagef("--matrix: CSV holds one matrix and %d are selected; pick one with --matrix (0..%d)", len(sel), len(t.Matrices)-1)
+	case errors.Is(err, trace.ErrExportFormat):
+		return usagef("--to %q: want csv, npy or json (or an -o file with that extension)", f.to)
+	case err != nil:
+		return err
+	}
+	if err := safefile.WriteFile(f.out, buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d matrices as %s\n", f.out, len(sel), f.to)
+	return nil
 }

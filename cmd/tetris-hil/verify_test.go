@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,4 +106,29 @@ func matricesIn(path string) (int, error) {
 	src.path = path
 	ds, err := src.load()
 	return len(ds), err
+}
+
+// verify --timeline reads the run records emulate --timeline writes, and refuses a record of an
+// unknown version with exit 2 naming the file and the field.
+func TestVerifyReadsRunRecords(t *testing.T) {
+	dir := t.TempDir()
+	sched, csv := "testdata/emulate/hand4.schedule.json", "testdata/emulate/hand4.csv"
+	if out, code, err := cli(t, "emulate", "--schedule", sched, "--demand", csv, "--timeline", dir); code != 0 {
+		t.Fatalf("emulate: exit %d: %v\n%s", code, err, out)
+	}
+	rec := filepath.Join(dir, "m0-hand.timeline.json")
+	if out, code, err := cli(t, "verify", sched, "--demand", csv, "--timeline", rec); code != 0 || !strings.Contains(out, "valid") {
+		t.Fatalf("verify: exit %d: %v\n%s", code, err, out)
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "v9.json")
+	if err := os.WriteFile(bad, bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 9`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, err := cli(t, "verify", sched, "--demand", csv, "--timeline", bad); code != 2 || !strings.Contains(err.Error(), "field version: 9") {
+		t.Errorf("version 9: exit %d, %v", code, err)
+	}
 }

@@ -17,8 +17,9 @@
 //   - RunMany does the same for several Configs (a bandwidth × α_r grid) on one pool of
 //     workers; results are stored by index, so they are the same for any number of workers.
 //   - RunSchedule executes one given schedule (from any producer) the same way.
-//   - Report is the JSON file of an Outcome (emulate --json); Record.RunRecord gives the
-//     emulator.RunRecord of one run (emulate --timeline).
+//   - Outcome.WriteTable prints it (emulate's table); Report is its JSON file (emulate --json);
+//     WriteTimelines writes each run's schedule, emulator.RunRecord and Chrome trace (emulate
+//     --timeline), WriteGantts its Gantt chart.
 package experiment
 
 import (

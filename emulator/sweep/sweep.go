@@ -1,11 +1,13 @@
-// Package sweep runs the grids of seed 000 Figures 8 and 10: for every (bandwidth, α_r) cell and
+// Package sweep runs the grids of Tetris Figures 8 and 10: for every (bandwidth, α_r) cell and
 // every matrix of a trace, it schedules the matrix with each algorithm, executes the schedule in
 // the emulator, and reports per cell and per algorithm the completion time summed over all matrices
 // (one inference pass) and its ratio to the reference algorithm's sum (Tetris in the paper).
 //
-// The work (cells × matrices × algorithms) is spread over a pool of workers. Results are stored by
-// index and summed in matrix order afterwards, so they are bit-for-bit the same for any number of
-// workers and any completion order.
+// Each cell is one experiment.Config (the schedulers plan at the cell's bandwidth and α_r, the
+// emulator executes, lower bounds at the cell's bandwidth); all cells run through
+// experiment.RunMany on one pool of workers, without verification. Results are stored by index
+// and summed in matrix order, so they are bit-for-bit the same for any number of workers and any
+// completion order.
 package sweep
 
 import (
@@ -34,7 +36,7 @@ type Config struct {
 	Bandwidths []float64
 	// Reconfigs are the reconfiguration delays α_r in seconds: the grid's columns.
 	Reconfigs []float64
-	// Transfer, when set, times every transfer in every cell instead of bytes/bandwidth: seed 000
+	// Transfer, when set, times every transfer in every cell instead of bytes/bandwidth: Tetris
 	// Figure 10's hardware emulation, with measured (or α-β calibrated) GPU-to-GPU times and
 	// injected α_r. The bandwidths then only feed the schedulers' planning and the lower bounds.
 	// It must be safe for concurrent use (the emulator's models are).
@@ -92,11 +94,11 @@ type AlgoResult struct {
 	// Completion is the sum of Completions: the pass's All-to-All time.
 	Completion float64
 	// Ratio is Completion over the reference algorithm's Completion in the same cell: above 1 the
-	// reference finishes the pass faster (seed 000 Figure 8's cell value).
+	// reference finishes the pass faster (Tetris Figure 8's cell value).
 	Ratio float64
 }
 
-// BoundRatios is, per matrix, completion over lower bound (seed 000 Figure 7(b)'s samples); a
+// BoundRatios is, per matrix, completion over lower bound (Tetris Figure 7(b)'s samples); a
 // matrix with nothing to send has no bound and is left out.
 func (c *Cell) BoundRatios(algo int) []float64 {
 	var rs []float64

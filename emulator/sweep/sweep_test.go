@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	_ "github.com/tetris-hil/tetris-hil/schedules/barrier"
@@ -432,5 +433,85 @@ func TestRunTransferModel(t *testing.T) {
 				t.Errorf("cell (%d, %d): lower bound %g, want %g from the bandwidth", i, j, c.LowerBound, want)
 			}
 		}
+	}
+}
+
+// With a controller model, every cell executes with T_r = 0.25 s and T_w = 0.5 s whatever its α_r
+// (which then only feeds planning), and the lower bounds use T_r + T_w. Parallel, D1: both
+// transmitters re-point in one command (0.75 s), then 0→1 sends 1 GB: 0.75 + 1/b. D2: 0.75 + 2/b.
+// Serial, D1: two rounds, each one command: 2·0.75 + 1.5/b. D2: 0.75 + 2/b.
+func TestRunReconfigModel(t *testing.T) {
+	cfg := handConfig()
+	tr, tw := 0.25, 0.5
+	cfg.ReconfigModel = emulator.ControllerReconfig(tr, tw)
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr + tw
+	for i, row := range res.Cells {
+		for j, cell := range row {
+			g := cell.Bandwidth / 1e9 // GB/s
+			ser, par := cell.Algorithms[0].Completion, cell.Algorithms[1].Completion
+			wantP, wantS := (c+1/g)+(c+2/g), (2*c+1.5/g)+(c+2/g)
+			if math.Abs(par-wantP) > 1e-12 || math.Abs(ser-wantS) > 1e-12 {
+				t.Errorf("cell (%d, %d): parallel %g serial %g, want %g and %g", i, j, par, ser, wantP, wantS)
+			}
+			if want := 3 / g; math.Abs(cell.LowerBound-want) > 1e-12 {
+				t.Errorf("cell (%d, %d): lower bound %g, want %g (one partner per endpoint: no α term)", i, j, cell.LowerBound, want)
+			}
+		}
+	}
+}
+
+// Plan's options reach the schedulers: Tetris with --no-partial runs in barrier rounds.
+func TestRunPlanOptions(t *testing.T) {
+	ds := []*schedules.Demand{skewed(8, 1), skewed(8, 2)}
+	cfg := Config{Algorithms: []string{"tetris"}, Reference: "tetris", Bandwidths: []float64{1e11}, Reconfigs: []float64{1e-5}, Jobs: 1}
+	partial, err := Run(context.Background(), ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Plan.NoPartial = true
+	barrier, err := Run(context.Background(), ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, b := partial.Cells[0][0].Algorithms[0].Completion, barrier.Cells[0][0].Algorithms[0].Completion
+	if !(b > p) {
+		t.Errorf("no-partial completion %g, partial %g: want the barrier ablation slower", b, p)
+	}
+}
+
+// WriteFiles writes the CSV, a heatmap per baseline in both formats and the distribution, and
+// the manifest last; NewManifest records the ablations and a non-Beneš fabric.
+func TestWriteFilesAndManifest(t *testing.T) {
+	cfg := handConfig()
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Fabric, cfg.Plan.NoPartial = schedules.Crossbar, true
+	m := NewManifest(res, cfg, "tool", nil)
+	if m.Fabric != "crossbar" || !reflect.DeepEqual(m.Ablations, []string{"no-partial"}) || m.Reference != parallelAlgo {
+		t.Errorf("manifest %+v", m)
+	}
+	dir := t.TempDir()
+	files, err := res.WriteFiles(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	want := []string{"sweep.csv", "speedup-" + serialAlgo + ".svg", "speedup-" + serialAlgo + ".png",
+		"completion-vs-lower-bound.svg", "completion-vs-lower-bound.png", "sweep.json"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("wrote %v, want %v", names, want)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteSummary(&buf); err != nil || !strings.Contains(buf.String(), serialAlgo+" / "+parallelAlgo) {
+		t.Errorf("summary (%v):\n%s", err, buf.String())
 	}
 }

@@ -1,0 +1,222 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tetris-hil/tetris-hil/emulator/plot"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// The cell (Tetris's default configuration: 800 Gbps, α_r = 10 µs) that Figure 7(b)'s
+// distribution is drawn for, or the nearest cell of the grid.
+const (
+	DistributionBandwidth = 100e9 // bytes per second
+	DistributionReconfig  = 10e-6 // seconds
+)
+
+// ManifestVersion is the version of the sweep.json file.
+const ManifestVersion = 1
+
+// Manifest is sweep.json: what the grid was run with, so that the CSV and the plots beside it can
+// be traced to the code and the exact inputs that produced them.
+type Manifest struct {
+	Version    int                `json:"version"`
+	Tool       string             `json:"tool"`
+	Inputs     []provenance.Input `json:"inputs"`
+	Matrices   int                `json:"matrices"`
+	Algorithms []string           `json:"algorithms"`
+	Reference  string             `json:"reference"`
+	Bandwidths []float64          `json:"bandwidths_bytes_per_second"`
+	Reconfigs  []float64          `json:"reconfigs_seconds"`
+	Transfer   string             `json:"transfer_model"`
+	Reconfig   string             `json:"reconfig_model"`
+	RNBMapping string             `json:"rnb_mapping,omitempty"`
+	// Fabric (when not Beneš) and Ablations (the Tetris ablations and Sunflow's order that are
+	// on) are written when set.
+	Fabric      string   `json:"fabric,omitempty"`
+	Ablations   []string `json:"ablations,omitempty"`
+	ResultsFile string   `json:"results"`
+}
+
+// NewManifest describes res, swept under cfg by tool from inputs.
+func NewManifest(res *Result, cfg Config, tool string, inputs []provenance.Input) *Manifest {
+	transfer := "bandwidth (bytes / b of each cell)"
+	if cfg.Transfer != nil {
+		transfer = cfg.Transfer.Name()
+	}
+	reconfig := "parallel (α_r of each cell per switch change)"
+	if cfg.ReconfigModel != nil {
+		reconfig = cfg.ReconfigModel.Name() + " (α_r of each cell for planning only)"
+	}
+	m := &Manifest{Version: ManifestVersion, Tool: tool, Inputs: inputs, Matrices: res.Matrices,
+		Algorithms: res.Algorithms, Reference: res.Reference, Bandwidths: res.Bandwidths, Reconfigs: res.Reconfigs,
+		Transfer: transfer, Reconfig: reconfig, RNBMapping: cfg.RNBMapping, ResultsFile: "sweep.csv"}
+	if cfg.Fabric != "" && cfg.Fabric != schedules.Benes {
+		m.Fabric = string(cfg.Fabric)
+	}
+	for _, a := range []struct {
+		on   bool
+		name string
+	}{{cfg.Plan.NoPartial, "no-partial"}, {cfg.Plan.NaiveRouting, "naive-routing"},
+		{cfg.Plan.NoDegreeCoverage, "no-degree-coverage"}, {cfg.Plan.SunflowBySize, "sunflow-by-size"}} {
+		if a.on {
+			m.Ablations = append(m.Ablations, a.name)
+		}
+	}
+	return m
+}
+
+// write writes m as indented JSON, as safefile.WriteJSON does.
+func (m *Manifest) write(w io.Writer) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteFiles writes into dir (which must exist) sweep.csv, a speedup heatmap per baseline
+// (speedup-<algo>.svg and .png), the distribution of completion over lower bound per matrix at
+// the cell nearest DistributionBandwidth and DistributionReconfig
+// (completion-vs-lower-bound.svg and .png), and, when m is not nil, m as sweep.json. It returns
+// the paths written.
+func (res *Result) WriteFiles(dir string, m *Manifest) ([]string, error) {
+	var files []string
+	write := func(name string, fill func(io.Writer) error) error {
+		var buf bytes.Buffer
+		if err := fill(&buf); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+	// The manifest goes last: its presence says the files beside it are complete.
+	writeManifest := func() error {
+		if m == nil {
+			return nil
+		}
+		return write("sweep.json", m.write)
+	}
+	if err := write("sweep.csv", res.WriteCSV); err != nil {
+		return nil, err
+	}
+	rows, cols := res.axisLabels()
+	for _, algo := range res.Algorithms {
+		if algo == res.Reference {
+			continue
+		}
+		values, err := res.RatioGrid(algo)
+		if err != nil {
+			return nil, err
+		}
+		g := plot.Grid{
+			Title: fmt.Sprintf("%s / %s completion, summed over %d matrices (>1: %s faster)",
+				algo, res.Reference, res.Matrices, res.Reference),
+			RowTitle: "bandwidth", ColTitle: "reconfiguration delay α_r",
+			Rows: rows, Cols: cols, Values: values,
+		}
+		for _, format := range plot.Formats {
+			if err := write("speedup-"+algo+"."+format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r, c := res.Nearest(DistributionBandwidth, DistributionReconfig)
+	cell := &res.Cells[r][c]
+	var series []plot.Series
+	for a, algo := range res.Algorithms {
+		if vs := cell.BoundRatios(a); len(vs) > 0 {
+			series = append(series, plot.Series{Name: algo, Values: vs})
+		}
+	}
+	if len(series) == 0 {
+		// Every matrix is empty: there is no bound to compare with.
+		if err := writeManifest(); err != nil {
+			return nil, err
+		}
+		return files, nil
+	}
+	title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
+		units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
+	for _, format := range plot.Formats {
+		if err := write("completion-vs-lower-bound."+format, func(w io.Writer) error {
+			return plot.Distribution(w, format, title, "completion / lower bound", series)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeManifest(); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+func (res *Result) axisLabels() (rows, cols []string) {
+	for _, b := range res.Bandwidths {
+		rows = append(rows, units.FormatBandwidth(b))
+	}
+	for _, a := range res.Reconfigs {
+		cols = append(cols, units.FormatSeconds(a))
+	}
+	return rows, cols
+}
+
+// WriteSummary prints, per baseline, the grid of ratios (rows bandwidth, columns α_r), then each
+// algorithm's summed completion over the summed lower bound per cell, as aligned tables.
+func (res *Result) WriteSummary(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	rows, cols := res.axisLabels()
+	header := "BANDWIDTH\t" + strings.Join(cols, "\t") + "\t\n"
+	for _, algo := range res.Algorithms {
+		if algo == res.Reference {
+			continue
+		}
+		g, err := res.RatioGrid(algo)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s / %s completion over %d matrices (>1: %s faster)\n", algo, res.Reference, res.Matrices, res.Reference)
+		fmt.Fprint(tw, header)
+		for i, row := range g {
+			fmt.Fprintf(tw, "%s\t", rows[i])
+			for _, v := range row {
+				fmt.Fprintf(tw, "%.2f\t", v)
+			}
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw)
+	}
+	for a, algo := range res.Algorithms {
+		fmt.Fprintf(tw, "%s completion / lower bound (sums over %d matrices)\n", algo, res.Matrices)
+		fmt.Fprint(tw, header)
+		for i, row := range res.Cells {
+			fmt.Fprintf(tw, "%s\t", rows[i])
+			for _, c := range row {
+				if c.LowerBound > 0 {
+					fmt.Fprintf(tw, "%.2f\t", c.Algorithms[a].Completion/c.LowerBound)
+				} else {
+					fmt.Fprint(tw, "–\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		if a < len(res.Algorithms)-1 {
+			fmt.Fprintln(tw)
+		}
+	}
+	return tw.Flush()
+}
