@@ -2,7 +2,7 @@
 // T(m) = α + β·m per ordered GPU pair (Tetris §4.1–4.2, Figure 13): the file the emulator's
 // calibration transfer model reads (calibrate/model).
 //
-// A Plan says what to measure: ordered GPU pairs, message sizes, warm-ups and repetitions, the
+// A model.Plan says what to measure: ordered GPU pairs, message sizes, warm-ups and repetitions, the
 // copy kind (copy engines or an SM kernel) and the traffic patterns: Isolated (one pair at a time)
 // and Permutation (every GPU sends at once along a permutation, as one circuit round does; by
 // default the n−1 cyclic shifts, so every ordered pair is measured under load). Run starts one

@@ -343,14 +343,48 @@ func theilSen(x, y []float64) model.Line {
 	return model.Line{Alpha: median(icpt), Beta: b}
 }
 
-// median of v (reordered in place).
+// median of v (reordered in place), by selection: Theil–Sen takes the median of n(n−1)/2 slopes,
+// which a sort would make the fit's most expensive step.
 func median(v []float64) float64 {
-	slices.Sort(v)
 	n := len(v)
+	hi := nth(v, n/2)
 	if n%2 == 1 {
-		return v[n/2]
+		return hi
 	}
-	return (v[n/2-1] + v[n/2]) / 2
+	// After selection the lower half holds the n/2 smallest: the other middle value is their max.
+	return (slices.Max(v[:n/2]) + hi) / 2
+}
+
+// nth reorders v so that v[k] is the value a sort would put there, with nothing larger before it
+// and nothing smaller after it (Hoare's quickselect, middle pivot), and returns v[k].
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		p := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < p {
+				i++
+			}
+			for v[j] > p {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 func cmpInt64(a, b int64) int {

@@ -126,7 +126,8 @@ func Steps(p *model.Plan) int { return len(steps(p)) }
 var ErrInterrupted = errors.New("calibration interrupted")
 
 // Run measures the plan and fits it. When ctx ends first it returns an error wrapping
-// ErrInterrupted and the context's error, after Checkpoint has seen every finished step.
+// ErrInterrupted and the context's error; after a failure once measuring began, the Result holds
+// the Partial state (every finished step), for the partial file.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	now := cfg.Now
 	if now == nil {
@@ -146,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	all := steps(&cfg.Plan)
 	if len(part.Steps) < len(all) {
 		if err := measure(ctx, cfg, all, part); err != nil {
-			return nil, err
+			return &Result{Partial: part}, err
 		}
 	}
 	cal, measured := Assemble(part, cfg.Fit)

@@ -69,8 +69,9 @@ func AlphaBetaModel(c *model.Calibration, gpuOf []int) (TransferModel, error) {
 	}
 	g := c.GPUs()
 	for p, gpu := range gpuOf {
-		if gpu < 0 || gpu >= g {
-			return nil, fmt.Errorf("alphabeta model: port %d maps to GPU %d, the calibration covers GPUs 0..%d", p, gpu, g-1)
+		if _, err := c.GPUIndex(strconv.Itoa(gpu)); err != nil {
+			// Names the GPU asked for and the GPUs the calibration was taken on.
+			return nil, fmt.Errorf("alphabeta model: port %d: %w", p, err)
 		}
 	}
 	m := &alphaBetaModel{name: "alphabeta", gpus: g, gpuOf: slices.Clone(gpuOf),

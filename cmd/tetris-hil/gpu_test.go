@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
@@ -26,7 +28,12 @@ const (
 
 func TestMain(m *testing.M) {
 	workertest.Main(m, map[string]workertest.Role{
-		cliRole: func(args []string) int { return run(context.Background(), args) },
+		// As main does: the first SIGINT cancels the context (a calibration keeps its partial file).
+		cliRole: func(args []string) int {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return run(ctx, args)
+		},
 	})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,10 @@ func newWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Ctrl-C reaches the whole foreground process group, workers included; their
+			// coordinator decides how they stop (quit, or a kill when its context ends), so a
+			// worker ignores SIGINT instead of exiting with a message of its own.
+			signal.Ignore(os.Interrupt)
 			out, err := worker.ProtocolOutput()
 			if err != nil {
 				return err

@@ -52,6 +52,10 @@ type Model struct {
 	// KneeBytes plants none.
 	KneeBytes  int64
 	KneeFactor float64
+	// Contention is how much slower copies released at a shared start time (Copy.StartAt: a
+	// permutation, every GPU sending at once) run than a pair alone, as on a PCIe server whose
+	// GPUs share switches and host bridges: their bandwidth is divided by it. 0 or 1: none.
+	Contention float64
 }
 
 // Defaults are plausible for a copy-engine copy over NVLink4 on an H100/H200 (18 links, 450 GB/s
@@ -116,6 +120,9 @@ func (m Model) String() string {
 	if m.KneeBytes > 0 {
 		parts = append(parts, "knee-bytes="+strconv.FormatInt(m.KneeBytes, 10), "knee-factor="+f(m.KneeFactor))
 	}
+	if m.Contention != 0 {
+		parts = append(parts, "contention="+f(m.Contention))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -177,8 +184,10 @@ func ParseModel(s string) (Model, error) {
 			continue
 		case "knee-factor":
 			dst = &m.KneeFactor
+		case "contention":
+			dst = &m.Contention
 		default:
-			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on, no-ipc, corrupt, knee-bytes, knee-factor)", k)
+			return m, fmt.Errorf("fake engine option %q: unknown key (have alpha, bandwidth, spread, noise, outliers, outlier-factor, seed, crash-on, hang-on, no-ipc, corrupt, knee-bytes, knee-factor, contention)", k)
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -299,6 +308,10 @@ func (e *engine) Copy(ctx context.Context, dst int, c transfer.Copy) (transfer.T
 	}
 	tm := transfer.Timing{HostStart: transfer.Monotonic(), Times: make([]time.Duration, c.Reps)}
 	base := e.model.ExpectedSeconds(e.dev.GPU, b.owner, c.Bytes)
+	if c.StartAt != 0 && e.model.Contention > 1 {
+		a, _ := e.model.Pair(e.dev.GPU, b.owner)
+		base = a + (base-a)*e.model.Contention
+	}
 	// The noise of a call is a function of (seed, pair, size): a measurement repeated in another
 	// process (a resumed calibration, a fresh worker) draws the same times, so runs reproduce.
 	rng := rand.New(rand.NewPCG(e.model.Seed, uint64(e.dev.GPU)<<56^uint64(b.owner)<<48^uint64(c.Bytes)))

@@ -171,3 +171,24 @@ func TestPlantedKnee(t *testing.T) {
 		t.Errorf("past the knee: %g, want %g", got, want)
 	}
 }
+
+// TestContention: copies released at a shared start time run at the bandwidth divided by the
+// contention factor; a pair alone does not.
+func TestContention(t *testing.T) {
+	m := Defaults
+	m.Noise, m.Outliers, m.Contention = 0, 0, 3
+	if m2, err := ParseModel(m.String()); err != nil || m2 != m {
+		t.Fatalf("round trip of %q: %+v, %v", m.String(), m2, err)
+	}
+	eng, _ := open(context.Background(), transfer.Config{Options: m.String()})
+	dst, _ := eng.Peer(context.Background(), transfer.Device{GPU: 1}, 1<<30)
+	alone, _ := eng.Copy(context.Background(), dst, transfer.Copy{Bytes: 1 << 30, Reps: 1, Kind: transfer.CE})
+	loaded, _ := eng.Copy(context.Background(), dst, transfer.Copy{Bytes: 1 << 30, Reps: 1, Kind: transfer.CE, StartAt: transfer.Monotonic()})
+	a, bw := m.Pair(0, 1)
+	if got, want := alone.Times[0].Seconds(), a+float64(1<<30)/bw; math.Abs(got/want-1) > 1e-6 {
+		t.Errorf("alone: %g s, want %g", got, want)
+	}
+	if got, want := loaded.Times[0].Seconds(), a+3*float64(1<<30)/bw; math.Abs(got/want-1) > 1e-6 {
+		t.Errorf("under contention: %g s, want %g", got, want)
+	}
+}
