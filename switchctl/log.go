@@ -29,7 +29,7 @@ type Entry struct {
 	// tell); Settled when the device confirmed it settled or its settle time T_w elapsed.
 	Commanded    time.Time `json:"commanded"`
 	Acknowledged time.Time `json:"acknowledged,omitzero"`
-	Settled      time.Time `json:"settled"`
+	Settled      time.Time `json:"settled,omitzero"`
 }
 
 // ChangeLog records every change a Controller makes, in order. It is safe for concurrent use;

@@ -81,6 +81,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 type modelFlags struct {
 	calibration, gpuMap, measured string
 	reconfModel, tr, tw           string
+	switchBench                   *switchBenchFlag
 }
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
@@ -90,6 +91,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
 	fs.StringVar(&m.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
+	m.switchBench = registerSwitchBench(fs)
 }
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
@@ -112,6 +114,11 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 		if spec.Tw, err = units.ParseDuration(m.tw); err != nil {
 			return cfg, usagef("--tw %q: %v", m.tw, err)
 		}
+		if spec.Tr, spec.Tw, err = m.switchBench.times(spec.Tr, spec.Tw); err != nil {
+			return cfg, err
+		}
+	} else if err := m.switchBench.parallel(); err != nil {
+		return cfg, err
 	}
 	if cfg.Reconfig, err = spec.ReconfigModel(); err != nil {
 		return cfg, specUsage(err)
@@ -274,7 +281,8 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		return nil
 	}
 	inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
-		[2]string{"calibration", f.models.calibration}, [2]string{"measured", f.models.measured})
+		[2]string{"calibration", f.models.calibration}, [2]string{"measured", f.models.measured},
+		[2]string{"switch_bench", f.models.switchBench.path})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,9 @@ type PTY struct {
 
 // StartPTY opens a pseudo-terminal and serves b on it until ctx is done or Close. A client
 // opening the device counts as a connection (a reset, if configured); closing it, as the end of
-// one.
+// one. The emulator notices a close at its next read of the master (which fails with EIO while
+// no client has the device open): a client that closes and reopens while the board is busy
+// with a line is seen as one connection.
 func StartPTY(ctx context.Context, b *Board) (*PTY, error) {
 	master, slave, err := pty.Open()
 	if err != nil {

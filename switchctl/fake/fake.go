@@ -78,6 +78,7 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 		if err = switchctl.SleepUntil(ctx, e.Commanded.Add(c.tr)); err != nil {
 			break
 		}
+		// The model's times, not the sleep's: a timer that wakes late is not the switch's T_r.
 		e.Acknowledged = e.Commanded.Add(c.tr)
 		next = e.Acknowledged
 		c.mu.Lock()

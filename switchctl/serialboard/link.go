@@ -25,13 +25,17 @@ type Link struct {
 	replyTimeout time.Duration
 	retries      int
 
-	lines   chan string
+	lines   chan line
 	done    chan struct{} // closed when the reader has stopped; readErr says why
 	readErr error
 
-	closing   chan struct{}
+	closing   chan struct{} // closed by abort: exchanges in flight give up
+	stopping  chan struct{} // closed by Close: the reader stops
 	closeOnce sync.Once
 	mu        sync.Mutex // one exchange at a time
+	// staleUntil: an exchange gave up waiting (cancelled or closed) after sending, so until
+	// then its reply may still arrive and must not be taken for the next command's.
+	staleUntil time.Time
 }
 
 // NewLink starts a link over port. readTimeout is the port's read timeout (0 for transports
@@ -40,7 +44,7 @@ type Link struct {
 // the board answers once settled), or extra + 1s without a read timeout.
 func NewLink(name string, port io.ReadWriteCloser, readTimeout time.Duration, retries int) *Link {
 	l := &Link{name: name, port: port, readTimeout: readTimeout, retries: retries,
-		lines: make(chan string, 64), done: make(chan struct{}), closing: make(chan struct{})}
+		lines: make(chan line, 64), done: make(chan struct{}), closing: make(chan struct{}), stopping: make(chan struct{})}
 	l.replyTimeout = 2 * readTimeout
 	if readTimeout == 0 {
 		l.replyTimeout = time.Second
@@ -49,17 +53,25 @@ func NewLink(name string, port io.ReadWriteCloser, readTimeout time.Duration, re
 	return l
 }
 
+// line is a received line and when its end arrived: timestamped by the reader, so the time a
+// reply came back does not include handing it to the goroutine waiting for it.
+type line struct {
+	s  string
+	at time.Time
+}
+
 func (l *Link) read() {
 	defer close(l.done)
 	buf := make([]byte, 512)
-	var line []byte
+	var buffered []byte
 	quick := 0
 	for {
 		t0 := time.Now()
 		n, err := l.port.Read(buf)
 		select {
-		case <-l.closing:
+		case <-l.stopping:
 			if n == 0 {
+				l.readErr = switchctl.ErrClosed
 				return
 			}
 		default:
@@ -67,18 +79,19 @@ func (l *Link) read() {
 		for _, b := range buf[:n] {
 			switch {
 			case b == '\n':
-				s := string(line)
+				s := string(buffered)
 				if len(s) > 0 && s[len(s)-1] == '\r' {
 					s = s[:len(s)-1]
 				}
-				line = line[:0]
+				buffered = buffered[:0]
 				select {
-				case l.lines <- s:
-				case <-l.closing:
+				case l.lines <- line{s, time.Now()}:
+				case <-l.stopping:
+					l.readErr = switchctl.ErrClosed
 					return
 				}
-			case len(line) < 4*MaxLine:
-				line = append(line, b)
+			case len(buffered) < 4*MaxLine:
+				buffered = append(buffered, b)
 			}
 		}
 		if n > 0 {
@@ -118,6 +131,27 @@ func (l *Link) drain() {
 	}
 }
 
+// skipStale waits for the reply of an exchange that was abandoned after sending (one command,
+// one reply), up to the time that reply could take, and discards it.
+func (l *Link) skipStale(ctx context.Context) {
+	if l.staleUntil.IsZero() {
+		return
+	}
+	d := time.Until(l.staleUntil)
+	l.staleUntil = time.Time{}
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.lines:
+	case <-t.C:
+	case <-l.done:
+	case <-ctx.Done():
+	}
+}
+
 // exchange sends cmd and waits for a reply that valid accepts, trying up to tries times.
 // valid == nil sends without waiting. final exchanges (the safe state sent by Close) are not
 // aborted by Close.
@@ -140,6 +174,7 @@ func (l *Link) exchange(ctx context.Context, cmd string, extra time.Duration, va
 			return "", sent, got, l.readErr
 		default:
 		}
+		l.skipStale(ctx)
 		l.drain()
 		sent = time.Now()
 		if _, err := io.WriteString(l.port, cmd+"\n"); err != nil {
@@ -150,9 +185,10 @@ func (l *Link) exchange(ctx context.Context, cmd string, extra time.Duration, va
 		}
 		timer := time.NewTimer(l.replyTimeout + extra)
 		select {
-		case s := <-l.lines:
+		case ln := <-l.lines:
 			timer.Stop()
-			got = time.Now()
+			s := ln.s
+			got = ln.at
 			if err := printable(s); err != nil {
 				last = fmt.Errorf("garbled reply %q: %w", s, err)
 				continue
@@ -169,9 +205,11 @@ func (l *Link) exchange(ctx context.Context, cmd string, extra time.Duration, va
 			return "", sent, got, l.readErr
 		case <-ctx.Done():
 			timer.Stop()
+			l.staleUntil = sent.Add(l.replyTimeout + extra)
 			return "", sent, got, ctx.Err()
 		case <-closing:
 			timer.Stop()
+			l.staleUntil = sent.Add(l.replyTimeout + extra)
 			return "", sent, got, switchctl.ErrClosed
 		}
 	}
@@ -194,6 +232,13 @@ func (l *Link) abort() { l.closeOnce.Do(func() { close(l.closing) }) }
 func (l *Link) Close() error {
 	l.abort()
 	l.mu.Lock() // no exchange is writing now
+	select {
+	case <-l.stopping:
+		l.mu.Unlock()
+		return nil
+	default:
+	}
+	close(l.stopping)
 	err := l.port.Close()
 	l.mu.Unlock()
 	wait := 2*l.readTimeout + time.Second

@@ -36,7 +36,9 @@ func channels(w *switchctl.Wiring) []int {
 // startPTY serves a board for w on a pseudo-terminal for the test's duration.
 func startPTY(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config) *boardemu.PTY {
 	t.Helper()
-	cfg.Channels = channels(w)
+	if cfg.Channels == nil {
+		cfg.Channels = channels(w)
+	}
 	p, err := boardemu.StartPTY(context.Background(), boardemu.New(cfg, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -45,162 +47,192 @@ func startPTY(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config) *boardemu.
 	return p
 }
 
-func TestConformancePTY(t *testing.T) {
-	switchtest.Run(t, switchtest.Config{
-		Open: func(t *testing.T, log *switchctl.ChangeLog) (switchctl.Controller, *switchctl.Wiring) {
-			w := fabric(8, "").Wiring(t)
-			p := startPTY(t, w, boardemu.Config{Latency: 200 * time.Microsecond, Settle: 500 * time.Microsecond})
-			c, err := switchctl.Open(context.Background(), w, switchctl.Options{Log: log, Port: p.Path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c, w
-		},
-	})
+// transport serves a board emulator and opens the serial backend on it: over a pty through
+// tarm/serial (the real code path), or over an in-memory pipe (no kernel, no tarm/serial).
+type transport struct {
+	name string
+	open func(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config, log *switchctl.ChangeLog) (*boardemu.Board, switchctl.Controller, error)
 }
 
-// TestConformancePipe runs the same suite with the same board emulator over an in-memory pipe
-// (no pty, no read timeout).
-func TestConformancePipe(t *testing.T) {
-	switchtest.Run(t, switchtest.Config{
-		Open: func(t *testing.T, log *switchctl.ChangeLog) (switchctl.Controller, *switchctl.Wiring) {
-			w := fabric(8, "").Wiring(t)
-			dev, host := net.Pipe()
-			b := boardemu.New(boardemu.Config{Channels: channels(w), Settle: 300 * time.Microsecond}, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			go b.Serve(ctx, dev)
-			t.Cleanup(func() { cancel(); dev.Close() })
-			c, err := serialboard.NewBoard(context.Background(), w, switchctl.Options{Log: log}, host, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c, w
-		},
+var transports = []transport{
+	{"pty", func(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config, log *switchctl.ChangeLog) (*boardemu.Board, switchctl.Controller, error) {
+		p := startPTY(t, w, cfg)
+		c, err := switchctl.Open(context.Background(), w, switchctl.Options{Log: log, Port: p.Path})
+		return p.Board(), c, err
+	}},
+	{"pipe", func(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config, log *switchctl.ChangeLog) (*boardemu.Board, switchctl.Controller, error) {
+		if cfg.Channels == nil {
+			cfg.Channels = channels(w)
+		}
+		b := boardemu.New(cfg, nil)
+		dev, host := net.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		go b.Serve(ctx, dev)
+		t.Cleanup(func() { cancel(); dev.Close() })
+		// The wiring map's read timeout: a pipe never returns an empty read, so the timing
+		// (reply timeouts, retries) is the pty's.
+		c, err := serialboard.NewBoard(context.Background(), w, switchctl.Options{Log: log}, host, w.Serial.ReadTimeout)
+		return b, c, err
+	}},
+}
+
+// forTransports runs test as one subtest per transport.
+func forTransports(t *testing.T, test func(t *testing.T, tr transport)) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { test(t, tr) })
+	}
+}
+
+func mustOpen(t *testing.T, tr transport, w *switchctl.Wiring, cfg boardemu.Config, log *switchctl.ChangeLog) (*boardemu.Board, switchctl.Controller) {
+	t.Helper()
+	b, c, err := tr.open(t, w, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		switchtest.Run(t, switchtest.Config{
+			Open: func(t *testing.T, log *switchctl.ChangeLog) (switchctl.Controller, *switchctl.Wiring) {
+				w := fabric(8, "").Wiring(t)
+				_, c := mustOpen(t, tr, w, boardemu.Config{Latency: 200 * time.Microsecond, Settle: 500 * time.Microsecond}, log)
+				return c, w
+			},
+		})
 	})
 }
 
 func TestResetOnOpen(t *testing.T) {
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		w := fabric(4, "").Wiring(t)
+		start := time.Now()
+		b, c := mustOpen(t, tr, w, boardemu.Config{ResetOnOpen: true, ResetDelay: 300 * time.Millisecond}, nil)
+		if took := time.Since(start); took < 300*time.Millisecond {
+			t.Errorf("Open returned after %v, before the board's 300ms reset ended", took)
+		}
+		if err := c.Apply(context.Background(), []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ignored := 0
+		for _, e := range b.Log().Entries() {
+			if e.Fault == "resetting" {
+				ignored++
+			}
+		}
+		if ignored == 0 {
+			t.Errorf("no command was sent during the reset: Open slept instead of asking for the identity")
+		}
+	})
+}
+
+// TestResetOnReopen: the pty board resets every time the port is opened again.
+func TestResetOnReopen(t *testing.T) {
+	t.Parallel()
 	w := fabric(4, "").Wiring(t)
 	p := startPTY(t, w, boardemu.Config{ResetOnOpen: true, ResetDelay: 300 * time.Millisecond})
-	start := time.Now()
-	c, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took < 300*time.Millisecond {
-		t.Errorf("Open returned after %v, before the board's 300ms reset ended", took)
-	}
-	if err := c.Apply(context.Background(), []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ignored := 0
-	for _, e := range p.Board().Log().Entries() {
-		if e.Fault == "resetting" {
-			ignored++
+	for i := 0; i < 2; i++ {
+		start := time.Now()
+		c, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if ignored == 0 {
-		t.Errorf("no command was sent during the reset: Open slept instead of asking for the identity")
-	}
-	// Reopening resets the board again.
-	start = time.Now()
-	c, err = switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	if took := time.Since(start); took < 300*time.Millisecond {
-		t.Errorf("the second Open returned after %v: the board did not reset on reopening", took)
+		if took := time.Since(start); took < 300*time.Millisecond {
+			t.Errorf("Open %d returned after %v: the board did not reset", i+1, took)
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// The emulator sees the port closed at its next read (EIO on the master); reopening
+		// before that, while it is busy, would go unnoticed.
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 func TestGarbledAndDroppedRetried(t *testing.T) {
-	w := fabric(8, "  retries: 8\n").Wiring(t)
-	p := startPTY(t, w, boardemu.Config{Garble: 0.2, Drop: 0.15, Seed: 3})
-	log := &switchctl.ChangeLog{}
-	c, err := switchctl.Open(context.Background(), w, switchctl.Options{Log: log, Port: p.Path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	for i := 0; i < 12; i++ {
-		s := w.Switches[i%len(w.Switches)].Switch
-		st := switchctl.State(i % 2)
-		if err := c.Apply(context.Background(), []switchctl.Change{{Switch: s, State: st}}); err != nil {
-			t.Fatalf("Apply %d: %v", i, err)
-		}
-		got, err := c.States(context.Background())
-		if err != nil {
-			t.Fatalf("States %d: %v", i, err)
-		}
-		for _, g := range got {
-			if g.Switch == s && g.State != st {
-				t.Fatalf("switch %s is %s, want %s", s, g.State, st)
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		w := fabric(8, "  retries: 8\n").Wiring(t)
+		b, c := mustOpen(t, tr, w, boardemu.Config{Garble: 0.2, Drop: 0.15, Seed: 3}, nil)
+		defer c.Close(context.Background())
+		for i := 0; i < 12; i++ {
+			s := w.Switches[i%len(w.Switches)].Switch
+			st := switchctl.State(i % 2)
+			if err := c.Apply(context.Background(), []switchctl.Change{{Switch: s, State: st}}); err != nil {
+				t.Fatalf("Apply %d: %v", i, err)
+			}
+			got, err := c.States(context.Background())
+			if err != nil {
+				t.Fatalf("States %d: %v", i, err)
+			}
+			for _, g := range got {
+				if g.Switch == s && g.State != st {
+					t.Fatalf("switch %s is %s, want %s", s, g.State, st)
+				}
 			}
 		}
-	}
-	faults := map[string]int{}
-	for _, e := range p.Board().Log().Entries() {
-		faults[e.Fault]++
-	}
-	if faults["garbled"] == 0 || faults["dropped"] == 0 {
-		t.Errorf("faults injected: %v; want both garbled replies and dropped lines", faults)
-	}
+		faults := map[string]int{}
+		for _, e := range b.Log().Entries() {
+			faults[e.Fault]++
+		}
+		if faults["garbled"] == 0 || faults["dropped"] == 0 {
+			t.Errorf("faults injected: %v; want both garbled replies and dropped lines", faults)
+		}
+	})
 }
 
+// TestRetriesExhausted: a board that drops every line, or garbles every reply, gives a clear
+// error after the configured number of tries, within the reply timeouts.
 func TestRetriesExhausted(t *testing.T) {
-	w := fabric(4, "  retries: 2\n").Wiring(t)
-	dev, host := net.Pipe()
-	b := boardemu.New(boardemu.Config{Channels: channels(w)}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go b.Serve(ctx, dev)
-	c, err := serialboard.NewBoard(ctx, w, switchctl.Options{}, host, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.SetFaults(0, 1) // every line dropped from now on
-	start := time.Now()
-	err = c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[1].Switch, State: switchctl.Cross}})
-	if err == nil || !strings.Contains(err.Error(), `"SW 2 CROSS": no valid reply after 3 tries`) {
-		t.Errorf("Apply to a board that drops everything = %v, want no valid reply after 3 tries", err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("gave up after %v", took)
-	}
-	b.SetFaults(1, 0) // every reply garbled
-	_, err = c.States(ctx)
-	if err == nil || !strings.Contains(err.Error(), "garbled reply") {
-		t.Errorf("States with every reply garbled = %v, want a garbled-reply error", err)
-	}
-	b.SetFaults(0, 0)
-	if err := c.Close(ctx); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		w := fabric(4, "  retries: 2\n").Wiring(t)
+		b, c := mustOpen(t, tr, w, boardemu.Config{}, nil)
+		ctx := context.Background()
+		b.SetFaults(0, 1) // every line dropped from now on
+		start := time.Now()
+		err := c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[1].Switch, State: switchctl.Cross}})
+		if err == nil || !strings.Contains(err.Error(), `"SW 2 CROSS": no valid reply after 3 tries (last: no reply within 200ms)`) {
+			t.Errorf("Apply to a board that drops everything = %v, want no valid reply after 3 tries", err)
+		}
+		if took := time.Since(start); took < 600*time.Millisecond || took > 3*time.Second {
+			t.Errorf("gave up after %v, want 3 tries of 200ms", took)
+		}
+		b.SetFaults(1, 0) // every reply garbled
+		_, err = c.States(ctx)
+		if err == nil || !strings.Contains(err.Error(), "garbled reply") {
+			t.Errorf("States with every reply garbled = %v, want a garbled-reply error", err)
+		}
+		b.SetFaults(0, 0)
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 }
 
 func TestBoardError(t *testing.T) {
-	w := fabric(4, "").Wiring(t)
-	dev, host := net.Pipe()
-	b := boardemu.New(boardemu.Config{Channels: channels(w)[1:]}, nil) // the board lacks channel 1
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go b.Serve(ctx, dev)
-	c, err := serialboard.NewBoard(ctx, w, switchctl.Options{}, host, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	err = c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}})
-	if err == nil || !strings.Contains(err.Error(), `-222,"Data out of range: channel 1"`) {
-		t.Errorf("Apply on a missing channel = %v, want the board's -222 error", err)
-	}
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		w := fabric(4, "").Wiring(t)
+		// The board has channels 2..6 only: the map's channel 1 is not on it.
+		_, c := mustOpen(t, tr, w, boardemu.Config{Channels: channels(w)[1:]}, nil)
+		ctx := context.Background()
+		defer c.Close(ctx)
+		err := c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}})
+		if err == nil || !strings.Contains(err.Error(), `-222,"Data out of range: channel 1"`) {
+			t.Errorf("Apply on a missing channel = %v, want the board's -222 error", err)
+		}
+	})
 }
 
 func TestWrongBoard(t *testing.T) {
+	t.Parallel()
 	w := fabric(4, "").Wiring(t)
 	p := startPTY(t, w, boardemu.Config{Kind: boardemu.CrystalBoard})
 	_, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
@@ -238,6 +270,7 @@ func rawPTY(t *testing.T) (*os.File, *serial.Port) {
 // TestEmptyReadIsNoData: tarm/serial returns an empty read when its timeout passes with no
 // data; the link must wait on, also when a reply pauses in the middle.
 func TestEmptyReadIsNoData(t *testing.T) {
+	t.Parallel()
 	master, port := rawPTY(t)
 	link := serialboard.NewLink("pty", port, 100*time.Millisecond, 0)
 	defer link.Close()
@@ -246,10 +279,10 @@ func TestEmptyReadIsNoData(t *testing.T) {
 		buf := make([]byte, 64)
 		master.Read(buf)
 		master.Write([]byte("O"))
-		time.Sleep(150 * time.Millisecond) // longer than the read timeout
+		time.Sleep(350 * time.Millisecond) // several read timeouts: empty reads in the reply
 		master.Write([]byte("K\r\n"))
 	}()
-	r, err := link.Exchange(context.Background(), "SW 1 BAR", 0, func(s string) error {
+	r, err := link.Exchange(context.Background(), "SW 1 BAR", time.Second, func(s string) error {
 		if s != "OK" {
 			return errors.New("want OK")
 		}
@@ -264,6 +297,7 @@ func TestEmptyReadIsNoData(t *testing.T) {
 // exchange with ErrClosed at once, and the reader blocked in tarm/serial's Read stops within a
 // read timeout.
 func TestCloseDuringRead(t *testing.T) {
+	t.Parallel()
 	_, port := rawPTY(t)
 	link := serialboard.NewLink("pty", port, 100*time.Millisecond, 50)
 	errc := make(chan error, 1)
@@ -290,31 +324,40 @@ func TestCloseDuringRead(t *testing.T) {
 }
 
 // TestCloseDuringApply: closing a controller whose board stopped answering ends the Apply in
-// flight with ErrClosed; Close still tries SAFE and reports that it got no reply.
+// flight with ErrClosed at once; Close still sends SAFE, which the board (answering again)
+// confirms.
 func TestCloseDuringApply(t *testing.T) {
-	w := fabric(4, "  retries: 20\n").Wiring(t)
-	p := startPTY(t, w, boardemu.Config{})
-	c, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Board().SetFaults(0, 1)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- c.Apply(context.Background(), []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}})
-	}()
-	time.Sleep(100 * time.Millisecond)
-	p.Board().SetFaults(0, 0) // the board answers again: SAFE goes through
-	if err := c.Close(context.Background()); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := <-errc; !errors.Is(err, switchctl.ErrClosed) {
-		t.Errorf("Apply in flight returned %v, want ErrClosed", err)
-	}
-	es := p.Board().Log().Entries()
-	if last := es[len(es)-1]; last.Cmd != "SAFE" || last.Reply != "OK" {
-		t.Errorf("the board's log ends in %+v, want SAFE answered OK", last)
-	}
+	t.Parallel()
+	forTransports(t, func(t *testing.T, tr transport) {
+		w := fabric(4, "  retries: 20\n").Wiring(t)
+		b, c := mustOpen(t, tr, w, boardemu.Config{}, nil)
+		b.SetFaults(0, 1)
+		errc := make(chan error, 1)
+		go func() {
+			errc <- c.Apply(context.Background(), []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}})
+		}()
+		time.Sleep(100 * time.Millisecond)
+		b.SetFaults(0, 0) // the board answers again: SAFE goes through
+		start := time.Now()
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		select {
+		case err := <-errc:
+			if !errors.Is(err, switchctl.ErrClosed) {
+				t.Errorf("Apply in flight returned %v, want ErrClosed", err)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the Apply in flight did not return after Close")
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("Close took %v", took)
+		}
+		es := b.Log().Entries()
+		if last := es[len(es)-1]; last.Cmd != "SAFE" || last.Reply != "OK" {
+			t.Errorf("the board's log ends in %+v, want SAFE answered OK", last)
+		}
+	})
 }
 
 // session is a fixed exchange: open, a batch of three, a read-back of four switches, SAFE.
@@ -380,4 +423,33 @@ func TestPlayback(t *testing.T) {
 	if pb.Err() == nil {
 		t.Error("playback accepted a session that differs from the transcript")
 	}
+}
+
+// TestStaleReplyAfterCancel: a command cancelled while its reply is on the way must not lend
+// that reply to the next command: Halt returns only once the board has handled SAFE.
+func TestStaleReplyAfterCancel(t *testing.T) {
+	t.Parallel()
+	w := fabric(4, "").Wiring(t)
+	p := startPTY(t, w, boardemu.Config{Latency: 80 * time.Millisecond})
+	c, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := c.Apply(ctx, []switchctl.Change{{Switch: w.Switches[0].Switch, State: switchctl.Cross}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Apply = %v, want the deadline", err)
+	}
+	if err := c.Halt(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	es := p.Board().Log().Entries()
+	if last := es[len(es)-1]; last.Cmd != "SAFE" {
+		t.Errorf("Halt returned before the board handled SAFE (its log ends in %q): it took the cancelled command's reply", last.Cmd)
+	}
+}
+
+func serialboardNewBoard(ctx context.Context, w *switchctl.Wiring, port net.Conn) (switchctl.Controller, error) {
+	return serialboard.NewBoard(ctx, w, switchctl.Options{}, port, 0)
 }

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/switchctl"
+	"github.com/tetris-hil/tetris-hil/switchctl/benchfile"
+	"github.com/tetris-hil/tetris-hil/switchctl/boardemu"
+)
+
+// envBeMain makes the test binary run main() itself, signal handling included, so that a test
+// can interrupt a real tetris-hil process.
+const envBeMain = "TETRIS_HIL_TEST_BE_MAIN"
+
+func init() {
+	if os.Getenv(envBeMain) == "1" {
+		os.Args = append([]string{"tetris-hil"}, os.Args[1:]...)
+		main()
+	}
+}
+
+const serialWiring = "../../examples/wiring-8x8-serial.yaml"
+
+// startBoard serves the example's switch board on a pty for the test.
+func startBoard(t *testing.T, cfg boardemu.Config) *boardemu.PTY {
+	t.Helper()
+	w, err := switchctl.LoadWiring(serialWiring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range w.Switches {
+		cfg.Channels = append(cfg.Channels, s.Channel)
+	}
+	p, err := boardemu.StartPTY(context.Background(), boardemu.New(cfg, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// startEmulator runs `switch emulate` as its own process, as a lab would, and returns its
+// device; the process is interrupted at the end of the test.
+func startEmulator(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"switch", "emulate", "--wiring", serialWiring}, args...)...)
+	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	})
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strings.TrimSpace(first)
+	if !strings.HasPrefix(port, "/dev/") {
+		t.Fatalf("switch emulate's first line %q is not a device", first)
+	}
+	return port
+}
+
+// TestSwitchBenchOnEmulator: `switch bench` against `switch emulate --command-latency 2ms
+// --settle 5ms` derives T_r and T_w within 10%.
+func TestSwitchBenchOnEmulator(t *testing.T) {
+	port := startEmulator(t, "--command-latency", "2ms", "--settle", "5ms")
+	out := filepath.Join(t.TempDir(), "bench.json")
+	stdout, code, err := cli(t, "switch", "bench", "--wiring", serialWiring, "--port", port, "--rounds", "200", "--json", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, stdout)
+	}
+	f, err := benchfile.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("T_r %.4g s, T_w %.4g s; round trip p99 %.4g s, settle p99 %.4g s", f.TRSeconds, f.TWSeconds, f.RoundTrip.P99Seconds, f.Settle.P99Seconds)
+	if math.Abs(f.TRSeconds-2e-3) > 0.2e-3 || math.Abs(f.TWSeconds-5e-3) > 0.5e-3 {
+		t.Errorf("T_r %v s, T_w %v s; want 2 ms and 5 ms within 10%%", f.TRSeconds, f.TWSeconds)
+	}
+	if f.Backend != "serial" || f.Switches != 20 || f.RoundTrip.Samples != 200 || !strings.HasSuffix(f.Wiring, "wiring-8x8-serial.yaml") {
+		t.Errorf("bench file %+v", f)
+	}
+	if !strings.Contains(stdout, `"t_r_seconds"`) {
+		t.Errorf("--json printed %q", stdout)
+	}
+}
+
+// TestSwitchBenchSIGINT interrupts a real tetris-hil process in a long bench: it exits and leaves
+// every switch safe (the board's log ends in SAFE).
+func TestSwitchBenchSIGINT(t *testing.T) {
+	p := startBoard(t, boardemu.Config{Latency: 200 * time.Microsecond, Settle: time.Millisecond})
+	cmd := exec.Command(os.Args[0], "--log-level", "error", "switch", "bench", "--wiring", serialWiring, "--port", p.Path, "--rounds", "1000000")
+	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.Board().Log().Entries()) < 40 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted bench exited 0")
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the bench did not exit within 10 s of SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "context canceled") {
+		t.Errorf("stderr %q does not say it was interrupted", stderr.String())
+	}
+	es := p.Board().Log().Entries()
+	if len(es) < 40 {
+		t.Fatalf("the board got %d commands: the bench never ran", len(es))
+	}
+	if last := es[len(es)-1]; last.Cmd != "SAFE" || last.Reply != "OK" {
+		t.Errorf("the board's log ends in %+v, want SAFE answered OK", last)
+	}
+	for _, ch := range []int{1, 7, 20} {
+		if s := p.Board().State(ch); s != "BAR" {
+			t.Errorf("channel %d is %s after the interrupt, want BAR", ch, s)
+		}
+	}
+}
+
+// TestSwitchEmulateCommand runs `switch emulate` as a process: the first line is the device,
+// set and get work against it, and its --log has one JSON line per command.
+func TestSwitchEmulateCommand(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "board.jsonl")
+	cmd := exec.Command(os.Args[0], "switch", "emulate", "--wiring", serialWiring, "--command-latency", "100us", "--settle", "200us", "--log", logPath)
+	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strings.TrimSpace(first)
+	if !strings.HasPrefix(port, "/dev/") {
+		t.Fatalf("first line %q is not a device", first)
+	}
+	out, code, err := cli(t, "switch", "set", "0:3=cross", "2:1=cross", "--wiring", serialWiring, "--port", port)
+	if code != 0 || !strings.Contains(out, "0:3=cross settled in") {
+		t.Fatalf("set: exit %d, %v\n%s", code, err, out)
+	}
+	out, code, err = cli(t, "switch", "get", "--wiring", serialWiring, "--port", port, "--json")
+	if code != 0 {
+		t.Fatalf("get: exit %d, %v\n%s", code, err, out)
+	}
+	var rows []struct {
+		Switch, State string
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 20 {
+		t.Fatalf("get --json: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("emulate after SIGINT: %v", err)
+	}
+	entries, err := boardemu.ReadLog(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for i, e := range entries {
+		if e.Seq != i+1 || e.Time.IsZero() {
+			t.Errorf("log entry %d: %+v", i, e)
+		}
+		cmds = append(cmds, e.Cmd)
+	}
+	want := []string{"*IDN?", "SW 4 CROSS,10 CROSS", "*OPC?", "SAFE", "*IDN?", "SW? 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "SW? 17,18,19,20", "SAFE"}
+	if strings.Join(cmds, "|") != strings.Join(want, "|") {
+		t.Errorf("board log commands:\n%q\nwant\n%q", cmds, want)
+	}
+}
+
+func TestSwitchFakeAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	changeLog := filepath.Join(dir, "changes.jsonl")
+	out, code, err := cli(t, "switch", "set", "0:3=cross", "4:0=bar", "--fake", "--wiring", serialWiring, "--change-log", changeLog)
+	if code != 0 || !strings.Contains(out, "4:0=bar settled in") {
+		t.Fatalf("set --fake: exit %d, %v\n%s", code, err, out)
+	}
+	es, err := switchctl.ReadChangeLog(changeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The batch, then the safe state of all 20 switches at Close.
+	if len(es) != 22 || es[0].Switch.String() != "0:3" || es[0].State != switchctl.Cross || !es[21].Halt {
+		t.Errorf("change log: %d entries, first %+v", len(es), es[0])
+	}
+	dup := filepath.Join(dir, "dup.yaml")
+	b, _ := os.ReadFile(serialWiring)
+	os.WriteFile(dup, []byte(strings.Replace(string(b), "channel: 2}", "channel: 1}", 1)), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"switch", "set", "0:9=cross", "--fake", "--wiring", serialWiring}, 2, "switch 0:9 is not in the wiring map"},
+		{[]string{"switch", "set", "0:3=on", "--fake", "--wiring", serialWiring}, 2, `state "on"`},
+		{[]string{"switch", "set", "--fake", "--wiring", serialWiring}, 2, "at least one change"},
+		{[]string{"switch", "get", "--fake"}, 2, "--wiring: required"},
+		{[]string{"switch", "get", "--fake", "--wiring", dup}, 2, "channel 1 of switch 0:1 is already used on line"},
+		{[]string{"switch", "bench", "--fake", "--wiring", serialWiring, "--rounds", "0"}, 2, "--rounds 0"},
+		{[]string{"switch", "get", "--wiring", serialWiring, "--port", "/dev/tetris-hil-none"}, 1, "--fake"},
+		{[]string{"switch", "emulate", "--wiring", "../../examples/wiring-8x8-gpio.yaml"}, 2, "no serial device to emulate"},
+		{[]string{"switch", "emulate", "--wiring", serialWiring, "--settle", "5"}, 2, `--settle "5"`},
+	} {
+		out, code, err := cli(t, tc.args...)
+		if err != nil {
+			out += err.Error()
+		}
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", tc.args, code, out, tc.code, tc.want)
+		}
+	}
+}
+
+// TestEmulateSwitchBench: emulate's controller model takes T_r and T_w from a bench file and
+// runs exactly as with the same --tr and --tw.
+func TestEmulateSwitchBench(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, tr, tw float64) string {
+		p := filepath.Join(dir, name)
+		b, err := (&benchfile.File{Version: 1, Backend: "serial", TRSeconds: tr, TWSeconds: tw}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	base := []string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--reconfig-model", "controller"}
+	flags, code, err := cli(t, append(base, "--tr", "100ns", "--tw", "1us")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, flags)
+	}
+	bench, code, err := cli(t, append(base, "--switch-bench", write("same.json", 1e-7, 1e-6))...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, bench)
+	}
+	if bench != flags {
+		t.Errorf("--switch-bench with T_r 100ns, T_w 1us printed\n%s\nwant as with --tr 100ns --tw 1us:\n%s", bench, flags)
+	}
+	rec := filepath.Join(dir, "run.json")
+	if _, code, err := cli(t, append(base, "--switch-bench", write("rec.json", 1e-7, 1e-6), "--json", rec)...); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	var run struct {
+		Inputs []struct{ Role, Path, SHA256 string }
+	}
+	b, _ := os.ReadFile(rec)
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, in := range run.Inputs {
+		found = found || (in.Role == "switch_bench" && strings.HasSuffix(in.Path, "rec.json") && len(in.SHA256) == 64)
+	}
+	if !found {
+		t.Errorf("the run record's inputs %+v lack the bench file and its hash", run.Inputs)
+	}
+	slow, code, _ := cli(t, append(base, "--switch-bench", write("slow.json", 2e-6, 2e-5))...)
+	if code != 0 || slow == flags {
+		t.Errorf("a slower bench file changed nothing (exit %d):\n%s", code, slow)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--switch-bench", write("p.json", 1e-7, 1e-6)}, "needs --reconfig-model controller"},
+		{append(base, "--tr", "1us", "--switch-bench", write("q.json", 1e-7, 1e-6)), "drop one"},
+		{append(base, "--switch-bench", filepath.Join(dir, "none.json")), "--switch-bench"},
+	} {
+		out, code, err := cli(t, tc.args...)
+		if err != nil {
+			out += err.Error()
+		}
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, out, tc.want)
+		}
+	}
+}
+
+// TestSwitchClosedStdout: `switch get | head -1` closes standard output early; the process
+// must still put the hardware safe rather than die of SIGPIPE.
+func TestSwitchClosedStdout(t *testing.T) {
+	p := startBoard(t, boardemu.Config{})
+	cmd := exec.Command(os.Args[0], "switch", "get", "--wiring", serialWiring, "--port", p.Path)
+	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	r.Close() // nobody reads: the first write fails
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && !ee.Exited() {
+			t.Fatalf("switch get was killed (%v) instead of putting the board safe", err)
+		}
+	}
+	w.Close()
+	es := p.Board().Log().Entries()
+	if len(es) == 0 || es[len(es)-1].Cmd != "SAFE" {
+		t.Errorf("the board's log ends in %+v, want SAFE", es[len(es)-1:])
+	}
+}
