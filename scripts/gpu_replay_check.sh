@@ -22,6 +22,10 @@ OUT=${OUT:-/tmp/tetris-hil-gpu-replay-check}
 MATRIX=${MATRIX:-0}
 RECONFIG=${RECONFIG:-10us}
 read -r -a EXTRA <<<"${EXTRA:-}"
+# Under --fake, calibration and replay must see the same fake hardware: copies of milliseconds,
+# so that the noise of a shared machine is small against them.
+FAKEHW=()
+case " ${EXTRA[*]-} " in *" --fake "*) FAKEHW=(--fake-alpha 5ms --fake-bandwidth 1GB/s) ;; esac
 mkdir -p "$OUT"
 LOG="$OUT/gpu_replay_check.log"
 : >"$LOG"
@@ -60,7 +64,7 @@ step selftest-delays 60 "$BIN" "${LOGF[@]}" replay --selftest-delays --selftest-
 # GPU 0's loopback α-β between two pinned workers, over the sizes the trace's circuits have.
 CALFLAG=()
 if step calibrate 120 "$BIN" "${LOGF[@]}" calibrate --gpus 0 --pattern isolated --sizes 4KiB..64MiB --per-octave 2 \
-	--reps 10 --warmup 3 --verify-every 4 --timeout 30s --no-progress ${EXTRA[@]+"${EXTRA[@]}"} -o "$OUT/cal.json"; then
+	--reps 10 --warmup 3 --verify-every 4 --timeout 30s --no-progress ${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} -o "$OUT/cal.json"; then
 	CALFLAG=(--calibration "$OUT/cal.json")
 else
 	echo "no calibration: the prediction uses bytes/--bandwidth (800Gbps)"
@@ -69,7 +73,7 @@ fi
 rm -rf "$OUT/run"
 step replay 180 "$BIN" "${LOGF[@]}" replay --matrix "$MATRIX" --algo tetris,bvn --reconfig "$RECONFIG" \
 	--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 30s \
-	${EXTRA[@]+"${EXTRA[@]}"} --out "$OUT/run"
+	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run"
 
 # The measured timelines must pass the verifier, like any emulated one.
 for alg in tetris bvn; do
