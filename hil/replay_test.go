@@ -173,7 +173,7 @@ func TestLiveMatchesPrediction(t *testing.T) {
 			if c := live.Timeline.Completion(); try == 0 || c < got {
 				got = c
 			}
-			if got/want-1 <= 0.05 {
+			if got/want-1 <= 0.05 || raceEnabled {
 				break
 			}
 			t.Logf("%s on matrix %d: try %d: live %.4g s, predicted %.4g s", s.Algorithm, matrices[i/len(algos)], try+1, live.Timeline.Completion(), want)
@@ -182,7 +182,7 @@ func TestLiveMatchesPrediction(t *testing.T) {
 		worst = max(worst, math.Abs(dev))
 		t.Logf("matrix %2d %-10s live %8.3f ms, predicted %8.3f ms (%+.2f%%), %d circuits, %d commands",
 			matrices[i/len(algos)], s.Algorithm, got*1e3, want*1e3, dev*100, len(s.Circuits), len(live.Commands))
-		if math.Abs(dev) > 0.05 {
+		if math.Abs(dev) > 0.05 && !raceEnabled {
 			t.Errorf("%s on matrix %d: live completion %.4g s, predicted %.4g s: %+.1f%%, more than 5%% apart",
 				s.Algorithm, matrices[i/len(algos)], got, want, dev*100)
 		}
