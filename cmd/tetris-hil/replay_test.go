@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tetris-hil/tetris-hil/hil"
+	"github.com/tetris-hil/tetris-hil/switchctl"
 )
 
 func TestReplayBadFlags(t *testing.T) {
@@ -91,5 +97,70 @@ func TestReplayFakeSharedGPU(t *testing.T) {
 	got, code, err := cli(t, "verify", filepath.Join(dir, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, m.Runs[0].Live))
 	if code != 0 {
 		t.Errorf("verify --timeline of the live record: exit %d: %v\n%s", code, err, got)
+	}
+}
+
+// Ctrl-C in a real tetris-hil process (this test binary as the CLI) in the middle of a replay
+// through the fake switch controller: it exits 1 saying where the measurements are, the manifest
+// says interrupted, every JSON file it wrote parses, and the change log ends with the switches
+// put safe.
+func TestReplaySIGINT(t *testing.T) {
+	unsetCUDAVisible(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	wiring := filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml")
+	cmd := exec.Command(os.Args[0], "--log-level", "error", "replay", "--fake", "--unpinned", "--in-process",
+		"--matrix", "0", "--algo", "bvn", "--bandwidth", "8Gbps", "--fake-alpha", "20ms", "--wiring", wiring, "--out", dir)
+	cmd.Env = append(os.Environ(), envBeCLI+"="+cliRole)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// BvN's 43 rounds of at least 20 ms copies and a command each take seconds: wait for the
+	// first manifest, then a little.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "m0-bvn.predicted.json")); err == nil {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "interrupted") {
+		t.Fatalf("exit %v, output:\n%s", err, out.String())
+	}
+	var m hil.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || m.Status != "interrupted" || m.Runs[0].Partial == "" {
+		t.Errorf("manifest: complete %v, status %q, runs %+v", m.Complete, m.Status, m.Runs)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || !json.Valid(b) {
+			t.Errorf("%s: not valid JSON (%v)", e.Name(), err)
+		}
+	}
+	log, err := switchctl.ReadChangeLog(filepath.Join(dir, "switch-log.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) == 0 || !log[len(log)-1].Halt {
+		t.Errorf("the change log (%d entries) does not end with the switches put safe", len(log))
 	}
 }
