@@ -219,7 +219,10 @@ func (r *replay) loop(ctx context.Context) error {
 		}
 		var dl time.Time
 		if k != -1 {
-			dl = time.Now().Add(next - transfer.Monotonic())
+			// The deadline on Go's clock. CLOCK_MONOTONIC is read first, so that a delay between
+			// the two readings makes the wait end late, never before the deadline.
+			mono := transfer.Monotonic()
+			dl = time.Now().Add(next - mono)
 		}
 		ev, got, _, err := delay.Await(ctx, r.env.Injector, dl, r.events)
 		if err != nil {
@@ -326,7 +329,9 @@ func (r *replay) launch(ctx context.Context, ready []int32) {
 func (r *replay) flush(ctx context.Context) error {
 	for {
 		t, ok := r.w.Pending()
-		if !ok || r.t0+seconds(t) > transfer.Monotonic() {
+		// In partial mode what is pending was requested by a completion already reported, so it
+		// is due now; a barrier round may be due later (it lasts at least its planned time).
+		if !ok || r.o.Mode() == schedules.Barrier && r.t0+seconds(t) > transfer.Monotonic() {
 			return nil
 		}
 		cmd, _ := r.w.Flush()
