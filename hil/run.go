@@ -59,6 +59,8 @@ type Config struct {
 	Manifest Manifest
 	// Clocks, when set, is restored before Run returns, whatever happened.
 	Clocks Restorer
+	// Notes go into summary.json as they are (e.g. that the prediction had no calibration).
+	Notes []string
 }
 
 // Manifest is manifest.json: everything needed to tell what a run directory holds and how it
@@ -276,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		m.Runs[i] = RunFiles{Algorithm: j.Schedule.Algorithm, Matrix: j.Matrix, Status: "pending",
 			Schedule: name + ".schedule.json", Predicted: name + ".predicted.json"}
 	}
-	sum = &Summary{Version: SummaryVersion, Runs: []RunSummary{}}
+	sum = &Summary{Version: SummaryVersion, Runs: []RunSummary{}, Notes: append([]string(nil), cfg.Notes...)}
 	if m.SharedGPU {
 		sum.Notes = append(sum.Notes, "several endpoints share a GPU (--allow-shared-gpu): their copies contend for its copy engines and memory, which the prediction does not model")
 	}

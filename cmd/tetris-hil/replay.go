@@ -270,9 +270,11 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 			return specUsage(err)
 		}
 	}
+	var notes []string
 	if predict == nil {
 		predict = emulator.BandwidthModel(opts.Bandwidth)
-		logger.Warn().Msg("no --calibration: the prediction's transfers take bytes/--bandwidth; calibrate for a fair comparison")
+		notes = append(notes, "no --calibration: the prediction's transfers take bytes / --bandwidth ("+units.FormatBandwidth(opts.Bandwidth)+"), not this machine's α-β; calibrate for a like-for-like comparison")
+		logger.Warn().Msg(notes[0])
 	}
 
 	inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
@@ -292,7 +294,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	}
 
 	// Clocks, then workers: both are undone on every exit path.
-	cfg := hil.Config{Dir: f.out, Jobs: jobs, Env: env,
+	cfg := hil.Config{Dir: f.out, Jobs: jobs, Env: env, Notes: notes,
 		Predict:      emulator.Config{Transfer: predict, Reconfig: reconfig, BoundBandwidth: opts.Bandwidth},
 		LiveTransfer: "measured: " + engine + " copies, one worker per endpoint"}
 	if f.lockClocks {
