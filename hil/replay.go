@@ -386,6 +386,10 @@ func (r *replay) feed(ctx context.Context) {
 			r.events <- event{circuit: -1, cmd: c.id, err: err}
 			continue
 		}
+		before := 0
+		if r.env.SwitchLog != nil {
+			before = r.env.SwitchLog.Len()
+		}
 		start := transfer.Monotonic()
 		err := r.env.Switches.Apply(ctx, c.changes)
 		end := transfer.Monotonic()
@@ -394,19 +398,18 @@ func (r *replay) feed(ctx context.Context) {
 			continue
 		}
 		if r.env.SwitchLog != nil {
-			start, end = logSpan(r.env.SwitchLog, c.changes, start, end)
+			start, end = logSpan(r.env.SwitchLog.Entries(before), c.changes, start, end)
 		}
 		r.events <- event{circuit: -1, cmd: c.id, start: start, end: end}
 	}
 }
 
-// logSpan finds the change log's account of a batch: the latest entry of each change, from
-// when the first was commanded to when the last settled, converted to Monotonic readings through
-// the Go clock (whose readings carry the same monotonic clock). Concurrent commands touch
-// disjoint switches, so the latest entry of a switch is this batch's. Without entries it keeps
-// the call's own span.
-func logSpan(log *switchctl.ChangeLog, changes []switchctl.Change, callStart, callEnd time.Duration) (time.Duration, time.Duration) {
-	entries := log.Entries(0)
+// logSpan finds the change log's account of a batch in the entries added while it was applied
+// (commands go one at a time): the latest entry of each change, from when the first was
+// commanded to when the last settled, converted to Monotonic readings through the Go clock
+// (whose readings carry the same monotonic clock). Without entries for every change it keeps the
+// call's own span.
+func logSpan(entries []switchctl.Entry, changes []switchctl.Change, callStart, callEnd time.Duration) (time.Duration, time.Duration) {
 	var first, last time.Time
 	found := 0
 	for _, ch := range changes {
