@@ -102,13 +102,13 @@ func TestReplayFakeSharedGPU(t *testing.T) {
 
 // Ctrl-C in a real tetris-hil process (this test binary as the CLI) in the middle of a replay
 // through the fake switch controller: it exits 1 saying where the measurements are, the manifest
-// says interrupted, every JSON file it wrote parses, and the change log ends with the switches
-// put safe.
+// says interrupted, every JSON file it wrote parses, the locked clocks were restored, and the
+// change log ends with the switches put safe.
 func TestReplaySIGINT(t *testing.T) {
 	unsetCUDAVisible(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	wiring := filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml")
-	cmd := exec.Command(os.Args[0], "--log-level", "error", "replay", "--fake", "--unpinned", "--in-process",
+	cmd := exec.Command(os.Args[0], "--log-level", "error", "replay", "--fake", "--unpinned", "--in-process", "--lock-clocks",
 		"--matrix", "0", "--algo", "bvn", "--bandwidth", "8Gbps", "--fake-alpha", "20ms", "--wiring", wiring, "--out", dir)
 	cmd.Env = append(os.Environ(), envBeCLI+"="+cliRole)
 	var out bytes.Buffer
@@ -140,8 +140,8 @@ func TestReplaySIGINT(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Complete || m.Status != "interrupted" || m.Runs[0].Partial == "" {
-		t.Errorf("manifest: complete %v, status %q, runs %+v", m.Complete, m.Status, m.Runs)
+	if m.Complete || m.Status != "interrupted" || m.Runs[0].Partial == "" || m.Clocks != "locked for the run, restored" {
+		t.Errorf("manifest: complete %v, status %q, clocks %q, runs %+v", m.Complete, m.Status, m.Clocks, m.Runs)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
