@@ -287,7 +287,8 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	}
 	man.Inputs, man.Tool, man.Engine, man.EngineOptions, man.SharedGPU, man.Inventory = inputs, provenance.Tool(), engine, engineOpts, shared, inv
 	man.Flags = map[string]string{}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { man.Flags[fl.Name] = fl.Value.String() })
+	// Every flag with its value, defaults included: the manifest alone says how the run was made.
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) { man.Flags[fl.Name] = fl.Value.String() })
 	if f.calibration != "" {
 		sum, _ := provenance.SHA256(f.calibration)
 		man.Calibration = &hil.FileRef{Path: f.calibration, SHA256: sum, Summary: predict.Name()}
