@@ -77,7 +77,7 @@ type Manifest struct {
 	Error  string `json:"error,omitempty"`
 	// Inputs are the files read, with their SHA-256.
 	Inputs []provenance.Input `json:"inputs"`
-	// Flags are the command-line flags as given (name → value).
+	// Flags are the command-line flags with their values, defaults included (name → value).
 	Flags map[string]string `json:"flags,omitempty"`
 	// Engine is the transfer engine ("cuda", "fake") and its options.
 	Engine        string `json:"engine"`
