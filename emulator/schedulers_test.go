@@ -101,13 +101,15 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 // emulator the same dependencies on events; under the bandwidth model and parallel
 // reconfiguration at the planning b and α_r, each circuit's planned start and end must be its
 // emulated ones (to 1e-9 relative), in partial mode and with the no-partial ablation. The barrier
-// baselines plan their rounds with the same all-stop rule, so they must agree too.
+// baselines plan their rounds with the same all-stop rule, so they must agree too, and so must
+// Sunflow and BFF on the Beneš fabric under their default (earliest) mapping, which commits each
+// circuit with the same rule.
 func TestPlannedEqualsEmulated(t *testing.T) {
 	for mname, d := range testMatrices() {
-		for _, name := range []string{"tetris", "snb", "bvn", "bvn-maxmin", "maxweight", "solstice"} {
+		for _, name := range []string{"tetris", "tetris+", "snb", "bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice", "sunflow", "bff"} {
 			for _, alpha := range []float64{0, 100e-9, 10e-6, 1e-3} {
 				for _, noPartial := range []bool{false, true} {
-					if noPartial && name != "tetris" && name != "snb" {
+					if noPartial && name != "tetris" && name != "tetris+" && name != "snb" {
 						continue // a Tetris ablation: the others ignore it
 					}
 					t.Run(fmt.Sprintf("%s/%s/α=%g/no-partial=%v", name, mname, alpha, noPartial), func(t *testing.T) {

@@ -15,7 +15,8 @@ type TransferSpec struct {
 	Bandwidth float64
 	// Calibration is a calibration file: per-GPU-pair α + β·bytes.
 	Calibration string
-	// GPUMap is the GPU of each port, comma-separated ("" : port i is GPU i); calibration only.
+	// GPUMap is the GPU of each port, comma-separated NVML indices, PCI bus ids or UUIDs of the
+	// calibration's GPUs ("" : port i is GPU i); calibration only.
 	GPUMap string
 	// Measured is a measured-times file (JSON, or CSV with header src,dst,bytes,seconds).
 	Measured string

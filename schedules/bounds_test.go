@@ -17,11 +17,12 @@ func TestLowerBoundHandWorked(t *testing.T) {
 		b, alpha           float64
 		wantBW, wantReconf float64
 	}{
-		// At 10 B/s: bandwidth bound 70/10 = 7 s (Rx2). Reconfig: Rx2 7 + 1·α, Tx0 5.5 + 2·α.
+		// At 10 B/s: bandwidth bound 70/10 = 7 s (Rx2). Reconfig: Rx2 7 + 2·α, Tx0 5.5 + 3·α
+		// (every circuit, the first included, waits for a switch to leave Bar).
 		{10, 0, 7, 7},
-		{10, 1, 7, 8},   // Rx2: 7+1 = 8; Tx0: 5.5+2 = 7.5
-		{10, 2, 7, 9.5}, // Rx2: 7+2 = 9; Tx0: 5.5+4 = 9.5
-		{1e9, 1e-6, 7e-8, 2e-6 + 5.5e-8},
+		{10, 1, 7, 9},    // Rx2: 7+2 = 9; Tx0: 5.5+3 = 8.5
+		{10, 2, 7, 11.5}, // Rx2: 7+4 = 11; Tx0: 5.5+6 = 11.5
+		{1e9, 1e-6, 7e-8, 3e-6 + 5.5e-8},
 	}
 	for _, c := range cases {
 		got := LowerBound(d, c.b, c.alpha)
@@ -31,6 +32,20 @@ func TestLowerBoundHandWorked(t *testing.T) {
 		if got.Max() != max(got.Bandwidth, got.Reconfig) {
 			t.Errorf("Max() = %g", got.Max())
 		}
+	}
+}
+
+// A counted local demand may run first on the all-Bar path, so its endpoint is charged one
+// reconfiguration fewer; an uncounted one changes nothing.
+func TestLowerBoundLocalDemand(t *testing.T) {
+	d, _ := DemandFromRows([][]int64{{10, 10}, {0, 0}})
+	if got := LowerBound(d, 10, 1).Reconfig; got != 2 { // Tx0: 1 + 1·α
+		t.Errorf("diagonal ignored: reconfig bound %g, want 2", got)
+	}
+	d.CountDiagonal = true
+	// Tx0: 2 + (2−1)·α = 3; Rx0: 1 + 0·α; Rx1: 1 + 1·α.
+	if got := LowerBound(d, 10, 1).Reconfig; got != 3 {
+		t.Errorf("diagonal counted: reconfig bound %g, want 3", got)
 	}
 }
 

@@ -26,8 +26,10 @@ type Options struct {
 	SunflowBySize bool
 
 	// RNBMapping is how Sunflow's and BFF's plans get Beneš paths (package rnbmap): "" or
-	// "looping" routes the live set with plain looping (issue 4, the default); "avoid-live" gives
-	// each new circuit a path free of the circuits live at its start when one exists.
+	// "earliest" (the default) routes each circuit in plan order on the path that can start first
+	// against the schedule so far, as Tetris does; "looping" routes the live set at each planned
+	// start with plain looping; "avoid-live" gives each new circuit a path free of the circuits
+	// live at its start when one exists.
 	RNBMapping string
 }
 
@@ -43,9 +45,9 @@ func (o Options) Check() error {
 		return fmt.Errorf("fabric %q is not \"benes\" or \"crossbar\"", o.Fabric)
 	}
 	switch o.RNBMapping {
-	case "", "looping", "avoid-live":
+	case "", "earliest", "looping", "avoid-live":
 	default:
-		return fmt.Errorf("RNB mapping %q is not \"looping\" or \"avoid-live\"", o.RNBMapping)
+		return fmt.Errorf("RNB mapping %q is not \"earliest\", \"looping\" or \"avoid-live\"", o.RNBMapping)
 	}
 	return nil
 }

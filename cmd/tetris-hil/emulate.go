@@ -86,7 +86,7 @@ type modelFlags struct {
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.calibration, "calibration", "", "calibration file: transfers take the per-GPU-pair α + β·bytes")
-	fs.StringVar(&m.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated (default: port i is GPU i)")
+	fs.StringVar(&m.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated NVML indices, PCI bus ids or UUIDs of the calibration's GPUs (default: port i is GPU i)")
 	fs.StringVar(&m.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	fs.StringVar(&m.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
@@ -117,8 +117,10 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 		if spec.Tr, spec.Tw, err = m.switchBench.times(spec.Tr, spec.Tw); err != nil {
 			return cfg, err
 		}
-	} else if err := m.switchBench.parallel(); err != nil {
-		return cfg, err
+	} else if m.reconfModel == "parallel" {
+		if err := m.switchBench.parallel(); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.Reconfig, err = spec.ReconfigModel(); err != nil {
 		return cfg, specUsage(err)

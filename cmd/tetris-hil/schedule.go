@@ -40,18 +40,18 @@ func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.opts.NaiveRouting, "naive-routing", false, "Tetris ablation: route with plain looping, not RNB-aware routing")
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
-	fs.StringVar(&p.rnbMapping, "rnb-mapping", "looping", rnbMappingUsage)
+	fs.StringVar(&p.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
 }
 
-const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: looping (route the live set, issue 4) or avoid-live (a path free of the live circuits when one exists)"
+const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: earliest (each circuit in plan order on the path that can start first, as Tetris routes), looping (route the live set at each planned start) or avoid-live (a path free of the live circuits when one exists)"
 
 // parseRNBMapping checks a --rnb-mapping value.
 func parseRNBMapping(v string) (string, error) {
 	switch v {
-	case "looping", "avoid-live":
+	case "earliest", "looping", "avoid-live":
 		return v, nil
 	}
-	return "", usagef("--rnb-mapping %q: want looping or avoid-live", v)
+	return "", usagef("--rnb-mapping %q: want earliest, looping or avoid-live", v)
 }
 
 // options parses the flags into scheduler options; errors name the flag and value.

@@ -24,6 +24,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/switchctl"
 	"github.com/tetris-hil/tetris-hil/switchctl/benchfile"
 	"github.com/tetris-hil/tetris-hil/switchctl/boardemu"
+
 	// The backends register themselves by name.
 	_ "github.com/tetris-hil/tetris-hil/switchctl/crystal"
 	_ "github.com/tetris-hil/tetris-hil/switchctl/fake"

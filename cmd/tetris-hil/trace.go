@@ -260,9 +260,11 @@ popularity (exponent --skew) that a seeded permutation and jitter vary per layer
 GPU; each routing sends hidden × dtype bytes to the expert's GPU. Presets (hidden/experts/top-k/
 layers): mixtral-8x7b 4096/8/2/32, mixtral-8x22b 6144/8/2/56, deepseek-moe-16b 2048/64 (+2 shared,
 no traffic)/6/28 with layer 0 dense (no All-to-All). With more GPUs than experts, experts are
-replicated and a token uses the replica (source GPU mod replicas). The same seed gives the same
-bytes on every platform.`,
+replicated and a token uses the replica (source GPU mod replicas). --expert-per-gpu instead gives
+the model one expert per GPU, so that every GPU sends to every other however many there are (the
+scaling setting of Tetris Figure 9). The same seed gives the same bytes on every platform.`,
 		Example: `  tetris-hil trace gen --model mixtral-8x22b --gpus 8 --tokens-per-gpu 2048 --layers 4 --seed 1 -o t.json
+  tetris-hil trace gen --model mixtral-8x22b --gpus 32 --tokens-per-gpu 600 --layers 4 --expert-per-gpu -o fig9.json
   tetris-hil trace gen --model custom --hidden 4096 --experts 128 --top-k 8 --gpus 64 -o big.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTraceGen(cmd, &f) },
@@ -276,6 +278,7 @@ bytes on every platform.`,
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.IntVar(&f.dtypeBytes, "dtype-bytes", 2, "bytes per element (2 for bf16)")
 	fs.StringVar(&f.placement, "placement", "contiguous", "expert placement: contiguous or round-robin")
+	fs.BoolVar(&f.expertPerGPU, "expert-per-gpu", false, "one routed expert per GPU instead of the model's (every GPU sends to every other; Tetris Figure 9)")
 	fs.IntVar(&f.hidden, "hidden", 4096, "custom: hidden size")
 	fs.IntVar(&f.experts, "experts", 8, "custom: routed experts")
 	fs.IntVar(&f.topK, "top-k", 2, "custom: experts per token")
@@ -291,6 +294,7 @@ type traceGenFlags struct {
 	hidden, experts, topK, shared    int
 	skew                             float64
 	seed                             uint64
+	expertPerGPU                     bool
 }
 
 func runTraceGen(cmd *cobra.Command, f *traceGenFlags) error {
@@ -318,7 +322,7 @@ func runTraceGen(cmd *cobra.Command, f *traceGenFlags) error {
 		}
 	}
 	t, err := synth.Generate(synth.Config{Model: m, GPUs: f.gpus, TokensPerGPU: f.tokens, Layers: f.layers,
-		Skew: f.skew, Seed: f.seed, DtypeBytes: f.dtypeBytes, Placement: f.placement})
+		Skew: f.skew, Seed: f.seed, DtypeBytes: f.dtypeBytes, Placement: f.placement, ExpertPerGPU: f.expertPerGPU})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -417,7 +421,7 @@ func printTrace(w io.Writer, t *trace.Trace, name string, sel []namedDemand, bw,
 	}
 	fmt.Fprintf(w, "bounds at %s per port, α_r = %s\n\n", units.FormatBandwidth(bw), units.FormatSeconds(alphaR))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tlayer\tphase\tdataset\ttotal\tmax Tx\tmax Rx\tbottlenecks\tΔ\tskew\tRx max/mean\tT_min\tT_min+α_r\t")
+	fmt.Fprintln(tw, "#\tlayer\tphase\tdataset\ttotal\tmax Tx\tmax Rx\tbottlenecks\tΔ\tskew\tRx max/mean\tT_min\tT_min+d·α_r\t")
 	var total int64
 	for _, nd := range sel {
 		mx := &t.Matrices[nd.Index]

@@ -113,8 +113,9 @@ func TestTraceShow(t *testing.T) {
 		t.Errorf("heatmap: %v", err)
 	}
 	out = mustCLI(t, "trace", "show", "../../schedules/trace/testdata/golden/small.json", "--bandwidth", "8B/s", "--reconfig", "1s")
-	// Matrix 0 is [[0,10,20],[5,0,0],[7,1,0]]: Tx0 sends 30 B → 3.75 s at 8 B/s, + 1 s for its 2 partners.
-	for _, want := range []string{"n = 3 GPUs, 2 matrices", "Tx0", "3.75s", "4.75s", "total over the fabric: 86B"} {
+	// Matrix 0 is [[0,10,20],[5,0,0],[7,1,0]]: Tx0 sends 30 B → 3.75 s at 8 B/s, + 2 s for its 2
+	// partners (each waits for one switch change, the first included).
+	for _, want := range []string{"n = 3 GPUs, 2 matrices", "Tx0", "3.75s", "5.75s", "total over the fabric: 86B"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

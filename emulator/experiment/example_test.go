@@ -41,10 +41,10 @@ func ExampleRun() {
 		fmt.Printf("total %-6s %5.1f µs over %d matrices, speedup %.2f\n", t.Algorithm, t.CompletionSeconds*1e6, t.Matrices, t.Speedup)
 	}
 	// Output:
-	// a tetris  70.0 µs  /bw 1.40  /reconf 1.17  speedup 1.00
-	// a bvn     70.0 µs  /bw 1.40  /reconf 1.17  speedup 1.00
-	// b tetris 120.0 µs  /bw 1.20  /reconf 1.09  speedup 1.00
-	// b bvn    130.0 µs  /bw 1.30  /reconf 1.18  speedup 1.08
+	// a tetris  70.0 µs  /bw 1.40  /reconf 1.00  speedup 1.00
+	// a bvn     70.0 µs  /bw 1.40  /reconf 1.00  speedup 1.00
+	// b tetris 120.0 µs  /bw 1.20  /reconf 1.00  speedup 1.00
+	// b bvn    130.0 µs  /bw 1.30  /reconf 1.08  speedup 1.08
 	// total tetris 190.0 µs over 2 matrices, speedup 1.00
 	// total bvn    200.0 µs over 2 matrices, speedup 1.05
 }

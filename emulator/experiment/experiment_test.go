@@ -103,8 +103,8 @@ func handConfig(alpha float64) Config {
 // At b = 1 GB/s and α_r = 1 s:
 // parallel: D0 = α + 1 = 2 (0→1 is the longer of two concurrent circuits), D1 = α + 2 = 3;
 // serial:   D0 = (α + 1) + (α + 0.5) = 3.5, D1 = α + 2 = 3.
-// Bounds: bandwidth D0 = 1, D1 = 2; every endpoint has one partner, so the reconfiguration-aware
-// bounds are the same. Re-pointings: each of the three circuits is its transmitter's first (3 per
+// Bounds: bandwidth D0 = 1, D1 = 2; every endpoint has one partner, which costs it one α_r (all
+// switches start in Bar), so the reconfiguration-aware bounds are D0 = 2, D1 = 3. Re-pointings: each of the three circuits is its transmitter's first (3 per
 // algorithm); rounds: serial has 2 + 1, parallel 1 + 1.
 func TestRunHandWorked(t *testing.T) {
 	out, err := Run(context.Background(), handMatrices(t), handConfig(1), Pool{Jobs: 2})
@@ -112,13 +112,13 @@ func TestRunHandWorked(t *testing.T) {
 		t.Fatal(err)
 	}
 	type row struct {
-		algo                    string
-		matrix                  int
-		completion, lb, speedup float64
+		algo                        string
+		matrix                      int
+		completion, bw, lb, speedup float64
 	}
 	want := []row{
-		{serialAlgo, 0, 3.5, 1, 3.5 / 2}, {parallelAlgo, 0, 2, 1, 1},
-		{serialAlgo, 1, 3, 2, 1}, {parallelAlgo, 1, 3, 2, 1},
+		{serialAlgo, 0, 3.5, 1, 2, 3.5 / 2}, {parallelAlgo, 0, 2, 1, 2, 1},
+		{serialAlgo, 1, 3, 2, 3, 1}, {parallelAlgo, 1, 3, 2, 3, 1},
 	}
 	if len(out.Records) != len(want) {
 		t.Fatalf("%d records, want %d", len(out.Records), len(want))
@@ -126,8 +126,8 @@ func TestRunHandWorked(t *testing.T) {
 	for i, w := range want {
 		r := out.Records[i]
 		if r.Algorithm != w.algo || r.Matrix.Index != w.matrix || r.CompletionSeconds != w.completion ||
-			r.LowerBoundSeconds != w.lb || r.BandwidthBoundSeconds != w.lb || r.Speedup != w.speedup ||
-			r.Result.RatioBandwidth != w.completion/w.lb {
+			r.LowerBoundSeconds != w.lb || r.BandwidthBoundSeconds != w.bw || r.ReconfigBoundSeconds != w.lb ||
+			r.Speedup != w.speedup || r.Result.RatioBandwidth != w.completion/w.bw {
 			t.Errorf("record %d: %+v, want %+v", i, r, w)
 		}
 		if r.Schedule != nil || r.Timeline != nil {
@@ -135,9 +135,9 @@ func TestRunHandWorked(t *testing.T) {
 		}
 	}
 	wantTotals := []Total{
-		{Algorithm: serialAlgo, Matrices: 2, CompletionSeconds: 6.5, LowerBoundSeconds: 3, BandwidthBoundSeconds: 3, ReconfigBoundSeconds: 3,
+		{Algorithm: serialAlgo, Matrices: 2, CompletionSeconds: 6.5, LowerBoundSeconds: 5, BandwidthBoundSeconds: 3, ReconfigBoundSeconds: 5,
 			Speedup: 6.5 / 5, Groups: 3, StateChanges: 3},
-		{Algorithm: parallelAlgo, Matrices: 2, CompletionSeconds: 5, LowerBoundSeconds: 3, BandwidthBoundSeconds: 3, ReconfigBoundSeconds: 3,
+		{Algorithm: parallelAlgo, Matrices: 2, CompletionSeconds: 5, LowerBoundSeconds: 5, BandwidthBoundSeconds: 3, ReconfigBoundSeconds: 5,
 			Speedup: 1, Groups: 2, StateChanges: 3},
 	}
 	if !reflect.DeepEqual(out.Totals, wantTotals) || out.Matrices() != 2 || out.Reference != parallelAlgo {

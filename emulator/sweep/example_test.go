@@ -37,8 +37,8 @@ func ExampleRun() {
 	// Output:
 	// bvn / tetris: 1.00 1.00
 	// bandwidth,bandwidth_bytes_per_second,reconfig,reconfig_seconds,algorithm,matrices,completion_sum_seconds,lower_bound_sum_seconds,ratio_vs_tetris,completion_over_lower_bound
-	// 800Gbps,1e+11,10ns,1e-08,tetris,1,1.049576e-05,1.048576e-05,1,1.0009536743164062
-	// 800Gbps,1e+11,10ns,1e-08,bvn,1,1.049576e-05,1.048576e-05,1,1.0009536743164062
-	// 800Gbps,1e+11,10ms,0.01,tetris,1,0.01001048576,1.048576e-05,1,954.67431640625
-	// 800Gbps,1e+11,10ms,0.01,bvn,1,0.01001048576,1.048576e-05,1,954.67431640625
+	// 800Gbps,1e+11,10ns,1e-08,tetris,1,1.049576e-05,1.049576e-05,1,1
+	// 800Gbps,1e+11,10ns,1e-08,bvn,1,1.049576e-05,1.049576e-05,1,1
+	// 800Gbps,1e+11,10ms,0.01,tetris,1,0.01001048576,0.01001048576,1,1
+	// 800Gbps,1e+11,10ms,0.01,bvn,1,0.01001048576,0.01001048576,1,1
 }

@@ -53,7 +53,7 @@ type Config struct {
 	// Bandwidth, Reconfig, Fabric and RNBMapping are set from the cell and the fields here.
 	Plan schedules.Options
 	// RNBMapping is passed to every scheduler as schedules.Options.RNBMapping: how Sunflow's and
-	// BFF's plans get Beneš paths ("" or "looping", the default; "avoid-live").
+	// BFF's plans get Beneš paths ("" or "earliest", the default; "looping"; "avoid-live").
 	RNBMapping string
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int

@@ -122,7 +122,8 @@ func handConfig() Config {
 // With b in GB/s and α in seconds:
 // parallel: D1 = α + 1/b (0→1 is the longer of two concurrent circuits), D2 = α + 2/b, D3 = 0.
 // serial:   D1 = (α + 1/b) + (α + 0.5/b), D2 = α + 2/b, D3 = 0.
-// Lower bounds (every endpoint has one partner, so no α term): D1 = 1/b, D2 = 2/b, D3 = 0.
+// Lower bounds (every endpoint has one partner, reached after one switch change): D1 = α + 1/b,
+// D2 = α + 2/b, D3 = 0. The parallel executor meets them.
 func TestRunHandWorked(t *testing.T) {
 	res, err := Run(context.Background(), handDemands(t), handConfig())
 	if err != nil {
@@ -134,9 +135,9 @@ func TestRunHandWorked(t *testing.T) {
 		lb               float64
 	}{
 		{0, 0, [3]float64{1, 2, 0}, [3]float64{1.5, 2, 0}, 3},
-		{0, 1, [3]float64{2, 3, 0}, [3]float64{3.5, 3, 0}, 3},
+		{0, 1, [3]float64{2, 3, 0}, [3]float64{3.5, 3, 0}, 5},
 		{1, 0, [3]float64{0.5, 1, 0}, [3]float64{0.75, 1, 0}, 1.5},
-		{1, 1, [3]float64{1.5, 2, 0}, [3]float64{2.75, 2, 0}, 1.5},
+		{1, 1, [3]float64{1.5, 2, 0}, [3]float64{2.75, 2, 0}, 3.5},
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 	for _, tc := range tests {
@@ -166,7 +167,7 @@ func TestRunHandWorked(t *testing.T) {
 		}
 		// The empty matrix has no bound and is not a sample of the distribution.
 		br := c.BoundRatios(1)
-		if len(br) != 2 || !near(br[0], tc.parallel[0]/(1e9/c.Bandwidth)) || !near(br[1], tc.parallel[1]/(2e9/c.Bandwidth)) {
+		if len(br) != 2 || !near(br[0], tc.parallel[0]/(c.Reconfig+1e9/c.Bandwidth)) || !near(br[1], tc.parallel[1]/(c.Reconfig+2e9/c.Bandwidth)) {
 			t.Errorf("%s: parallel completion/lower bound = %v", name, br)
 		}
 	}
@@ -413,7 +414,7 @@ func (fixedCost) Seconds(_, _ int, bytes int64) (float64, error) {
 }
 
 // TestRunTransferModel checks that a given transfer model replaces bytes/b in every cell while the
-// bandwidth still sets the lower bounds. Hand-worked with α = 0 and 1 (transfer times: D1 2 s and
+// bandwidth (with α_r) still sets the lower bounds. Hand-worked with α = 0 and 1 (transfer times: D1 2 s and
 // 1.5 s, D2 3 s): parallel = (α+2) + (α+3), serial = (α+2)+(α+1.5) + (α+3), same at both bandwidths.
 func TestRunTransferModel(t *testing.T) {
 	cfg := handConfig()
@@ -429,7 +430,7 @@ func TestRunTransferModel(t *testing.T) {
 			if math.Abs(par-(2*a+5)) > 1e-12 || math.Abs(ser-(3*a+6.5)) > 1e-12 {
 				t.Errorf("cell (%d, %d): parallel %g serial %g, want %g and %g", i, j, par, ser, 2*a+5, 3*a+6.5)
 			}
-			if want := 3e9 / c.Bandwidth; math.Abs(c.LowerBound-want) > 1e-12 {
+			if want := 3e9/c.Bandwidth + 2*a; math.Abs(c.LowerBound-want) > 1e-12 {
 				t.Errorf("cell (%d, %d): lower bound %g, want %g from the bandwidth", i, j, c.LowerBound, want)
 			}
 		}
@@ -437,7 +438,8 @@ func TestRunTransferModel(t *testing.T) {
 }
 
 // With a controller model, every cell executes with T_r = 0.25 s and T_w = 0.5 s whatever its α_r
-// (which then only feeds planning), and the lower bounds use T_r + T_w. Parallel, D1: both
+// (which then only feeds planning), and the lower bounds use T_r + T_w: one command per partner
+// of each endpoint, so D1's bound is 1/b + c and D2's 2/b + c. Parallel, D1: both
 // transmitters re-point in one command (0.75 s), then 0→1 sends 1 GB: 0.75 + 1/b. D2: 0.75 + 2/b.
 // Serial, D1: two rounds, each one command: 2·0.75 + 1.5/b. D2: 0.75 + 2/b.
 func TestRunReconfigModel(t *testing.T) {
@@ -457,8 +459,8 @@ func TestRunReconfigModel(t *testing.T) {
 			if math.Abs(par-wantP) > 1e-12 || math.Abs(ser-wantS) > 1e-12 {
 				t.Errorf("cell (%d, %d): parallel %g serial %g, want %g and %g", i, j, par, ser, wantP, wantS)
 			}
-			if want := 3 / g; math.Abs(cell.LowerBound-want) > 1e-12 {
-				t.Errorf("cell (%d, %d): lower bound %g, want %g (one partner per endpoint: no α term)", i, j, cell.LowerBound, want)
+			if want := 3/g + 2*c; math.Abs(cell.LowerBound-want) > 1e-12 {
+				t.Errorf("cell (%d, %d): lower bound %g, want %g (one partner per endpoint: one command each)", i, j, cell.LowerBound, want)
 			}
 		}
 	}

@@ -11,6 +11,9 @@
 //     circuit ends, which is where the "scheduling bubbles" of §2.2 come from.
 //   - solstice: the stuffed demand sliced by power-of-two thresholds, each slice lasting its smallest
 //     matched entry (Liu et al., CoNEXT 2015).
+//   - bvn-sinkhorn: Birkhoff–von Neumann of the demand's Sinkhorn scaling to a doubly stochastic
+//     matrix instead of stuffing; each slice's share of every pair's bytes is λ_k / P_ij (see
+//     BvNSinkhorn), and a round lasts its longest circuit.
 //
 // Stuffing may put idle time on the diagonal when the demand ignores it (see package stuffing):
 // such a cell pairs port i with itself for a piece, which carries nothing and gets no circuit.
@@ -20,7 +23,7 @@
 // Within a pair's pieces real bytes go first. Each round's partial permutation gets Beneš paths
 // from the looping algorithm; on the crossbar circuits have no path.
 //
-// A blank import registers all four with package schedules.
+// A blank import registers all five with package schedules.
 package barrier
 
 import (
@@ -40,6 +43,7 @@ func init() {
 	schedules.Register("bvn-maxmin", "Birkhoff–von Neumann on the stuffed demand, max-min perfect matching per round (barrier)", schedules.SchedulerFunc(BvNMaxMin))
 	schedules.Register("maxweight", "repeated maximum-weight matching of the residual, each pair sends all it has (barrier)", schedules.SchedulerFunc(MaxWeight))
 	schedules.Register("solstice", "Solstice: stuffing, then power-of-two threshold slices (barrier)", schedules.SchedulerFunc(Solstice))
+	schedules.Register("bvn-sinkhorn", "Birkhoff–von Neumann on the Sinkhorn-scaled (doubly stochastic) demand, any perfect matching per round (barrier)", schedules.SchedulerFunc(BvNSinkhorn))
 }
 
 // BvN schedules d by Birkhoff–von Neumann decomposition with any perfect matching per round.

@@ -266,7 +266,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	for _, name := range []string{"bvn", "bvn-maxmin", "maxweight", "solstice"} {
+	for _, name := range []string{"bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice"} {
 		if _, err := schedules.Lookup(name); err != nil {
 			t.Error(err)
 		}
@@ -275,7 +275,7 @@ func TestRegistered(t *testing.T) {
 
 func TestRejectsBadOptions(t *testing.T) {
 	d := moetest.FromRows(t, demand3)
-	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
+	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, BvNSinkhorn, MaxWeight, Solstice} {
 		if _, err := f(context.Background(), d, schedules.Options{Bandwidth: 0}); err == nil {
 			t.Error("zero bandwidth accepted")
 		}
@@ -287,7 +287,7 @@ func TestRejectsBadDemand(t *testing.T) {
 	negative := &schedules.Demand{Bytes: [][]int64{{0, -1}, {1, 0}}}
 	// Every line fits, but three lines of MaxInt64/2 do not.
 	huge := moetest.FromRows(t, [][]int64{{0, math.MaxInt64 / 2, 0}, {math.MaxInt64 / 2, 0, 0}, {0, 0, 0}})
-	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
+	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, BvNSinkhorn, MaxWeight, Solstice} {
 		for name, d := range map[string]*schedules.Demand{"ragged": ragged, "negative": negative} {
 			if _, err := f(context.Background(), d, schedules.Options{Bandwidth: 1}); err == nil {
 				t.Errorf("%s demand accepted", name)
@@ -305,7 +305,7 @@ func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	d := moetest.Skewed(3, 8)
-	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, MaxWeight, Solstice} {
+	for _, f := range []schedules.SchedulerFunc{BvN, BvNMaxMin, BvNSinkhorn, MaxWeight, Solstice} {
 		if _, err := f(ctx, d, schedules.Options{Bandwidth: 1}); err == nil {
 			t.Error("a cancelled context still produced a schedule")
 		}
@@ -413,7 +413,7 @@ func TestSchedulesAreValid(t *testing.T) {
 			Fabric:    rapid.SampledFrom([]schedules.FabricKind{"", schedules.Benes, schedules.Crossbar}).Draw(t, "fabric"),
 		}
 		lb := schedules.LowerBound(d, o.Bandwidth, o.Reconfig)
-		for _, name := range []string{"bvn", "bvn-maxmin", "maxweight", "solstice"} {
+		for _, name := range []string{"bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice"} {
 			f, err := schedules.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
@@ -501,7 +501,7 @@ func TestSkewedDemands(t *testing.T) {
 		for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 			o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6, Fabric: fabric}
 			lb := schedules.LowerBound(d, o.Bandwidth, o.Reconfig)
-			for _, name := range []string{"bvn", "bvn-maxmin", "maxweight", "solstice"} {
+			for _, name := range []string{"bvn", "bvn-maxmin", "bvn-sinkhorn", "maxweight", "solstice"} {
 				f, _ := schedules.Lookup(name)
 				s, err := f.Schedule(context.Background(), d, o)
 				if err != nil {

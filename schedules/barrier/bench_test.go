@@ -32,7 +32,8 @@ func benchScheduler(b *testing.B, f schedules.SchedulerFunc) {
 	}
 }
 
-func BenchmarkBvN(b *testing.B)       { benchScheduler(b, BvN) }
-func BenchmarkBvNMaxMin(b *testing.B) { benchScheduler(b, BvNMaxMin) }
-func BenchmarkMaxWeight(b *testing.B) { benchScheduler(b, MaxWeight) }
-func BenchmarkSolstice(b *testing.B)  { benchScheduler(b, Solstice) }
+func BenchmarkBvN(b *testing.B)         { benchScheduler(b, BvN) }
+func BenchmarkBvNMaxMin(b *testing.B)   { benchScheduler(b, BvNMaxMin) }
+func BenchmarkMaxWeight(b *testing.B)   { benchScheduler(b, MaxWeight) }
+func BenchmarkSolstice(b *testing.B)    { benchScheduler(b, Solstice) }
+func BenchmarkBvNSinkhorn(b *testing.B) { benchScheduler(b, BvNSinkhorn) }

@@ -3,6 +3,8 @@ package benes
 import (
 	"fmt"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func TestEveryChoiceGivesADistinctPhysicalPath(t *testing.T) {
@@ -57,4 +59,77 @@ func TestFourPortWiringByHand(t *testing.T) {
 			t.Errorf("Next(%d,%d,%d) = (%d,%d,%d), want (%d,%d,%d)", c.stage, c.sw, c.out, s, w, in, c.wantStage, c.wantSw, c.wantIn)
 		}
 	}
+}
+
+// allBar reports whether every traversal of p keeps its lane (the switch in Bar).
+func allBar(p []Traversal) bool {
+	for _, h := range p {
+		if h.In != h.Out {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAllBarConnectsEachPortToItself is the fact the reconfiguration-aware lower bound rests on
+// (schedules.LowerBound): with every switch in Bar, the state all switches start in, no path
+// joins two different ports, so every circuit between distinct ports waits for a switch change.
+// Exhaustive for n ≤ 64: every ordered pair, every one of its n/2 paths. The one all-Bar path
+// from a port to itself exists and is unique.
+func TestAllBarConnectsEachPortToItself(t *testing.T) {
+	for n := 2; n <= 64; n *= 2 {
+		f, err := New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for src := range n {
+			for dst := range n {
+				bar := 0
+				for c := uint32(0); c < uint32(n/2); c++ {
+					if allBar(f.PathFrom(src, dst, c)) {
+						if src != dst {
+							t.Fatalf("n=%d: path %d->%d with choices %b is all Bar", n, src, dst, c)
+						}
+						bar++
+					}
+				}
+				if src == dst && bar != 1 {
+					t.Fatalf("n=%d: %d all-Bar paths from %d to itself, want 1", n, bar, src)
+				}
+			}
+		}
+	}
+}
+
+// TestAllBarPropertyLargeFabrics: the same fact beyond the exhaustive range, on random pairs and
+// random paths of fabrics from 128 to 2^20 ports; the all-Bar choices of a port to itself are
+// checked too, since they are what the argument says the identity follows.
+func TestAllBarPropertyLargeFabrics(t *testing.T) {
+	fabrics := map[int]*Fabric{}
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.IntRange(7, 20).Draw(t, "log2 n")
+		n := 1 << k
+		f := fabrics[n]
+		if f == nil {
+			var err error
+			if f, err = New(n); err != nil {
+				t.Fatal(err)
+			}
+			fabrics[n] = f
+		}
+		src := rapid.IntRange(0, n-1).Draw(t, "src")
+		dst := rapid.IntRange(0, n-1).Draw(t, "dst")
+		c := rapid.Uint32Range(0, uint32(n/2-1)).Draw(t, "choices")
+		if src != dst && allBar(f.PathFrom(src, dst, c)) {
+			t.Fatalf("n=%d: path %d->%d with choices %b is all Bar", n, src, dst, c)
+		}
+		// Port src's own all-Bar path: at level s it enters the child its bit s names.
+		self := uint32(0)
+		for s := 0; s < k-1; s++ {
+			self |= uint32((src>>s)&1) << s
+		}
+		if !allBar(f.PathFrom(src, src, self)) {
+			t.Fatalf("n=%d: the identity path of %d (choices %b) is not all Bar", n, src, self)
+		}
+	})
 }

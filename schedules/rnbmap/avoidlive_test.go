@@ -130,7 +130,7 @@ func TestParseStrategy(t *testing.T) {
 		want Strategy
 		err  bool
 	}{
-		{"", Looping, false}, {"looping", Looping, false}, {"avoid-live", AvoidLive, false},
+		{"", Earliest, false}, {"earliest", Earliest, false}, {"looping", Looping, false}, {"avoid-live", AvoidLive, false},
 		{"Looping", "", true}, {"avoid_live", "", true},
 	}
 	for _, c := range cases {
@@ -139,7 +139,7 @@ func TestParseStrategy(t *testing.T) {
 			t.Errorf("ParseStrategy(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
-	if _, err := Map(fabric(t, 2), nil, "ring"); err == nil {
+	if _, err := Map(fabric(t, 2), nil, "ring", Timing{}); err == nil {
 		t.Error("Map accepted an unknown strategy")
 	}
 }

@@ -36,11 +36,11 @@ func BenchmarkRNBMap(b *testing.B) {
 				b.Fatal(err)
 			}
 			f, _ := benes.New(benes.SizeFor(n))
-			for _, s := range []rnbmap.Strategy{rnbmap.Looping, rnbmap.AvoidLive} {
+			for _, s := range rnbmap.Strategies {
 				b.Run(fmt.Sprintf("%s/%s/n=%d", p.name, s, n), func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						if _, err := rnbmap.Map(f, plan, s); err != nil {
+						if _, err := rnbmap.Map(f, plan, s, rnbmap.Timing{Bandwidth: 100e9, AlphaR: 1e-6}); err != nil {
 							b.Fatal(err)
 						}
 					}

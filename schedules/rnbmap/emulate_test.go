@@ -31,7 +31,10 @@ func emulate(t *testing.T, s *schedules.Schedule, d *schedules.Demand, bw, alpha
 // A = 1→0 (9 B) first sets input switch 0 to cross (1 s) and sends until 10. Under looping C = 0→1
 // (3 B) needs A's output lane of that switch in bar, so it waits for A to end at 10, then for the
 // switch to turn (1 s), and sends for 3 s: 14. Under avoid-live its path needs no change and no
-// lane of A's, so it sends over [1, 4) and the pass ends with A at 10, the plan's own end.
+// lane of A's, so it sends over [1, 4) and the pass ends with A at 10, the plan's own end. Under
+// earliest A's two paths each need one change (tie: the upper one), it sends over [1, 10); C's
+// lower path enters input switch 0 on lane 0 and leaves on lane 1, the cross state A set, and
+// turns the idle lower middle switch (ready at 0 + α_r): it also sends over [1, 4).
 func TestEmulateHandCase(t *testing.T) {
 	d, err := schedules.DemandFromRows([][]int64{{0, 3, 0, 0}, {9, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}})
 	if err != nil {
@@ -41,13 +44,20 @@ func TestEmulateHandCase(t *testing.T) {
 	for _, c := range []struct {
 		strategy string
 		want     float64
-	}{{"looping", 14}, {"avoid-live", 10}} {
+	}{{"looping", 14}, {"avoid-live", 10}, {"earliest", 10}} {
 		s, err := rnbmap.Schedule("test", d, schedules.Options{Bandwidth: 1, Reconfig: 1, RNBMapping: c.strategy}, plan, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := emulate(t, s, d, 1, 1).Completion; got != c.want {
 			t.Errorf("%s: completion %g s, want %g s", c.strategy, got, c.want)
+		}
+		if c.strategy == "earliest" {
+			for i, want := range [][2]float64{{1, 10}, {1, 4}} {
+				if got := s.Circuits[i]; *got.PlannedStart != want[0] || *got.PlannedEnd != want[1] {
+					t.Errorf("earliest: circuit %d (%d->%d) planned [%g, %g), want [%g, %g)", i, got.Src, got.Dst, *got.PlannedStart, *got.PlannedEnd, want[0], want[1])
+				}
+			}
 		}
 	}
 }
@@ -61,7 +71,7 @@ func TestEmulateMoE(t *testing.T) {
 		schedule schedules.SchedulerFunc
 	}{{sunflow.Name, sunflow.Schedule}, {bff.Name, bff.Schedule}}
 	for _, a := range algos {
-		for _, strategy := range []string{"looping", "avoid-live"} {
+		for _, strategy := range []string{"earliest", "looping", "avoid-live"} {
 			for seed := range uint64(3) {
 				t.Run(fmt.Sprintf("%s/%s/seed=%d", a.name, strategy, seed), func(t *testing.T) {
 					d := moetest.Skewed(seed, 16)

@@ -39,7 +39,7 @@ func ExampleMap() {
 		{Src: 1, Dst: 0, Bytes: 9, Start: 0, End: 10},
 		{Src: 0, Dst: 1, Bytes: 3, Start: 1, End: 5},
 	}
-	m, err := rnbmap.Map(f, plan, rnbmap.AvoidLive)
+	m, err := rnbmap.Map(f, plan, rnbmap.AvoidLive, rnbmap.Timing{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -65,4 +65,26 @@ func ExampleCheckPlan() {
 	fmt.Println(rnbmap.CheckPlan(plan, 3))
 	// Output:
 	// transmitter 0: circuit 0 (0->1, [0, 2)) overlaps circuit 2 (0->2, [1, 3))
+}
+
+// The same plan under Earliest, at 1 B/s and α_r = 1 s: 1->0 waits one α_r for a switch to leave
+// Bar and sends its 9 B over [1, 10); 0->1 finds a path whose switches can be set by t = 1 without
+// touching 1->0's lanes, so it too starts at 1.
+func ExampleEarliestPaths() {
+	f, _ := benes.New(4)
+	plan := []rnbmap.Circuit{
+		{Src: 1, Dst: 0, Bytes: 9, Start: 0, End: 10},
+		{Src: 0, Dst: 1, Bytes: 3, Start: 1, End: 5},
+	}
+	m, err := rnbmap.EarliestPaths(f, plan, rnbmap.Timing{Bandwidth: 1, AlphaR: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range plan {
+		fmt.Printf("%d->%d: [%g, %g)\n", plan[i].Src, plan[i].Dst, m.Start[i], m.End[i])
+	}
+	// Output:
+	// 1->0: [1, 10)
+	// 0->1: [1, 4)
 }

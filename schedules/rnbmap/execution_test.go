@@ -10,6 +10,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/bff"
 	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
+	"github.com/tetris-hil/tetris-hil/schedules/rnbmap"
 	"github.com/tetris-hil/tetris-hil/schedules/sunflow"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
@@ -20,7 +21,9 @@ import (
 // the later of the previous circuits on its two ports ends, and the crossbar re-points the
 // transmitter (α_r) exactly then. On the Beneš fabric the execution must verify and, like every
 // execution, end no earlier than both lower bounds. (It is not always later than the crossbar's:
-// a circuit whose path finds its switches already set transmits without paying α_r.)
+// a circuit whose path finds its switches already set transmits without paying α_r.) Under the
+// default Earliest mapping each circuit's planned transmission on the Beneš fabric must be the
+// emulated one: the mapping commits circuits with the executor's own rule.
 func TestExecutionOfSNBPlans(t *testing.T) {
 	tr, err := trace.Default()
 	if err != nil {
@@ -66,6 +69,16 @@ func TestExecutionOfSNBPlans(t *testing.T) {
 					t.Fatalf("%s, %s on %s: completion %g below the lower bounds %+v", name, p.name, fabric, res.Completion, res.Bounds)
 				}
 				if fabric != schedules.Crossbar {
+					if s.Params.Options["rnb_mapping"] != string(rnbmap.Earliest) {
+						t.Fatalf("%s, %s: default mapping %q, want earliest", name, p.name, s.Params.Options["rnb_mapping"])
+					}
+					for _, ct := range tl.Circuits {
+						c := s.Circuits[ct.Circuit]
+						if !near(ct.TransmitStart, *c.PlannedStart) || !near(ct.End, *c.PlannedEnd) {
+							t.Fatalf("%s, %s on Beneš (earliest): circuit %d (%d->%d) sent [%g, %g), planned [%g, %g)",
+								name, p.name, ct.Circuit, c.Src, c.Dst, ct.TransmitStart, ct.End, *c.PlannedStart, *c.PlannedEnd)
+						}
+					}
 					continue
 				}
 				for _, ct := range tl.Circuits {

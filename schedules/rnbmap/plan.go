@@ -3,23 +3,36 @@
 // (seed 000 §2.3, §4.1).
 //
 // Those schedulers only track when transmitters and receivers are free; they never model the
-// fabric's internal 2×2 switches. The seed compares them on the same Beneš fabric as Tetris by
-// giving each of their circuits a path, and lets the executor show what the RNB constraints
-// cost them. Both strategies here read only the plan's intervals, never when a switch would be
-// ready; they differ in how a starting circuit treats the circuits already running.
+// fabric's internal 2×2 switches. Tetris §4.1 executes "all schedules over the same Beneš
+// interconnect" under "the same RNB routing constraints", without saying how a path is picked for
+// a planner that never picked one; the three strategies here are three readings of that.
 //
-// Looping (the default, as issue 4 specifies): when a circuit starts in the plan, the set of
-// circuits the plan has live at that instant (the new circuit included) is a partial permutation;
-// it is routed with the looping algorithm, and the new circuit keeps the path it got in that
-// routing. Circuits already running keep the paths they were given earlier, so the routing at one
-// instant can disagree with theirs: that disagreement is exactly what execution then pays for.
+// Earliest (the default): the plan's circuits, in the plan's order (planned start, ties in
+// creation order), are routed one at a time with the earliest-start path query Tetris itself
+// uses (Tetris §3.3's Start(S,p) over all n/2 paths, benes.Plan.Query) and committed to the
+// planning state as Tetris commits a circuit, so each starts as soon as its endpoints and some
+// path of it are ready. The plan decides which circuits run and in what order; the fabric decides
+// when. This gives the SNB planners the fabric knowledge a mapper can give without changing their
+// decisions, and gives the shape of Tetris Figure 8(b, c), a gap to Tetris that grows with α_r to
+// about 1.3× (on the built-in trace Sunflow is 1.18× Tetris at 10 ns and 1.30× at 10 ms; the
+// paper has 1.06–1.07× at cheap reconfiguration, where our Sunflow plan is 1.09× even on the
+// crossbar).
+//
+// Looping: when a circuit starts in the plan, the set of circuits the plan has live at that
+// instant (the new circuit included) is a partial permutation; it is routed with the looping
+// algorithm, and the new circuit keeps the path it got in that routing. Circuits already running
+// keep the paths they were given earlier, so the routing at one instant can disagree with theirs:
+// that disagreement is exactly what execution then pays for.
 //
 // AvoidLive: the new circuit takes, among its n/2 paths, one that shares no lane with a circuit
 // live at its start and needs no switch such a circuit uses in the other state, given the paths
 // those circuits already hold; among those, the one with the fewest state changes from the states
 // the previously mapped circuits left, then the smallest choices. When no path is free it takes
 // the looping path and is counted as a fallback. It asks what a mapper that remembers its own
-// earlier paths would give these planners, rather than what issue 4's mapping costs them.
+// earlier paths, but not when switches are ready, would give these planners.
+//
+// Looping and AvoidLive read only the plan's intervals and keep them as planned times; Earliest
+// re-times the circuits, and its times are the executed ones.
 package rnbmap
 
 import (

@@ -101,7 +101,8 @@ func conflict(side string, port int, t float64, plan []Circuit, a, b int) error 
 // Schedule lays plan out as a partial-reconfiguration schedule for demand d: circuits in order of
 // planned start (ties in plan order), each with its planned interval and group; on the Beneš
 // fabric (o.Fabric empty or benes) with the paths Map gives under strategy o.RNBMapping (empty:
-// Looping), on the crossbar with none (the plan's own strictly non-blocking reference). The fabric
+// Earliest, which also re-times the circuits to when their paths are ready), on the crossbar with
+// none (the plan's own strictly non-blocking reference). The fabric
 // has benes.SizeFor(d.N()) ports, the ones above d.N() idle. options is recorded in the schedule's
 // parameters; on the Beneš fabric so are the strategy ("rnb_mapping") and, under AvoidLive, the
 // number of circuits that fell back to the looping path ("rnb_fallbacks").
@@ -123,17 +124,21 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 	}
 	n := benes.SizeFor(ports)
 	var paths [][]benes.Traversal
+	var times [2][]float64 // Earliest's re-timed intervals, indexed like plan
 	switch fabric {
 	case schedules.Benes:
 		f, err := benes.New(n)
 		if err != nil {
 			return nil, fmt.Errorf("rnbmap: %w", err)
 		}
-		m, err := Map(f, plan, strategy)
+		m, err := Map(f, plan, strategy, Timing{Bandwidth: o.Bandwidth, AlphaR: o.Reconfig})
 		if err != nil {
 			return nil, err
 		}
 		paths = m.Paths
+		if m.Start != nil {
+			times = [2][]float64{m.Start, m.End}
+		}
 		options = maps.Clone(options)
 		if options == nil {
 			options = map[string]string{}
@@ -167,6 +172,9 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 			path = paths[i]
 		}
 		start, end := c.Start, c.End
+		if times[0] != nil {
+			start, end = times[0][i], times[1][i]
+		}
 		s.Circuits = append(s.Circuits, schedules.Circuit{
 			Src: c.Src, Dst: c.Dst, Bytes: c.Bytes, Group: c.Group, Path: path,
 			PlannedStart: &start, PlannedEnd: &end,

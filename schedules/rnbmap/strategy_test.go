@@ -13,16 +13,16 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/sunflow"
 )
 
-// TestSchedulersVerifyUnderBothStrategies runs Sunflow and BFF on MoE-like demands through the
+// TestSchedulersVerifyUnderEveryStrategy runs Sunflow and BFF on MoE-like demands through the
 // registry path (Options.RNBMapping) and asks the verifier to accept every schedule, and the
 // schedule's parameters to name the strategy and, for avoid-live, the fallback count.
-func TestSchedulersVerifyUnderBothStrategies(t *testing.T) {
+func TestSchedulersVerifyUnderEveryStrategy(t *testing.T) {
 	algos := []struct {
 		name     string
 		schedule schedules.SchedulerFunc
 	}{{sunflow.Name, sunflow.Schedule}, {bff.Name, bff.Schedule}}
 	for _, a := range algos {
-		for _, strategy := range []string{"", "looping", "avoid-live"} {
+		for _, strategy := range []string{"", "earliest", "looping", "avoid-live"} {
 			for _, n := range []int{5, 8, 16, 32} {
 				for seed := range uint64(3) {
 					t.Run(fmt.Sprintf("%s/%q/n=%d/seed=%d", a.name, strategy, n, seed), func(t *testing.T) {
@@ -37,7 +37,7 @@ func TestSchedulersVerifyUnderBothStrategies(t *testing.T) {
 						}
 						want := strategy
 						if want == "" {
-							want = "looping"
+							want = "earliest"
 						}
 						opts := s.Params.Options
 						if opts["rnb_mapping"] != want {
@@ -45,8 +45,8 @@ func TestSchedulersVerifyUnderBothStrategies(t *testing.T) {
 						}
 						fb, err := strconv.Atoi(opts["rnb_fallbacks"])
 						switch {
-						case want == "looping" && opts["rnb_fallbacks"] != "":
-							t.Errorf("looping records rnb_fallbacks %q", opts["rnb_fallbacks"])
+						case want != "avoid-live" && opts["rnb_fallbacks"] != "":
+							t.Errorf("%s records rnb_fallbacks %q", want, opts["rnb_fallbacks"])
 						case want == "avoid-live" && (err != nil || fb < 0 || fb > len(s.Circuits)):
 							t.Errorf("rnb_fallbacks %q is not a count of the %d circuits", opts["rnb_fallbacks"], len(s.Circuits))
 						}

@@ -2,7 +2,8 @@
 // selection with a degree-coverage progress guarantee, RNB-aware Beneš routing (Algorithm 3), and
 // independent per-circuit start times under partial reconfiguration. The same planner on the ideal
 // crossbar is the strictly non-blocking reference ("snb"), and the three ablations of seed 000
-// Figure 6 are options of the same code.
+// Figure 6 are options of the same code. "tetris+" (plus.go) plans with several cost weightings
+// and keeps the plan that completes first.
 //
 // Each iteration plans one matching:
 //
@@ -107,6 +108,11 @@ type planner struct {
 }
 
 func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step)) (*schedules.Schedule, error) {
+	return planWith(ctx, d, o, trace, nil)
+}
+
+// planWith is plan with the rule changes of tetris+ (nil: the paper's rules).
+func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step), rules *plusRules) (*schedules.Schedule, error) {
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("tetris: %w", err)
 	}
@@ -135,7 +141,7 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 		},
 		Circuits: []schedules.Circuit{},
 	}
-	p := &planner{d: d, n: n, b: o.Bandwidth, alpha: o.Reconfig, o: o}
+	p := &planner{d: d, n: n, b: o.Bandwidth, alpha: rules.costAlpha(o.Reconfig), o: o}
 	if o.Fabric == schedules.Crossbar {
 		s.Fabric = schedules.Crossbar
 		p.fp = newCrossbarPlan(n, o.Reconfig)

@@ -33,6 +33,11 @@ type Config struct {
 	Seed         uint64
 	DtypeBytes   int    // 0: 2 (bf16)
 	Placement    string // "": contiguous
+	// ExpertPerGPU replaces the model's routed experts by one expert per GPU (GPUs experts, top-k
+	// kept), so that every GPU sends to every other however many there are: the scaling setting of
+	// Tetris Figure 9 (§4.2, 8 to 32 GPUs). Without it a model's 8 experts are replicated over
+	// larger fabrics, each GPU talks to at most 8 others, and the maximum degree stays 7.
+	ExpertPerGPU bool
 }
 
 // Generate makes a trace of MoE All-to-All traffic: for every MoE layer a dispatch matrix and its
@@ -85,6 +90,15 @@ func Generate(c Config) (*trace.Trace, error) {
 }
 
 func (c *Config) normalize() error {
+	if c.ExpertPerGPU {
+		if c.GPUs < 1 || c.GPUs > MaxGPUs {
+			return fmt.Errorf("gpus = %d: want 1..%d", c.GPUs, MaxGPUs)
+		}
+		c.Model.Experts = c.GPUs
+		if c.Model.TopK > c.GPUs {
+			return fmt.Errorf("model %s: top-k %d with one expert per GPU needs at least %d GPUs, got %d", c.Model.Name, c.Model.TopK, c.Model.TopK, c.GPUs)
+		}
+	}
 	if err := c.Model.check(); err != nil {
 		return err
 	}
@@ -120,7 +134,7 @@ func (c *Config) meta(p trace.Placement) trace.Meta {
 			dense = append(dense, l)
 		}
 	}
-	return trace.Meta{
+	t := trace.Meta{
 		Model: m.Name, GPUs: c.GPUs, HiddenSize: m.Hidden, DtypeBytes: c.DtypeBytes,
 		TokensPerGPU: c.TokensPerGPU, TopK: m.TopK, Experts: m.Experts, SharedExperts: m.SharedExperts,
 		DenseLayers: dense, Placement: p.Name, ExpertGPUs: p.ExpertGPUs,
@@ -131,6 +145,10 @@ func (c *Config) meta(p trace.Placement) trace.Meta {
 			"layers": strconv.Itoa(c.Layers), "skew": fmtFloat(c.Skew), "seed": strconv.FormatUint(c.Seed, 10),
 		},
 	}
+	if c.ExpertPerGPU {
+		t.Params["expert_per_gpu"] = "true"
+	}
+	return t
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

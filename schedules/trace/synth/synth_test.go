@@ -228,3 +228,47 @@ func TestPickDistinctFollowsWeights(t *testing.T) {
 		t.Errorf("heavy expert drawn first %d of 1000 times", first)
 	}
 }
+
+// TestExpertPerGPU: with one expert per GPU every GPU sends to every other (maximum degree n − 1
+// as n grows), where the preset's 8 experts replicated over 16 or 32 GPUs keep it at 7; the row
+// sums are still tokens × top-k × hidden × dtype, and the metadata says how many experts there
+// were.
+func TestExpertPerGPU(t *testing.T) {
+	m, _ := LookupModel("mixtral-8x22b")
+	for _, n := range []int{8, 16, 32} {
+		for _, spread := range []bool{false, true} {
+			tr, err := Generate(Config{Model: m, GPUs: n, TokensPerGPU: 600, Layers: 2, Skew: 1, Seed: 3, ExpertPerGPU: spread})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 7
+			if spread {
+				want = n - 1
+			}
+			for _, mx := range tr.Matrices {
+				d := mx.Demand()
+				if got := d.MaxDegree(); got != want {
+					t.Errorf("n=%d, expert per GPU %v, %s: maximum degree %d, want %d", n, spread, mx.Label(), got, want)
+				}
+				if mx.Phase != trace.Dispatch {
+					continue
+				}
+				for s, row := range mx.Bytes {
+					var sum int64
+					for _, v := range row {
+						sum += v
+					}
+					if sum != 600*2*6144*2 {
+						t.Errorf("n=%d: row %d sums to %d", n, s, sum)
+					}
+				}
+			}
+			if spread && (tr.Meta.Experts != n || tr.Meta.Params["expert_per_gpu"] != "true") {
+				t.Errorf("n=%d: meta experts %d, params %v", n, tr.Meta.Experts, tr.Meta.Params)
+			}
+		}
+	}
+	if _, err := Generate(Config{Model: m, GPUs: 1, TokensPerGPU: 1, Skew: 1, ExpertPerGPU: true}); err == nil {
+		t.Error("top-2 with one expert on one GPU accepted")
+	}
+}
