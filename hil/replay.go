@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
@@ -86,6 +87,9 @@ type Live struct {
 	Wall time.Duration `json:"-"`
 }
 
+// minProcs is the fewest Go processors (GOMAXPROCS) a replay runs with.
+const minProcs = 4
+
 // event is what the replay's goroutine waits for: a copy that returned, or a controller that
 // settled a command.
 type event struct {
@@ -119,6 +123,14 @@ func Replay(ctx context.Context, s *schedules.Schedule, env Env) (*Live, error) 
 	o, err := emulator.NewOrder(s)
 	if err != nil {
 		return nil, fmt.Errorf("hil: %w", err)
+	}
+	// The waiter spins on one processor (package delay) while copies are started and switch
+	// commands sent on others; with fewer than four, a spinning controller or engine (the fakes
+	// wait precisely too) leaves the rest of the replay waiting for a processor, milliseconds at
+	// a time. The setting is the process's; it is put back afterwards.
+	if n := runtime.GOMAXPROCS(0); n < minProcs {
+		runtime.GOMAXPROCS(minProcs)
+		defer runtime.GOMAXPROCS(n)
 	}
 	r := &replay{s: s, o: o, w: emulator.NewWalker(o), env: env, events: make(chan event, len(s.Circuits)+16)}
 	live, err := r.run(ctx)

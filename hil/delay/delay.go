@@ -173,6 +173,9 @@ func Await[T any](ctx context.Context, in Injector, deadline time.Time, ch <-cha
 			}
 		}
 	}
+	// As in WaitUntil, the spin holds its thread and never yields (a locked thread that yields
+	// hands its processor to another thread and back, at a thread wake-up each time): the live
+	// runner gives the process enough processors for the others to run meanwhile.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for i := 0; ; i++ {
@@ -185,10 +188,7 @@ func Await[T any](ctx context.Context, in Injector, deadline time.Time, ch <-cha
 		if !now.Before(deadline) {
 			return v, false, now, nil
 		}
-		if i&63 == 63 {
-			// Yield now and then: the goroutines that start copies and command switches must
-			// keep running while this one waits.
-			runtime.Gosched()
+		if i&1023 == 1023 {
 			select {
 			case <-done:
 				return v, false, time.Now(), ctx.Err()
