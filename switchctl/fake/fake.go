@@ -69,7 +69,7 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 	entries := make([]switchctl.Entry, 0, len(changes))
 	var err error
 	c.station.Lock()
-	// The station's times are deadlines chained from the first command, not wake-ups: a sleep
+	// The station's times are deadlines chained from the batch's first change, not wake-ups: a sleep
 	// that returns late (timer granularity, a loaded host) does not lengthen the next change,
 	// so k changes take k·T_r as the model says.
 	next := time.Now()
