@@ -12,10 +12,17 @@
 // their timings, never in the rules.
 //
 // The seams are small interfaces defined here: Transfers (Workers: one pinned worker process per
-// endpoint through package gpu/bench, on the CUDA engine or the fake one) and Switches (any
-// switchctl.Controller: the in-memory fake, the serial board, GPIO). Every time is a
+// endpoint through package gpu/bench, on the CUDA engine or the fake one; Engines: fake engines
+// in this process) and Switches (any switchctl.Controller: the in-memory fake, the serial board,
+// GPIO), which Replay sends one command at a time, in order of request. Every time is a
 // CLOCK_MONOTONIC reading (gpu/transfer.Monotonic), the one clock the workers stamp their copies
 // with.
+//
+// The prediction uses the emulator with the models the live devices follow: FakeTransferModel
+// (the fake engine's noise-free α-β) or a calibration, and for reconfiguration the emulator's
+// ParallelReconfig (injected α_r) or SerialControllerModel (a controller driven one command at
+// a time, T_r per change and T_w per command). Renice lets a replay run ahead of other work on
+// a shared machine.
 //
 // Run replays a list of jobs into a run directory: manifest.json (inputs with hashes, tool,
 // inventory, calibration, wiring, flags; complete or not), per job the schedule, the emulator's
