@@ -11,9 +11,14 @@
 #   go build -o bin/tetris-hil ./cmd/tetris-hil
 # then run from the repository root (carry bin/):
 #   OUT=/some/dir scripts/gpu_replay_check.sh
-# Every step has a timeout; the whole script ends in about 3 minutes. Everything goes to
-# $OUT/gpu_replay_check.log; the calibration to $OUT/cal.json, the run directory to $OUT/run
-# (manifest.json, summary.json, per run the live and predicted run records and a Perfetto trace).
+# A demand of the built-in trace is about 4 MB, which GPU 0 copies in microseconds, less than a
+# worker's round trip per circuit; so the same replay runs again on a synthetic Mixtral-8x7B
+# layer with 32 times the tokens (about 130 MB per demand, 7 GB in all), where copies outlast the
+# coordination.
+# Every step has a timeout; the whole script ends in about 4 minutes. Everything goes to
+# $OUT/gpu_replay_check.log; the calibration to $OUT/cal.json, the run directories to $OUT/run
+# and $OUT/run-big (manifest.json, summary.json, per run the live and predicted run records and a
+# Perfetto trace).
 # EXTRA=--fake smoke-tests the script without a GPU (fake NVML, fake engine).
 set -u
 
@@ -63,7 +68,7 @@ step selftest-delays 60 "$BIN" "${LOGF[@]}" replay --selftest-delays --selftest-
 
 # GPU 0's loopback α-β between two pinned workers, over the sizes the trace's circuits have.
 CALFLAG=()
-if step calibrate 120 "$BIN" "${LOGF[@]}" calibrate --gpus 0 --pattern isolated --sizes 4KiB..64MiB --per-octave 2 \
+if step calibrate 120 "$BIN" "${LOGF[@]}" calibrate --gpus 0 --pattern isolated --sizes 4KiB..512MiB --per-octave 2 \
 	--reps 10 --warmup 3 --verify-every 4 --timeout 30s --no-progress ${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} -o "$OUT/cal.json"; then
 	CALFLAG=(--calibration "$OUT/cal.json")
 else
@@ -75,18 +80,29 @@ step replay 180 "$BIN" "${LOGF[@]}" replay --matrix "$MATRIX" --algo tetris,bvn 
 	--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 30s \
 	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run"
 
+step trace-gen 30 "$BIN" trace gen --model mixtral-8x7b --layers 1 --tokens-per-gpu 65536 -o "$OUT/big.json"
+rm -rf "$OUT/run-big"
+step replay-big 180 "$BIN" "${LOGF[@]}" replay --demand "$OUT/big.json" --matrix 0 --algo tetris,bvn --reconfig "$RECONFIG" \
+	--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 60s \
+	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-big"
+
 # The measured timelines must pass the verifier, like any emulated one.
 for alg in tetris bvn; do
 	if [ -f "$OUT/run/m$MATRIX-$alg.live.json" ]; then
 		step "verify-$alg" 30 "$BIN" verify "$OUT/run/m$MATRIX-$alg.schedule.json" --matrix "$MATRIX" \
 			--timeline "$OUT/run/m$MATRIX-$alg.live.json"
 	fi
+	if [ -f "$OUT/run-big/m0-$alg.live.json" ]; then
+		step "verify-big-$alg" 30 "$BIN" verify "$OUT/run-big/m0-$alg.schedule.json" --demand "$OUT/big.json" --matrix 0 \
+			--timeline "$OUT/run-big/m0-$alg.live.json"
+	fi
 done
 
+for run in run run-big; do
 echo
-echo "=== live against predicted (summary.json)"
-if [ -f "$OUT/run/summary.json" ]; then
-	python3 - "$OUT/run/summary.json" "$OUT/run/manifest.json" <<'PY' || cat "$OUT/run/summary.json"
+echo "=== $run: live against predicted (summary.json)"
+if [ -f "$OUT/$run/summary.json" ]; then
+	python3 - "$OUT/$run/summary.json" "$OUT/$run/manifest.json" <<'PY' || cat "$OUT/$run/summary.json"
 import json, sys
 s, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 print(f"complete: {s['complete']}; predicted with {m['predict_transfer_model']} and {m['predict_reconfig_model']}")
@@ -99,6 +115,7 @@ for n in s.get("notes", []):
     print("note:", n)
 PY
 fi
+done
 
 echo
 if [ ${#FAILED[@]} -gt 0 ]; then
