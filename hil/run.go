@@ -230,12 +230,16 @@ type Partial struct {
 	Live      *Live              `json:"measured"`
 }
 
-// CheckDir checks that dir can be the run directory: an existing directory, or a new one whose
-// parent exists.
+// CheckDir checks that dir can be the run directory: a new directory whose parent exists, or an
+// existing one that holds no run yet (no manifest.json), so that the files of two sessions never
+// mix under one manifest.
 func CheckDir(dir string) error {
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {
 			return fmt.Errorf("%s is not a directory", dir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+			return fmt.Errorf("%s already holds a run (manifest.json); give a new directory", dir)
 		}
 		return nil
 	}
@@ -249,14 +253,23 @@ func CheckDir(dir string) error {
 // fails, what was measured is kept (NAME.partial.json), the manifest says incomplete and why,
 // the switches are put safe (Replay does) and the clocks restored; the error is returned.
 func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
+	// Before there is a directory to record anything in, a failure still restores the clocks.
+	early := func(err error) (*Summary, error) {
+		if cfg.Clocks != nil {
+			if rerr := cfg.Clocks.Restore(); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("hil: restoring GPU clocks: %w", rerr))
+			}
+		}
+		return nil, err
+	}
 	if err := CheckDir(cfg.Dir); err != nil {
-		return nil, fmt.Errorf("hil: run directory: %w", err)
+		return early(fmt.Errorf("hil: run directory: %w", err))
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("hil: run directory: %w", err)
+		return early(fmt.Errorf("hil: run directory: %w", err))
 	}
 	if cfg.Predict.Transfer == nil || cfg.Predict.Reconfig == nil {
-		return nil, errors.New("hil: the prediction needs a transfer and a reconfiguration model")
+		return early(errors.New("hil: the prediction needs a transfer and a reconfiguration model"))
 	}
 	m := cfg.Manifest
 	m.Version, m.Status, m.Complete = ManifestVersion, "running", false

@@ -137,6 +137,13 @@ func TestRunDirectory(t *testing.T) {
 	if _, err := switchctl.ReadChangeLog(filepath.Join(cfg.Dir, "switch-log.jsonl")); err != nil {
 		t.Error(err)
 	}
+	// A second session into the same directory is refused before anything is replayed.
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("a second run into %s: %v", cfg.Dir, err)
+	}
+	if clocks.calls != 2 {
+		t.Errorf("the refused run restored the clocks %d times, want once", clocks.calls-1)
+	}
 }
 
 // Ctrl-C mid-replay: the run stops, the manifest says incomplete, what was measured is kept,
