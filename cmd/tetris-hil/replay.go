@@ -104,7 +104,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	f.ff.register(cmd)
 	fs.StringVar(&f.algo, "algo", "tetris", "schedulers to replay: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "replay this schedule file as it is instead of scheduling")
-	fs.StringVar(&f.out, "out", "", "run directory (created if missing; its parent must exist)")
+	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created if missing; its parent must exist)")
 	fs.StringVar(&f.wiring, "wiring", "", "switch wiring map (YAML): drive its switches (the fake controller under --fake)")
 	fs.StringVar(&f.port, "port", "", "with --wiring: serial port, overriding the map's")
 	fs.StringVar(&f.gpuMap, "gpu-map", "", "the GPU of each endpoint, comma-separated NVML indices (default: endpoint i on GPU i)")
