@@ -395,17 +395,19 @@ func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Jo
 			return nil, usagef("--schedule %q: %v", f.schedule, err)
 		}
 		j := hil.Job{Schedule: s, Matrix: emulator.MatrixRef{Index: -1, Layer: -1, Label: f.schedule}}
-		if f.src.path != "" {
+		// The demand it serves, for the lower bounds and the verifier: a --demand file, or a
+		// --matrix of the built-in trace.
+		if f.src.path != "" || flags.Changed("matrix") {
 			ds, err := f.src.load()
 			if err != nil {
 				return nil, err
 			}
 			if len(ds) != 1 {
-				return nil, usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
+				return nil, usagef("--demand %q holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
 			}
 			if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
-				return nil, &exitError{code: 1, msg: fmt.Sprintf("--schedule %s: invalid for --demand %s: %s (and %d more; see 'tetris-hil verify')",
-					f.schedule, f.src.path, vs[0], len(vs)-1)}
+				return nil, &exitError{code: 1, msg: fmt.Sprintf("--schedule %s: invalid for %s: %s (and %d more; see 'tetris-hil verify')",
+					f.schedule, ds[0].Label, vs[0], len(vs)-1)}
 			}
 			j.Demand, j.Matrix = ds[0].Demand, ds[0].matrix().Ref
 		}

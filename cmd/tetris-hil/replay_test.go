@@ -164,3 +164,34 @@ func TestReplaySIGINT(t *testing.T) {
 		t.Errorf("the change log (%d entries) does not end with the switches put safe", len(log))
 	}
 }
+
+// A schedule file from any producer is replayed as it is, checked against its demand first.
+func TestReplayScheduleFile(t *testing.T) {
+	unsetCUDAVisible(t)
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "s.json")
+	if out, code, err := cli(t, "schedule", "--algo", "maxweight", "--matrix", "0", "--bandwidth", "8Gbps", "-o", sched); code != 0 {
+		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
+	}
+	run := filepath.Join(dir, "run")
+	out, code, err := cli(t, "replay", "--fake", "--in-process", "--fake-noise", "0", "--schedule", sched, "--matrix", "0",
+		"--reconfig", "1ms", "--out", run)
+	if code != 0 {
+		t.Fatalf("replay --schedule: exit %d: %v\n%s", code, err, out)
+	}
+	if !strings.Contains(out, "maxweight") {
+		t.Errorf("output lacks the schedule's algorithm:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(run, "m0-maxweight.live.json")); err != nil {
+		t.Error(err)
+	}
+	// Matrix 1 is not what the schedule delivers: exit 1, as verify would.
+	if _, code, err := cli(t, "replay", "--fake", "--schedule", sched, "--matrix", "1", "--out", filepath.Join(dir, "r3")); code != 1 ||
+		err == nil || !strings.Contains(err.Error(), "invalid for") {
+		t.Errorf("a schedule replayed against another matrix: exit %d, %v", code, err)
+	}
+	if _, code, err := cli(t, "replay", "--fake", "--schedule", sched, "--algo", "tetris", "--out", filepath.Join(dir, "r2")); code != 2 ||
+		err == nil || !strings.Contains(err.Error(), "--algo: not with --schedule") {
+		t.Errorf("--algo with --schedule: exit %d, %v", code, err)
+	}
+}
