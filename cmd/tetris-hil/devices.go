@@ -23,7 +23,7 @@ type fakeGPUFlags struct {
 }
 
 func (f *fakeGPUFlags) register(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.fake, "fake", false, "use a fake 8-GPU NVLink server (go-nvml mock of a DGX H200) instead of NVML")
+	cmd.Flags().BoolVar(&f.fake, "fake", false, "use a fake 8-GPU NVLink server (a DGX H200) instead of NVML")
 	cmd.Flags().IntVar(&f.gpus, "fake-gpus", 8, "number of GPUs of the fake server (with --fake)")
 }
 
