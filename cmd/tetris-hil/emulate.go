@@ -82,6 +82,7 @@ type modelFlags struct {
 	calibration, gpuMap, measured string
 	reconfModel, tr, tw           string
 	switchBench                   *switchBenchFlag
+	fs                            *pflag.FlagSet // to refuse --tr/--tw that the model would ignore
 }
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
 	fs.StringVar(&m.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
 	m.switchBench = registerSwitchBench(fs)
+	m.fs = fs
 }
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
@@ -118,6 +120,11 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 			return cfg, err
 		}
 	} else if m.reconfModel == "parallel" {
+		for _, name := range []string{"tr", "tw"} {
+			if m.fs != nil && m.fs.Changed(name) {
+				return cfg, usagef("--%s %q: only --reconfig-model controller uses it (the parallel model takes --reconfig)", name, m.fs.Lookup(name).Value)
+			}
+		}
 		if err := m.switchBench.parallel(); err != nil {
 			return cfg, err
 		}

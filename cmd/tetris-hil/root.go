@@ -42,10 +42,11 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	tidyUsage(root)
 	return root
 }
 

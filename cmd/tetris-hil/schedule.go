@@ -101,7 +101,7 @@ func lookupAlgos(list string) ([]string, error) {
 	for _, a := range strings.Split(list, ",") {
 		a = strings.TrimSpace(a)
 		if a == "" {
-			continue
+			return nil, emptyEntry("algo", list)
 		}
 		if _, err := schedules.Lookup(a); err != nil {
 			return nil, usagef("--algo %q: %v", a, err)

@@ -98,7 +98,7 @@ func parseList(flag, list string, parse func(string) (float64, error)) ([]float6
 	for _, s := range strings.Split(list, ",") {
 		s = strings.TrimSpace(s)
 		if s == "" {
-			continue
+			return nil, emptyEntry(flag, list)
 		}
 		v, err := parse(s)
 		if err != nil {
@@ -137,7 +137,7 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 	}
 	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
 	m := f.models
-	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" {
+	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" || m.timingChanged() {
 		// The same flags, checks and messages as emulate's models.
 		exec, err := m.exec(cfg.Bandwidths[0], cfg.Reconfigs[0])
 		if err != nil {
