@@ -159,6 +159,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(cmd.OutOrStdout(), experiment.Describe(f.sourceName(), out.Matrices(), cfg))
 	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}

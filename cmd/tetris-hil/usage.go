@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
 
 // tidyUsage makes every command of the tree answer bad usage the same way: exit 2 with one line
@@ -77,6 +79,17 @@ func emptyEntry(flag, list string) error {
 // parallel model).
 func (m *modelFlags) timingChanged() bool {
 	return m.fs != nil && (m.fs.Changed("tr") || m.fs.Changed("tw"))
+}
+
+// sourceName is what emulate ran on, for its table's opening line.
+func (f *emulateFlags) sourceName() string {
+	switch {
+	case f.schedule != "":
+		return "schedule " + f.schedule
+	case f.src.path != "":
+		return f.src.path
+	}
+	return trace.DefaultName
 }
 
 // unknownCommand is cobra's message for a first word that is no command of the root.

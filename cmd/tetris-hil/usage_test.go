@@ -161,3 +161,23 @@ func TestTraceExamplesRun(t *testing.T) {
 		}
 	}
 }
+
+// emulate's table opens with how it was run, labels ablations, and counts rounds for barrier
+// schedules and groups for partial ones.
+func TestEmulateTableSaysHowItRan(t *testing.T) {
+	out, code, err := cli(t, "emulate", "--matrix", "0", "--algo", "tetris,bvn", "--no-partial")
+	if code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out)
+	}
+	lines := strings.Split(out, "\n")
+	if want := "built-in Mixtral-8x7B trace (1 matrix) · bandwidth 800Gbps · α_r 10µs · fabric benes · transfer bandwidth 800Gbps · reconfiguration parallel α_r=10µs"; lines[0] != want {
+		t.Errorf("first line %q, want %q", lines[0], want)
+	}
+	if !strings.Contains(lines[1], "COMPLETION (µs)") || !strings.Contains(out, "tetris --no-partial") || !strings.Contains(out, "43 rounds") {
+		t.Errorf("table:\n%s", out)
+	}
+	out, _, _ = cli(t, "emulate", "--matrix", "0", "--algo", "tetris")
+	if !strings.Contains(out, "7 groups") || strings.Contains(out, "--no-partial") {
+		t.Errorf("tetris as published:\n%s", out)
+	}
+}
