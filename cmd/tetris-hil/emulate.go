@@ -30,6 +30,7 @@ type emulateFlags struct {
 	jsonOut     string
 	timelineDir string
 	gantt       string
+	progress    string
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -73,6 +74,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	f.models.register(fs)
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
@@ -168,6 +170,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 
 // checkOutputs checks every output path before any work starts and returns the chart format.
 func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
+	if err := checkProgress(f.progress); err != nil {
+		return "", err
+	}
 	if f.gantt != "" {
 		switch strings.ToLower(filepath.Ext(f.gantt)) {
 		case ".svg":
@@ -278,7 +283,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	pool := experiment.Pool{}
 	if total := len(ms) * len(cfg.Algorithms); total > 1 {
 		var finish func()
-		pool.Progress, finish = newProgress(cmd.ErrOrStderr(), "auto", "emulate", total)
+		pool.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "emulate", total)
 		defer finish()
 	}
 	out, err := experiment.Run(cmd.Context(), ms, cfg, pool)

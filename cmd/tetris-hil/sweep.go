@@ -219,7 +219,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep done")
+	logger.Info().Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("sweep done")
 	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
 		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})
 	if err != nil {
