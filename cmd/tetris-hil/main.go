@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 func main() {
@@ -39,7 +41,8 @@ func run(ctx context.Context, args []string) int {
 }
 
 // exitCode maps a command's error to the exit status: 0 for none, whatever an exitError says
-// (verify's 1 for an invalid schedule), 2 for bad usage or input (usageError), 1 for the rest.
+// (verify's 1 for an invalid schedule), 2 for bad usage or input (usageError, or a value above
+// one of the model's limits: schedules.ErrLimit), 1 for the rest.
 func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
@@ -48,7 +51,8 @@ func exitCode(err error) int {
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, schedules.ErrLimit):
+		// An input above a size or magnitude limit is bad input, wherever it is found.
 		return 2
 	}
 	return 1

@@ -109,3 +109,35 @@ func ExampleInjector_SelfTest() {
 	fmt.Println(st[0].Requested, st[0].Samples, st[0].Median >= 0)
 	// Output: 10µs 100 true
 }
+
+func TestAwait(t *testing.T) {
+	ctx := context.Background()
+	for _, in := range []Injector{{}, {SleepThreshold: -1}, {SleepThreshold: 100 * time.Microsecond}} {
+		// Nothing arrives: it returns at the deadline, never before.
+		ch := make(chan int, 1)
+		deadline := time.Now().Add(3 * time.Millisecond)
+		_, got, woke, err := Await(ctx, in, deadline, ch)
+		if err != nil || got || woke.Before(deadline) {
+			t.Errorf("threshold %v, nothing sent: got %v, err %v, woke %v before the deadline", in.SleepThreshold, got, err, deadline.Sub(woke))
+		}
+		// A value waiting is taken at once, however far the deadline.
+		ch <- 7
+		v, got, _, err := Await(ctx, in, time.Now().Add(time.Hour), ch)
+		if err != nil || !got || v != 7 {
+			t.Errorf("threshold %v, value sent: v %d, got %v, err %v", in.SleepThreshold, v, got, err)
+		}
+		// A value sent during the wait ends it.
+		go func() { time.Sleep(5 * time.Millisecond); ch <- 8 }()
+		start := time.Now()
+		v, got, _, err = Await(ctx, in, time.Now().Add(time.Hour), ch)
+		if err != nil || !got || v != 8 || time.Since(start) > 10*time.Second {
+			t.Errorf("threshold %v, value sent later: v %d, got %v, err %v after %v", in.SleepThreshold, v, got, err, time.Since(start))
+		}
+	}
+	// No deadline: only the channel or the context ends it.
+	ctx2, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if _, got, _, err := Await(ctx2, Injector{}, time.Time{}, make(chan int)); got || !errors.Is(err, context.Canceled) {
+		t.Errorf("no deadline, cancelled: got %v, err %v", got, err)
+	}
+}

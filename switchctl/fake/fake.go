@@ -7,6 +7,7 @@ package fake
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -68,13 +69,18 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 	entries := make([]switchctl.Entry, 0, len(changes))
 	var err error
 	c.station.Lock()
+	// The station's times are deadlines chained from the batch's first change, not wake-ups: a sleep
+	// that returns late (timer granularity, a loaded host) does not lengthen the next change,
+	// so k changes take k·T_r as the model says.
+	next := time.Now()
 	for _, ch := range changes {
-		e := switchctl.Entry{Batch: batch, Switch: ch.Switch, State: ch.State, Halt: halt, Commanded: time.Now()}
+		e := switchctl.Entry{Batch: batch, Switch: ch.Switch, State: ch.State, Halt: halt, Commanded: next}
 		if err = switchctl.SleepUntil(ctx, e.Commanded.Add(c.tr)); err != nil {
 			break
 		}
 		// The model's times, not the sleep's: a timer that wakes late is not the switch's T_r.
 		e.Acknowledged = e.Commanded.Add(c.tr)
+		next = e.Acknowledged
 		c.mu.Lock()
 		c.states[ch.Switch] = ch.State
 		c.mu.Unlock()
@@ -95,7 +101,7 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 	}
 	c.station.Unlock()
 	if err == nil && len(entries) > 0 {
-		err = switchctl.SleepUntil(ctx, entries[len(entries)-1].Settled)
+		err = settle(ctx, entries[len(entries)-1].Settled)
 	}
 	if err != nil {
 		// Changes commanded but cut short of their settle time are logged as settling when
@@ -104,6 +110,23 @@ func (c *Controller) command(ctx context.Context, changes []switchctl.Change, ha
 		return err
 	}
 	c.log.Add(entries...)
+	return nil
+}
+
+// settle waits until t: a timer for all but the last millisecond (Linux timers wake up to a
+// millisecond late), then yielding until t. A batch then returns when its settle time has
+// elapsed, not a timer's lateness later, so that a live replay through the fake runs on the
+// fake's T_r and T_w.
+func settle(ctx context.Context, t time.Time) error {
+	if err := switchctl.SleepUntil(ctx, t.Add(-time.Millisecond)); err != nil {
+		return err
+	}
+	for time.Now().Before(t) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
 	return nil
 }
 

@@ -1,0 +1,539 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/gpu/bench"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/hil"
+	"github.com/tetris-hil/tetris-hil/hil/delay"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/switchctl"
+
+	// The switch backends a wiring map can name.
+	_ "github.com/tetris-hil/tetris-hil/switchctl/fake"
+	_ "github.com/tetris-hil/tetris-hil/switchctl/gpioswitch"
+	_ "github.com/tetris-hil/tetris-hil/switchctl/serialboard"
+)
+
+func init() { subcommands = append(subcommands, newReplayCmd) }
+
+type replayFlags struct {
+	src                      demandSource
+	plan                     planFlags
+	ff                       fakeGPUFlags
+	algo, schedule, out      string
+	wiring, port             string
+	gpuMap, calibration      string
+	allowShared              bool
+	copyKind                 string
+	fakeAlpha, fakeBandwidth string
+	fakeNoise                float64
+	fakeSeed                 uint64
+	inProcess                bool
+	lockClocks               bool
+	clockMHz                 uint
+	timeout                  string
+	unpinned                 bool
+	spin                     string
+	selftest                 bool
+	nice                     int
+	selftestReps             int
+}
+
+func newReplayCmd() *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay (--schedule S.json | [--demand FILE --matrix I] --algo LIST) --out RUNDIR",
+		Short: "Replay schedules live on GPUs (and switches) and compare the measured timeline with the emulator's prediction",
+		Long: `replay drives the GPUs through each schedule in real time, as Tetris §4.1's hardware emulation
+does with measured transfer times: every circuit is a real copy between pinned worker processes
+(one per endpoint, on the endpoint's GPU), started when the emulator's walker says it is ready;
+every switch change the walker emits is sent to the switch controller of --wiring, or, without
+one, the reconfiguration delay α_r (--reconfig) is injected precisely (spinning on the monotonic
+clock). Nothing here restates an execution rule: the walker is the emulator's.
+
+Endpoints map to GPUs by --gpu-map (default: endpoint i on GPU i). More endpoints than GPUs is an
+error; several endpoints on one GPU (a one-GPU machine) need --allow-shared-gpu, and the summary
+says so: their copies then contend for that GPU.
+
+The emulator predicts each schedule with the same models: the calibration's per-pair α-β
+(--calibration), or under --fake the fake engine's own α-β; reconfiguration as α_r per command in
+parallel, or with --wiring as the controller carries commands out (one at a time, T_r per change
+and T_w to settle, from the wiring map).
+
+RUNDIR receives manifest.json (inputs with SHA-256, tool, GPU inventory, calibration, wiring,
+flags; "complete": false until the end), per run the schedule, NAME.predicted.json (emulator run
+record), NAME.live.json (measured run record: 'tetris-hil verify S --timeline NAME.live.json'
+accepts it) and NAME.live.trace.json (Perfetto), and summary.json (per run the live and predicted
+completion and the per-circuit start/end differences: median, p99, worst). Ctrl-C stops the
+replay, keeps what was measured (NAME.partial.json), marks the manifest incomplete, puts the
+switches safe and unlocks locked clocks.
+
+With --fake, the GPUs are a fake NVML server and the copies run on the fake engine
+(T = α + bytes/B per pair around --fake-alpha and --fake-bandwidth), and a --wiring map is
+driven by the in-memory fake controller with the map's T_r and T_w. Milliseconds per copy keep
+the noise of a loaded machine small against the transfers.
+
+--selftest-delays measures the injection error (actual wake-up minus deadline) for 10ns to 10ms
+and prints median, p99 and worst; nothing else runs.`,
+		Example: `  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --reconfig 1ms --out runs/r1
+  tetris-hil replay --fake --matrix 0 --algo all --wiring lab/wiring-8x8.yaml --out runs/r2
+  tetris-hil replay --schedule s.json --calibration cal.json --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu --out runs/r3
+  tetris-hil replay --selftest-delays`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, &f) },
+	}
+	fs := cmd.Flags()
+	f.src.register(fs)
+	f.plan.register(fs)
+	f.ff.register(cmd)
+	fs.StringVar(&f.algo, "algo", "tetris", "schedulers to replay: a comma-separated list, or all")
+	fs.StringVar(&f.schedule, "schedule", "", "replay this schedule file as it is instead of scheduling")
+	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created if missing; its parent must exist)")
+	fs.StringVar(&f.wiring, "wiring", "", "switch wiring map (YAML): drive its switches (the fake controller under --fake)")
+	fs.StringVar(&f.port, "port", "", "with --wiring: serial port, overriding the map's")
+	fs.StringVar(&f.gpuMap, "gpu-map", "", "the GPU of each endpoint, comma-separated NVML indices (default: endpoint i on GPU i)")
+	fs.BoolVar(&f.allowShared, "allow-shared-gpu", false, "allow several endpoints on one GPU (one worker each); for one-GPU machines")
+	fs.StringVar(&f.calibration, "calibration", "", "calibration file: the prediction's per-pair α + β·bytes")
+	fs.StringVar(&f.copyKind, "copy", "ce", "copy with the copy engines (ce) or an SM kernel (sm)")
+	fs.StringVar(&f.fakeAlpha, "fake-alpha", "5ms", "with --fake: per-copy latency α around which pairs lie")
+	fs.StringVar(&f.fakeBandwidth, "fake-bandwidth", "1GB/s", "with --fake: bandwidth B around which pairs lie")
+	fs.Float64Var(&f.fakeNoise, "fake-noise", 0.02, "with --fake: standard deviation of the log of each copy's time (0.02 ≈ ±2%)")
+	fs.Uint64Var(&f.fakeSeed, "fake-seed", 1, "with --fake: seed of the noise")
+	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
+	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
+	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a copy within this is reported hung and killed")
+	fs.BoolVar(&f.unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
+	fs.StringVar(&f.spin, "spin", "1ms", "wait for deadlines by sleeping until this long before them, then spinning")
+	fs.IntVar(&f.nice, "nice", -10, "run the replay (and its workers) at this niceness, ahead of other work on the machine (needs root; 0 leaves it)")
+	fs.BoolVar(&f.selftest, "selftest-delays", false, "measure the delay-injection error for 10ns, 1us, 10us, 100us, 1ms, 10ms and exit")
+	fs.IntVar(&f.selftestReps, "selftest-reps", 200, "with --selftest-delays: waits per delay")
+	return cmd
+}
+
+func runReplay(cmd *cobra.Command, f *replayFlags) error {
+	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	spin, err := units.ParseDuration(f.spin)
+	if err != nil || spin < 0 {
+		return usagef("--spin %q: want a duration ≥ 0 such as 1ms", f.spin)
+	}
+	injector := delay.Injector{SleepThreshold: max(secondsToDuration(spin), 1)}
+	if f.nice < -20 || f.nice > 19 {
+		return usagef("--nice %d: want -20..19", f.nice)
+	}
+	if f.nice != 0 {
+		// Before any worker starts, so that they inherit it.
+		if err := hil.Renice(f.nice); err != nil {
+			logger.Warn().Err(err).Msg("replaying at the normal priority: other work on this machine delays the replay's reactions")
+		}
+	}
+	if f.selftest {
+		if f.selftestReps < 1 {
+			return usagef("--selftest-reps %d: want at least 1", f.selftestReps)
+		}
+		stats, err := injector.SelfTest(ctx, delay.SelfTestDelays, f.selftestReps, nil)
+		if err != nil {
+			return err
+		}
+		return writeSelfTest(out, stats, injector)
+	}
+	if f.out == "" {
+		return usagef("--out: missing (the run directory to write)")
+	}
+	if err := hil.CheckDir(f.out); err != nil {
+		return usagef("--out %q: %v", f.out, err)
+	}
+	if f.inProcess && !f.ff.fake {
+		return usagef("--in-process: only with --fake (real copies run in pinned worker processes)")
+	}
+	kind, err := transfer.ParseKind(f.copyKind)
+	if err != nil {
+		return usagef("--copy %q: %v", f.copyKind, err)
+	}
+	callTimeout, err := units.ParseDuration(f.timeout)
+	if err != nil || callTimeout <= 0 {
+		return usagef("--timeout %q: want a positive duration such as 60s", f.timeout)
+	}
+	opts, err := f.plan.options()
+	if err != nil {
+		return err
+	}
+	jobs, err := f.jobs(cmd, opts)
+	if err != nil {
+		return err
+	}
+	ports := 0
+	for _, j := range jobs {
+		ports = max(ports, j.Schedule.Ports)
+		for i, c := range j.Schedule.Circuits {
+			if c.Src >= j.Schedule.Ports || c.Dst >= j.Schedule.Ports {
+				return usagef("%s: circuit %d runs %d→%d on a padding port (the schedule has %d real ports): only real endpoints have GPUs",
+					j.Schedule.Algorithm, i, c.Src, c.Dst, j.Schedule.Ports)
+			}
+		}
+	}
+
+	lib, err := f.ff.open()
+	if err != nil {
+		return err
+	}
+	defer lib.Close()
+	inv, err := lib.Inventory(cudaVisible())
+	if err != nil {
+		return err
+	}
+	gpuOf, shared, err := f.endpoints(ports, len(inv.GPUs))
+	if err != nil {
+		return err
+	}
+
+	// The switch controller, opened before any worker so a missing board fails fast.
+	env := hil.Env{Injector: injector, AlphaR: secondsToDuration(opts.Reconfig)}
+	var man hil.Manifest
+	var reconfig emulator.ReconfigModel = emulator.ParallelReconfig(opts.Reconfig)
+	man.Reconfiguration = "injected α_r = " + units.FormatSeconds(opts.Reconfig) + " per command, commands in parallel (no switch controller)"
+	liveReconfig := man.Reconfiguration
+	if f.wiring != "" {
+		w, err := switchctl.LoadWiring(f.wiring)
+		if err != nil {
+			return usagef("--wiring %q: %v", f.wiring, err)
+		}
+		for _, j := range jobs {
+			if j.Schedule.Fabric == schedules.Benes && j.Schedule.N != w.Ports {
+				return usagef("--wiring %q: the map is for %d ports, schedule %s has %d", f.wiring, w.Ports, j.Schedule.Algorithm, j.Schedule.N)
+			}
+		}
+		backend := w.Backend
+		if f.ff.fake {
+			backend = "fake"
+		}
+		env.SwitchLog = &switchctl.ChangeLog{}
+		c, err := switchctl.OpenBackend(ctx, backend, w, switchctl.Options{Log: env.SwitchLog, Port: f.port})
+		if err != nil {
+			if errors.Is(err, switchctl.ErrNoHardware) {
+				return fmt.Errorf("--wiring %s: %w (run with --fake for the in-memory controller)", f.wiring, err)
+			}
+			return fmt.Errorf("--wiring %s: %w", f.wiring, err)
+		}
+		defer func() {
+			if err := c.Close(ctx); err != nil {
+				logger.Error().Err(err).Msg("closing the switch controller")
+			}
+		}()
+		env.Switches = c
+		reconfig = hil.SerialControllerModel(w.TR.Seconds(), w.TW.Seconds())
+		man.Wiring = hil.WiringRefOf(w, backend)
+		man.Reconfiguration = fmt.Sprintf("switch controller %s (%s): one command at a time, T_r = %s per change, T_w = %s", backend, f.wiring, w.TR, w.TW)
+		liveReconfig = "measured: " + man.Reconfiguration
+	}
+
+	// The prediction's transfer model.
+	var model fake.Model
+	var predict emulator.TransferModel
+	engine, engineOpts := "cuda", ""
+	if f.ff.fake {
+		model = fake.Defaults
+		if model.Alpha, err = units.ParseDuration(f.fakeAlpha); err != nil {
+			return usagef("--fake-alpha %q: %v", f.fakeAlpha, err)
+		}
+		if model.Bandwidth, err = units.ParseBandwidth(f.fakeBandwidth); err != nil {
+			return usagef("--fake-bandwidth %q: %v", f.fakeBandwidth, err)
+		}
+		if !(f.fakeNoise >= 0 && f.fakeNoise < 1) {
+			return usagef("--fake-noise %g: want 0 ≤ noise < 1", f.fakeNoise)
+		}
+		// Outliers are left out: a replay compares against the model, not a calibration's fit.
+		model.Noise, model.Outliers, model.OutlierFactor, model.Seed = f.fakeNoise, 0, 1, f.fakeSeed
+		engine, engineOpts = "fake", model.String()
+		predict = hil.FakeTransferModel(model, gpuOf)
+	}
+	if f.calibration != "" {
+		spec := emulator.TransferSpec{Calibration: f.calibration, GPUMap: joinInts(gpuOf)}
+		if predict, err = spec.Model(); err != nil {
+			return specUsage(err)
+		}
+	}
+	var notes []string
+	if predict == nil {
+		predict = emulator.BandwidthModel(opts.Bandwidth)
+		notes = append(notes, "no --calibration: the prediction's transfers take bytes / --bandwidth ("+units.FormatBandwidth(opts.Bandwidth)+"), not this machine's α-β; calibrate for a like-for-like comparison")
+		logger.Warn().Msg(notes[0])
+	}
+
+	inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
+		[2]string{"calibration", f.calibration}, [2]string{"wiring", f.wiring})
+	if err != nil {
+		return err
+	}
+	if f.schedule != "" && f.src.path == "" {
+		inputs = inputs[1:]
+	}
+	man.Inputs, man.Tool, man.Engine, man.EngineOptions, man.SharedGPU, man.Inventory = inputs, provenance.Tool(), engine, engineOpts, shared, inv
+	man.Flags = map[string]string{}
+	// Every flag with its value, defaults included: the manifest alone says how the run was made.
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) { man.Flags[fl.Name] = fl.Value.String() })
+	if f.calibration != "" {
+		sum, _ := provenance.SHA256(f.calibration)
+		man.Calibration = &hil.FileRef{Path: f.calibration, SHA256: sum, Summary: predict.Name()}
+	}
+
+	// Clocks, then workers: both are undone on every exit path.
+	cfg := hil.Config{Dir: f.out, Jobs: jobs, Env: env, Notes: notes,
+		Predict:      emulator.Config{Transfer: predict, Reconfig: reconfig, BoundBandwidth: opts.Bandwidth},
+		LiveTransfer: "measured: " + engine + " copies, one worker per endpoint"}
+	if f.lockClocks {
+		lock, err := lib.LockClocks(ctx, distinct(gpuOf), uint32(f.clockMHz))
+		if err != nil {
+			return err
+		}
+		cfg.Clocks = lock
+	}
+	pairs := hil.Pairs(schedulesOf(jobs)...)
+	var closeTransfers func() error
+	if f.inProcess {
+		devs := make([]transfer.Device, len(gpuOf))
+		for e, g := range gpuOf {
+			devs[e] = transfer.Device{GPU: g, CUDAOrdinal: inv.GPUs[g].CUDAOrdinal, BusID: inv.GPUs[g].PCIBusID}
+		}
+		es, err := hil.OpenEngines(ctx, engine, engineOpts, devs, pairs, kind)
+		if err != nil {
+			return errors.Join(err, restore(cfg.Clocks))
+		}
+		env.Transfers, closeTransfers = es, es.Close
+		cfg.LiveTransfer = "measured: fake engines in this process, one per endpoint"
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return errors.Join(fmt.Errorf("finding this binary to start workers: %w", err), restore(cfg.Clocks))
+		}
+		bc := bench.Config{Lib: lib, Engine: engine, EngineOptions: engineOpts, Command: []string{exe, "worker"},
+			Visible: cudaVisible(), Unpinned: f.unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr}
+		logger.Info().Int("endpoints", len(gpuOf)).Str("engine", engine).Msg("starting one worker per endpoint")
+		ws, err := hil.StartWorkers(ctx, bc, gpuOf, pairs, kind)
+		if err != nil {
+			return errors.Join(err, restore(cfg.Clocks))
+		}
+		env.Transfers, closeTransfers = ws, ws.Close
+		cpus := ws.CPUs()
+		for e, g := range gpuOf {
+			man.Endpoints = append(man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID, CPUs: cpus[e]})
+		}
+	}
+	defer func() {
+		if err := closeTransfers(); err != nil && ctx.Err() == nil {
+			logger.Error().Err(err).Msg("stopping the workers")
+		}
+	}()
+	if man.Endpoints == nil {
+		for e, g := range gpuOf {
+			man.Endpoints = append(man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
+		}
+	}
+	cfg.Env, cfg.Manifest, cfg.LiveReconfig = env, man, liveReconfig
+	total := 0
+	for _, j := range jobs {
+		total += len(j.Schedule.Circuits)
+	}
+	finish := func() {}
+	done := 0
+	if total > 0 {
+		var p func(int, int)
+		if p, finish = newProgress(cmd.ErrOrStderr(), "auto", "replay", total); p != nil {
+			cfg.Env.Progress = func(int, int) { done++; p(done, total) }
+		}
+	}
+	sum, err := hil.Run(ctx, cfg)
+	finish()
+	if sum != nil && len(sum.Runs) > 0 {
+		if werr := writeReplayTable(out, sum); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w; %s keeps what was measured, its manifest says incomplete", err, f.out)
+		}
+		return err
+	}
+	fmt.Fprintf(out, "run directory: %s (manifest.json, summary.json, per run *.live.json, *.predicted.json, *.live.trace.json)\n", f.out)
+	return nil
+}
+
+func restore(r hil.Restorer) error {
+	if r == nil {
+		return nil
+	}
+	return r.Restore()
+}
+
+// jobs plans (or reads) the schedules to replay.
+func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Job, error) {
+	flags := cmd.Flags()
+	if f.schedule != "" {
+		if flags.Changed("algo") {
+			return nil, usagef("--algo: not with --schedule (the schedule file is replayed as it is)")
+		}
+		s, err := schedules.LoadSchedule(f.schedule)
+		if err != nil {
+			return nil, usagef("--schedule %q: %v", f.schedule, err)
+		}
+		j := hil.Job{Schedule: s, Matrix: emulator.MatrixRef{Index: -1, Layer: -1, Label: f.schedule}}
+		// The demand it serves, for the lower bounds and the verifier: a --demand file, or a
+		// --matrix of the built-in trace.
+		if f.src.path != "" || flags.Changed("matrix") {
+			ds, err := f.src.load()
+			if err != nil {
+				return nil, err
+			}
+			if len(ds) != 1 {
+				return nil, usagef("--demand %q holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
+			}
+			if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
+				return nil, &exitError{code: 1, msg: fmt.Sprintf("--schedule %s: invalid for %s: %s (and %d more; see 'tetris-hil verify')",
+					f.schedule, ds[0].Label, vs[0], len(vs)-1)}
+			}
+			j.Demand, j.Matrix = ds[0].Demand, ds[0].matrix().Ref
+		}
+		return []hil.Job{j}, nil
+	}
+	algos, err := lookupAlgos(f.algo)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := f.src.load()
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) != 1 {
+		return nil, usagef("--matrix %d: the selection holds %d matrices; a replay takes one (e.g. --matrix 0; see 'tetris-hil trace show')", f.src.matrix, len(ds))
+	}
+	nd := ds[0]
+	var jobs []hil.Job
+	for _, a := range algos {
+		sc, err := schedules.Lookup(a)
+		if err != nil {
+			return nil, usagef("--algo: %v", err)
+		}
+		s, err := sc.Schedule(cmd.Context(), nd.Demand, opts)
+		if err != nil {
+			return nil, fmt.Errorf("scheduling %s: %w", a, err)
+		}
+		if vs := schedules.Verify(s, nd.Demand); len(vs) > 0 {
+			return nil, fmt.Errorf("internal error: %s's schedule is invalid: %s", a, vs[0])
+		}
+		jobs = append(jobs, hil.Job{Schedule: s, Demand: nd.Demand, Matrix: nd.matrix().Ref})
+	}
+	return jobs, nil
+}
+
+// endpoints resolves --gpu-map against the machine's GPUs: the GPU of every endpoint, and whether
+// some GPU serves several.
+func (f *replayFlags) endpoints(ports, gpus int) ([]int, bool, error) {
+	var gpuOf []int
+	if f.gpuMap == "" {
+		if ports > gpus && !f.allowShared {
+			return nil, false, usagef("the schedules have %d endpoints and this machine %d GPUs: map them with --gpu-map (several on one GPU need --allow-shared-gpu)", ports, gpus)
+		}
+		for e := 0; e < ports; e++ {
+			gpuOf = append(gpuOf, e%gpus)
+		}
+	} else {
+		for _, p := range strings.Split(f.gpuMap, ",") {
+			g, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || g < 0 || g >= gpus {
+				return nil, false, usagef("--gpu-map %q: %q is not a GPU of this machine (0..%d)", f.gpuMap, p, gpus-1)
+			}
+			gpuOf = append(gpuOf, g)
+		}
+		if len(gpuOf) != ports {
+			return nil, false, usagef("--gpu-map %q: %d entries, the schedules have %d endpoints", f.gpuMap, len(gpuOf), ports)
+		}
+	}
+	shared := len(distinct(gpuOf)) < len(gpuOf)
+	if shared && !f.allowShared {
+		return nil, false, usagef("--gpu-map %q: several endpoints on one GPU; allow it with --allow-shared-gpu", joinInts(gpuOf))
+	}
+	return gpuOf, shared, nil
+}
+
+func distinct(xs []int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func schedulesOf(jobs []hil.Job) []*schedules.Schedule {
+	out := make([]*schedules.Schedule, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.Schedule
+	}
+	return out
+}
+
+func writeReplayTable(w io.Writer, sum *hil.Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tCOMMANDS\t")
+	for _, r := range sum.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
+			units.FormatSeconds(r.PredictedCompletionSeconds), r.LiveOverPredicted,
+			units.FormatSeconds(r.StartDifference.Median), units.FormatSeconds(r.StartDifference.P99), signed(r.StartDifference.Worst),
+			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst), r.Commands)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range sum.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	return nil
+}
+
+func signed(x float64) string {
+	if x < 0 {
+		return "-" + units.FormatSeconds(-x)
+	}
+	return "+" + units.FormatSeconds(x)
+}
+
+func writeSelfTest(w io.Writer, stats []delay.Stats, in delay.Injector) error {
+	fmt.Fprintf(w, "delay injection error (wake-up minus deadline), %d waits per delay, sleeping until %s before each deadline and spinning after:\n",
+		stats[0].Samples, time.Duration(in.SleepThreshold))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DELAY\tMEDIAN\tP99\tWORST\t")
+	for _, s := range stats {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", units.FormatSeconds(s.Requested.Seconds()), units.FormatSeconds(s.Median.Seconds()),
+			units.FormatSeconds(s.P99.Seconds()), units.FormatSeconds(s.Worst.Seconds()))
+	}
+	return tw.Flush()
+}

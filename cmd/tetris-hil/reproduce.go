@@ -1,0 +1,237 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetris-hil/tetris-hil/calibrate/model"
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/emulator/reproduce"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
+	"github.com/tetris-hil/tetris-hil/schedules/trace"
+)
+
+func init() { subcommands = append(subcommands, newReproduceCmd) }
+
+type reproduceFlags struct {
+	demand      demandSource
+	calibration string
+	measured    string
+	out         string
+	jobs        int
+	progress    string
+}
+
+// fakeCalibrationName is the file the fake calibration is written to in --out.
+const fakeCalibrationName = "fake-calibration.json"
+
+func newReproduceCmd() *cobra.Command {
+	f := &reproduceFlags{}
+	cmd := &cobra.Command{
+		Use:   "reproduce fig6|fig7|fig8|fig9|fig10|fig13|all... --out DIR [--demand FILE] [--calibration FILE | --measured FILE]",
+		Short: "Run the settings of the Tetris paper's figures and print our numbers beside the paper's (Tetris §4.2)",
+		Long: `reproduce runs the setting of each named figure of "Tetris: Circuit Scheduling for
+Rearrangeably Non-Blocking Photonic Interconnects" (§4.1–§4.2), writes its plot and data under
+DIR/<figure>/, and prints a table of the numbers the paper's text states beside ours ("not
+stated" where the text gives none). DIR/reproduce.json records the tool, the inputs with their
+SHA-256 and every table.
+
+  fig6   Tetris against its ablations (--no-partial, --naive-routing, --no-degree-coverage) and
+         tetris+, at 800Gbps and α_r = 100ns, 10us, 1ms (§3, Figure 6)
+  fig7   every scheduler on every matrix at 800Gbps, α_r = 10us: baseline / Tetris (bars per
+         workload) and completion / lower bound per matrix (box plots) (Figure 7)
+  fig8   the 100–800Gbps × 10ns–10ms grid, baseline / Tetris, a heatmap per baseline (Figure 8)
+  fig9   BvN and Tetris on synthetic demand of 8, 16, 32 GPUs: one expert per GPU, 600 tokens
+         per GPU, hidden size 6144 (Mixtral-8x22B) (Figure 9)
+  fig10  the α_r sweep with transfers timed from a GPU calibration (--calibration) or measured
+         per-demand times (--measured); heatmap rows are the trace's workloads (Figure 10)
+  fig13  the calibration's α-β fit per GPU pair (Figure 13)
+  all    every figure above
+
+Demand is the built-in Mixtral-8x7B trace unless --demand names one (the --matrix, --layer
+and --phase selections apply). Without --calibration, Figures 10 and 13 use a fake calibration
+this command makes first (calibrate --fake with its default model: α ≈ 3us and B ≈ 370GB/s
+per pair, seeded noise, one fake GPU per port of the demand and 8 at least), written to
+DIR/fake-calibration.json; the output says so. --measured times Figure 10's transfers from a
+measured table instead (calibrate --demand writes one). Every ratio to the lower bound is to
+the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`,
+		Example: `  tetris-hil reproduce all --out repro/
+  tetris-hil reproduce fig8 fig9 --out repro/
+  tetris-hil reproduce fig10 fig13 --calibration cal.json --out repro/
+  tetris-hil reproduce fig7 --demand my-trace.json --out repro/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("%s needs at least one figure: fig6, fig7, fig8, fig9, fig10, fig13 or all (see --help)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReproduce(cmd, f, args) },
+	}
+	fs := cmd.Flags()
+	f.demand.register(fs)
+	fs.StringVar(&f.calibration, "calibration", "", "calibration file (tetris-hil calibrate) for Figures 10 and 13 (default: a fake one made first)")
+	fs.StringVar(&f.measured, "measured", "", "measured transfer times for Figure 10 (JSON, or CSV with header src,dst,bytes,seconds)")
+	fs.StringVar(&f.out, "out", "", "output directory (created if missing)")
+	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
+	return cmd
+}
+
+func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
+	start := time.Now()
+	figs, err := reproduce.Check(args)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := f.checkOutputs(figs); err != nil {
+		return err
+	}
+	if f.jobs < 0 {
+		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return usagef("--progress %q: want auto, on or off", f.progress)
+	}
+	s := reproduce.Default()
+	s.Jobs = f.jobs
+	// One bar per figure (and per fabric size of Figure 9), cleared before its table prints.
+	var bar func(done, total int)
+	finish, current := func() {}, ""
+	s.Progress = func(what string, done, total int) {
+		if what != current {
+			finish()
+			current = what
+			bar, finish = newProgress(cmd.ErrOrStderr(), f.progress, what, total)
+		}
+		if bar != nil {
+			bar(done, total)
+		}
+	}
+	in := reproduce.Inputs{Tool: provenance.Tool()}
+	needs := func(ids ...string) bool {
+		return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) })
+	}
+	demandPath := ""
+	if f.demand.path != "" && !needs("fig6", "fig7", "fig8", "fig10") {
+		logger.Warn().Str("demand", f.demand.path).Msg("--demand is not used: Figures 9 and 13 run on the generator and the calibration")
+	}
+	if needs("fig6", "fig7", "fig8", "fig10") {
+		named, err := f.demand.load()
+		if err != nil {
+			return err
+		}
+		for _, nd := range named {
+			in.Trace = append(in.Trace, nd.matrix())
+		}
+		in.TraceName, demandPath = f.demand.path, f.demand.path
+		if demandPath == "" {
+			in.TraceName = trace.DefaultName
+		}
+	}
+	measuredPath := ""
+	if f.measured != "" && needs("fig10") {
+		measuredPath = f.measured
+		if in.Measured, err = emulator.LoadMeasuredTable(f.measured); err != nil {
+			return usagef("--measured %q: %v", f.measured, err)
+		}
+		in.MeasuredName = f.measured
+	}
+	calPath := f.calibration
+	if needs("fig13") || (needs("fig10") && in.Measured == nil) {
+		if calPath == "" {
+			calPath = filepath.Join(f.out, fakeCalibrationName)
+			// Enough fake GPUs for every port of the demand (port i is GPU i), 8 at least.
+			gpus := 8
+			for _, m := range in.Trace {
+				gpus = max(gpus, m.Demand.N())
+			}
+			if err := makeFakeCalibration(cmd, calPath, gpus); err != nil {
+				return fmt.Errorf("making the fake calibration: %w", err)
+			}
+			in.CalibrationName = "a fake calibration made by this run (calibrate --fake, " + calPath + ")"
+			fmt.Fprintf(cmd.OutOrStdout(), "No --calibration: Figures 10 and 13 use a fake calibration (fake GPUs and calibrate --fake's α-β model with seeded noise, not a measurement), written to %s\n\n", calPath)
+		} else {
+			in.CalibrationName = calPath
+		}
+		if in.Calibration, err = model.Load(calPath); err != nil {
+			return usagef("--calibration %q: %v", calPath, err)
+		}
+	} else {
+		calPath = ""
+	}
+	if in.Files, err = describeInputs([2]string{"demand", demandPath}, [2]string{"calibration", calPath}, [2]string{"measured", measuredPath}); err != nil {
+		return err
+	}
+	if demandPath == "" && len(in.Trace) == 0 {
+		in.Files = slices.DeleteFunc(in.Files, func(i provenance.Input) bool { return i.Role == "demand" })
+	}
+	out := cmd.OutOrStdout()
+	last := time.Now()
+	_, err = reproduce.Run(cmd.Context(), figs, s, in, f.out, func(fig *reproduce.Figure) {
+		finish()
+		finish, current = func() {}, ""
+		_ = fig.WriteText(out)
+		fmt.Fprintf(out, "(%s: %.1f s)\n\n", fig.ID, time.Since(last).Seconds())
+		last = time.Now()
+	})
+	finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Wrote %s (plots and data under %s/<figure>/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), f.out,
+		time.Since(start).Seconds())
+	return nil
+}
+
+// checkOutputs checks --out and what will be written in it before any work.
+func (f *reproduceFlags) checkOutputs(figs []string) error {
+	if f.out == "" {
+		return usagef("--out: an output directory is required")
+	}
+	if err := checkOutDir(f.out); err != nil {
+		return usagef("--out %q: %v", f.out, err)
+	}
+	if _, err := os.Stat(f.out); err != nil {
+		return nil // created by the run: nothing in it to be in the way
+	}
+	files, dirs := reproduce.OutputPaths(f.out, figs)
+	if f.calibration == "" {
+		files = append(files, filepath.Join(f.out, fakeCalibrationName))
+	}
+	for _, p := range files {
+		if err := safefile.Check(p); err != nil {
+			return usagef("--out %q: %v", f.out, err)
+		}
+	}
+	for _, d := range dirs {
+		if err := checkOutDir(d); err != nil {
+			return usagef("--out %q: %v", f.out, err)
+		}
+	}
+	return nil
+}
+
+// makeFakeCalibration runs `calibrate --fake --fake-gpus gpus -o path` in process: the same fake GPUs, workers,
+// measurement and fit as that command, so that Figures 10 and 13 run without hardware.
+func makeFakeCalibration(cmd *cobra.Command, path string, gpus int) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	c := newCalibrateCmd()
+	// Two sizes per doubling (4 KiB to 1 GiB) are plenty for a fit and halve the steps.
+	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--no-progress", "--per-octave", "2", "-o", path})
+	c.SetOut(io.Discard)
+	c.SetErr(cmd.ErrOrStderr())
+	c.SilenceUsage, c.SilenceErrors = true, true
+	return c.ExecuteContext(cmd.Context())
+}

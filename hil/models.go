@@ -1,0 +1,82 @@
+package hil
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/internal/units"
+)
+
+// FakeTransferModel is the emulator's view of the fake engine: circuit src→dst takes the fake
+// model's noise-free α + bytes/B of the GPU pair (gpuOf[src], gpuOf[dst]), exactly what the fake
+// engine draws its times around. It is what a replay on the fake engine is predicted with.
+func FakeTransferModel(m fake.Model, gpuOf []int) emulator.TransferModel {
+	return fakeModel{m: m, gpuOf: slices.Clone(gpuOf)}
+}
+
+type fakeModel struct {
+	m     fake.Model
+	gpuOf []int
+}
+
+func (f fakeModel) Name() string {
+	return fmt.Sprintf("fake engine α=%s B=%s (±%g%% per pair)", units.FormatSeconds(f.m.Alpha), units.FormatBandwidth(f.m.Bandwidth), f.m.Spread*100)
+}
+
+func (f fakeModel) Seconds(src, dst int, bytes int64) (float64, error) {
+	if src < 0 || src >= len(f.gpuOf) || dst < 0 || dst >= len(f.gpuOf) {
+		return 0, fmt.Errorf("fake engine model: endpoint %d→%d, the map covers endpoints 0..%d", src, dst, len(f.gpuOf)-1)
+	}
+	if bytes == 0 {
+		return 0, nil // no copy is made
+	}
+	return f.m.ExpectedSeconds(f.gpuOf[src], f.gpuOf[dst], bytes), nil
+}
+
+// SerialControllerModel is how a replay drives a switch controller: one command at a time, in
+// order of request, each taking T_r per change and then T_w to settle before the controller
+// confirms it (Er-El and Feitelson §2.3.3's T_c = T_r + T_w, per change: a command of k changes
+// takes k·T_r + T_w). The controllers of package switchctl return from Apply only once the batch
+// has settled, and Replay waits for that before sending the next command, so settle times do not
+// overlap across commands as they do in the emulator's ControllerReconfig (T_r once per command,
+// T_w overlapping the next). A replay through a controller is predicted with this model so that
+// the prediction times what the replay does.
+func SerialControllerModel(tr, tw float64) emulator.ReconfigModel { return serialModel{tr, tw} }
+
+type serialModel struct{ tr, tw float64 }
+
+func (m serialModel) Name() string {
+	return "serial controller T_r=" + units.FormatSeconds(m.tr) + " per change, T_w=" + units.FormatSeconds(m.tw) + " per command"
+}
+func (m serialModel) Nominal() float64 { return m.tr + m.tw }
+func (m serialModel) NewReconfigurer() emulator.Reconfigurer {
+	return &serialState{m: m}
+}
+
+type serialState struct {
+	m    serialModel
+	free float64 // when the controller has confirmed the command it is handling
+}
+
+func (c *serialState) Command(t float64, switches int) (float64, float64) {
+	start := max(t, c.free)
+	c.free = start + float64(switches)*c.m.tr + c.m.tw
+	return start, c.free
+}
+
+// named gives a model a name of its own: a live record's models say what was measured.
+type named struct {
+	emulator.TransferModel
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+type namedReconfig struct {
+	emulator.ReconfigModel
+	name string
+}
+
+func (n namedReconfig) Name() string { return n.name }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hil
+
+const raceEnabled = false
