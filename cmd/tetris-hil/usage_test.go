@@ -181,3 +181,22 @@ func TestEmulateTableSaysHowItRan(t *testing.T) {
 		t.Errorf("tetris as published:\n%s", out)
 	}
 }
+
+// verify --timeline with another schedule's timeline says whose it is, in one line (exit 2),
+// instead of listing every circuit as missing.
+func TestVerifyTimelineOfAnotherSchedule(t *testing.T) {
+	dir := t.TempDir()
+	tl := filepath.Join(dir, "tl")
+	if out, code, err := cli(t, "emulate", "--matrix", "0", "--algo", "tetris", "--timeline", tl, "--progress", "off"); code != 0 {
+		t.Fatalf("emulate: exit %d (%v)\n%s", code, err, out)
+	}
+	bvn := filepath.Join(dir, "b.json")
+	if out, code, err := cli(t, "schedule", "--algo", "bvn", "--matrix", "0", "-o", bvn); code != 0 {
+		t.Fatalf("schedule: exit %d (%v)\n%s", code, err, out)
+	}
+	out, code, err := cli(t, "verify", bvn, "--matrix", "0", "--timeline", filepath.Join(tl, "m0-tetris.timeline.json"))
+	if code != 2 || err == nil || strings.Contains(out, "missing from the timeline") ||
+		!strings.Contains(err.Error(), "the timeline is of another schedule; its run record says tetris on matrix 0") {
+		t.Errorf("exit %d (%v)\n%s", code, err, out)
+	}
+}

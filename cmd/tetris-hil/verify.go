@@ -50,6 +50,9 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 				if err != nil {
 					return err
 				}
+				if err := timelineOf(timelinePath, args[0], s, tl); err != nil {
+					return err
+				}
 				vs = append(vs, schedules.VerifyTimeline(s, tl)...)
 			}
 			out := cmd.OutOrStdout()

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// timelineOf refuses a timeline that cannot be of schedule s (another number of circuits): the
+// per-circuit checks would list every circuit as missing or unknown, where the user needs to
+// hear that the files do not belong together, and whose run the timeline is.
+func timelineOf(path, schedulePath string, s *schedules.Schedule, tl *schedules.Timeline) error {
+	if len(tl.Circuits) == len(s.Circuits) {
+		return nil
+	}
+	whose := ""
+	if b, err := os.ReadFile(path); err == nil {
+		var rec struct {
+			Algorithm string `json:"algorithm"`
+			Matrix    *struct {
+				Index int    `json:"index"`
+				Label string `json:"label"`
+			} `json:"matrix"`
+		}
+		if json.Unmarshal(b, &rec) == nil && rec.Algorithm != "" {
+			whose = fmt.Sprintf("; its run record says %s", rec.Algorithm)
+			if rec.Matrix != nil {
+				whose += fmt.Sprintf(" on matrix %d (%s)", rec.Matrix.Index, rec.Matrix.Label)
+			}
+		}
+	}
+	return usagef("--timeline %q: times %d circuits, but %s (%s) has %d: the timeline is of another schedule%s",
+		path, len(tl.Circuits), schedulePath, s.Algorithm, len(s.Circuits), whose)
+}
