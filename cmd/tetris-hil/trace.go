@@ -108,6 +108,11 @@ func runTraceImport(cmd *cobra.Command, args []string, f *traceImportFlags) erro
 	}
 	var t *trace.Trace
 	var err error
+	if f.format == "auto" && isRoutingLog(in) {
+		// Token-routing JSONL under any name (loggers often write .json): import it as such
+		// rather than tell the user to run the command they just ran with --format.
+		f.format = "routing-jsonl"
+	}
 	switch f.format {
 	case "routing-jsonl":
 		t, err = importRouting(in, trace.RoutingOptions{GPUs: f.gpus, Experts: f.experts, Hidden: f.hidden,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,5 +199,28 @@ func TestVerifyTimelineOfAnotherSchedule(t *testing.T) {
 	if code != 2 || err == nil || strings.Contains(out, "missing from the timeline") ||
 		!strings.Contains(err.Error(), "the timeline is of another schedule; its run record says tetris on matrix 0") {
 		t.Errorf("exit %d (%v)\n%s", code, err, out)
+	}
+}
+
+// trace import recognises token-routing JSONL by its content under any name, and keeps its
+// dataset and model.
+func TestTraceImportDetectsRoutingJSONL(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "routing.json") // a logger's name, not .jsonl
+	lines := `{"layer":0,"experts":[1,2],"dataset":"gsm8k","model":"mixtral-8x7b"}` + "\n" + `{"layer":1,"experts":[0,5],"dataset":"gsm8k","model":"mixtral-8x7b"}` + "\n"
+	if err := os.WriteFile(in, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "t.json")
+	if got, code, err := cli(t, "trace", "import", in, "--experts", "8", "--hidden", "4096", "-o", out); code != 0 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, got)
+	}
+	got, code, err := cli(t, "trace", "show", out)
+	if code != 0 || !strings.Contains(got, "model mixtral-8x7b") || !strings.Contains(got, "gsm8k") {
+		t.Errorf("exit %d (%v)\n%s", code, err, got)
+	}
+	// Without the routing options it says which one is missing, not "run trace import".
+	if _, code, err := cli(t, "trace", "import", in, "-o", out); code != 2 || !strings.Contains(err.Error(), "--experts") {
+		t.Errorf("without --experts: exit %d (%v)", code, err)
 	}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
 
 // timelineOf refuses a timeline that cannot be of schedule s (another number of circuits): the
@@ -33,4 +35,17 @@ func timelineOf(path, schedulePath string, s *schedules.Schedule, tl *schedules.
 	}
 	return usagef("--timeline %q: times %d circuits, but %s (%s) has %d: the timeline is of another schedule%s",
 		path, len(tl.Circuits), schedulePath, s.Algorithm, len(s.Circuits), whose)
+}
+
+// isRoutingLog says whether the file's content is token-routing JSONL (trace.DetectFormat on its
+// first 4 KiB).
+func isRoutingLog(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false // the import itself reports the missing file
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return trace.DetectFormat(path, head[:n]) == trace.FormatRouting
 }
