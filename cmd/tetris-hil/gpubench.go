@@ -84,7 +84,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			cfg := bench.Config{
 				Src: src, Dst: dst, Sizes: sizes, Reps: reps, Warmup: warmup, Kind: kind,
 				Engine: "cuda", Command: []string{exe, "worker"}, Visible: cudaVisible(),
-				Unpinned: unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr,
+				Unpinned: unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr, Started: debugWorker,
 			}
 			if ff.fake {
 				m := fake.Defaults

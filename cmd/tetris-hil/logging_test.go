@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
 )
 
 // --log-format console into a file or pipe (not a terminal) writes no colour codes.
@@ -33,11 +35,12 @@ func TestDebugLogs(t *testing.T) {
 	t.Cleanup(func() { logger = saved })
 	debugSerial("/dev/ttyUSB0", "SW 1:C", "OK", 1500*time.Microsecond, nil)
 	debugSerial("/dev/ttyUSB0", "*OPC?", "", time.Second, errors.New("no reply"))
+	debugWorker(worker.Hello{PID: 42, Engine: "fake", CPUs: "0-3", Threads: 5}, 3*time.Millisecond)
 	progress, finish := newProgress(&bytes.Buffer{}, "off", "emulate", 2)
 	progress(1, 2)
 	finish()
 	out := b.String()
-	for _, want := range []string{`"sent":"SW 1:C"`, `"reply":"OK"`, `"took":"1.5ms"`, `"error":"no reply"`, `"message":"emulate: run finished"`, `"elapsed":"`} {
+	for _, want := range []string{`"sent":"SW 1:C"`, `"reply":"OK"`, `"took":"1.5ms"`, `"error":"no reply"`, `"message":"emulate: run finished"`, `"elapsed":"`, `"message":"worker started"`, `"pid":42`, `"took":"3ms"`, `"cpus":"0-3"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("debug log lacks %s:\n%s", want, out)
 		}
