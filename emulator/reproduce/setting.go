@@ -1,15 +1,18 @@
 package reproduce
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
+	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
@@ -152,4 +155,54 @@ func writeTables(path string, f *Figure) error {
 		return err
 	}
 	return safefile.WriteFile(path, []byte(b.String()))
+}
+
+// writePlots writes base.svg and base.png into dir.
+func writePlots(dir, base string, draw func(io.Writer, string) error) ([]string, error) {
+	var files []string
+	for _, format := range plot.Formats {
+		var b bytes.Buffer
+		if err := draw(&b, format); err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", base, format, err)
+		}
+		p := filepath.Join(dir, base+"."+format)
+		if err := safefile.WriteFile(p, b.Bytes()); err != nil {
+			return nil, err
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// name is an algorithm as the paper writes it.
+func name(algo string) string {
+	switch algo {
+	case "bvn":
+		return "BvN"
+	case "maxweight":
+		return "MaxWeight"
+	case "bff":
+		return "BFF"
+	case "sunflow":
+		return "Sunflow"
+	case "tetris":
+		return "Tetris"
+	}
+	return algo
+}
+
+func joinDur(xs []float64) string {
+	ss := make([]string, len(xs))
+	for i, x := range xs {
+		ss[i] = dur(x)
+	}
+	return strings.Join(ss, ", ")
 }
