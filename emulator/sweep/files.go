@@ -45,6 +45,8 @@ type Manifest struct {
 	Fabric      string   `json:"fabric,omitempty"`
 	Ablations   []string `json:"ablations,omitempty"`
 	ResultsFile string   `json:"results"`
+	// Shards, written by sweep merge, lists the shards the results were joined from.
+	Shards []ShardSource `json:"shards,omitempty"`
 }
 
 // NewManifest describes res, swept under cfg by tool from inputs.
