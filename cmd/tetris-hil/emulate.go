@@ -248,7 +248,7 @@ func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, exp
 			return nil, cfg, err
 		}
 		if len(ds) != 1 {
-			return nil, cfg, usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
+			return nil, cfg, usagef("%s holds %d matrices: pick the one this schedule serves with --matrix", demandName(f.src.path), len(ds))
 		}
 		m = ds[0].matrix()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,10 @@ func denseTrace(t *testing.T, n int) string {
 // resident memory in bytes.
 func runChild(t *testing.T, args ...string) (string, int, int64) {
 	t.Helper()
+	// os/exec starts the child with vfork (CLONE_VM): until it execs it shares this process's
+	// memory, and Linux carries that high-water mark into the child's ru_maxrss. Hand this
+	// process's free memory back first, so that what earlier tests allocated is not counted.
+	debug.FreeOSMemory()
 	p := cliProcess(args...)
 	var out bytes.Buffer
 	p.Stdout, p.Stderr = &out, &out

@@ -170,7 +170,7 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 		return err
 	}
 	if len(ds) != 1 {
-		return usagef("--demand %s holds %d matrices: pick one with --matrix", f.src.path, len(ds))
+		return usagef("%s holds %d matrices: pick one with --matrix", demandName(f.src.path), len(ds))
 	}
 	sch, _ := schedules.Lookup(names[0])
 	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)

@@ -224,3 +224,16 @@ func TestTraceImportDetectsRoutingJSONL(t *testing.T) {
 		t.Errorf("without --experts: exit %d (%v)", code, err)
 	}
 }
+
+// Without --demand, verify names the built-in trace when asking for --matrix.
+func TestVerifyNamesTheBuiltInTrace(t *testing.T) {
+	s := filepath.Join(t.TempDir(), "s.json")
+	if out, code, err := cli(t, "schedule", "--algo", "tetris", "--matrix", "0", "-o", s); code != 0 {
+		t.Fatalf("schedule: exit %d (%v)\n%s", code, err, out)
+	}
+	_, code, err := cli(t, "verify", s)
+	if code != 2 || err == nil || strings.Contains(err.Error(), "--demand  ") ||
+		!strings.Contains(err.Error(), "the built-in Mixtral-8x7B trace holds 30 matrices") {
+		t.Errorf("exit %d (%v)", code, err)
+	}
+}

@@ -42,7 +42,7 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 				return err
 			}
 			if len(ds) != 1 {
-				return usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", src.path, len(ds))
+				return usagef("%s holds %d matrices: pick the one this schedule serves with --matrix (see tetris-hil trace show)", demandName(src.path), len(ds))
 			}
 			vs := schedules.Verify(s, ds[0].Demand)
 			if timelinePath != "" {

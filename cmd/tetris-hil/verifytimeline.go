@@ -49,3 +49,12 @@ func isRoutingLog(path string) bool {
 	n, _ := io.ReadFull(f, head)
 	return trace.DetectFormat(path, head[:n]) == trace.FormatRouting
 }
+
+// demandName names the demand in messages: "--demand FILE", or the built-in trace when no
+// --demand was given (not "--demand " and nothing).
+func demandName(path string) string {
+	if path == "" {
+		return "the " + trace.DefaultName
+	}
+	return "--demand " + path
+}
