@@ -179,7 +179,7 @@ func TestLiveMatchesPrediction(t *testing.T) {
 				break
 			}
 			t.Logf("%s on matrix %d: try %d: live %.4g s, predicted %.4g s", s.Algorithm, matrices[i/len(algos)], try+1, live.Timeline.Completion(), want)
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(time.Second)
 		}
 		dev := got/want - 1
 		worst = max(worst, math.Abs(dev))

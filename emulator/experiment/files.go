@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,17 +29,15 @@ func WriteTimelines(dir string, recs []Record, exec emulator.Config, tool string
 			return fmt.Errorf("run %s was not kept (Config.KeepRuns)", r.Name())
 		}
 		base := filepath.Join(dir, r.Name())
-		if err := safefile.WriteJSON(base+".schedule.json", r.Schedule); err != nil {
+		if err := safefile.WriteStream(base+".schedule.json", r.Schedule.WriteJSON); err != nil {
 			return err
 		}
 		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
 			return err
 		}
-		var b bytes.Buffer
-		if err := emulator.WriteChromeTrace(&b, r.Schedule, r.Timeline); err != nil {
-			return err
-		}
-		if err := safefile.WriteFile(base+".trace.json", b.Bytes()); err != nil {
+		if err := safefile.WriteStream(base+".trace.json", func(w io.Writer) error {
+			return emulator.WriteChromeTrace(w, r.Schedule, r.Timeline)
+		}); err != nil {
 			return err
 		}
 	}
