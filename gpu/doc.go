@@ -4,7 +4,9 @@
 //   - affinity: CPU sets, starting a child process from a pinned OS thread, checking every thread
 //     of a process against the set it should run on.
 //   - nvml: the NVML inventory (devices, topology, P2P, NVLink), CUDA ordinal mapping, clock
-//     locking and telemetry, and a fake 8-GPU NVLink server built on go-nvml's mocks.
+//     locking and telemetry, and a fake 8-GPU NVLink server (DGX H200). NVML is bound at run
+//     time through purego, as CUDA is: no cgo, so a first build prints no C compiler warnings and
+//     CGO_ENABLED=0 builds work.
 //   - cuda: the CUDA driver API bound at run time through purego (no cgo, no toolkit), with PTX for
 //     a spin kernel and an SM copy kernel embedded.
 //   - transfer: the Engine interface that moves bytes between GPUs, registered by name like

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options are what a backend gets at Open besides the wiring map.
@@ -14,6 +15,10 @@ type Options struct {
 	Log *ChangeLog
 	// Port overrides the wiring map's serial port (the CLI's --port).
 	Port string
+	// Trace, when set, is told of every command exchanged with a serial board: the line sent,
+	// the reply (empty on failure), how long the exchange took, and its error. The CLI logs it
+	// at debug level, which is what one wants when a board in the lab does not answer.
+	Trace func(port, command, reply string, took time.Duration, err error)
 }
 
 // Backend opens controllers of one kind. Backends register an implementation by name in an

@@ -65,7 +65,7 @@ func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
 	}
 	switch format {
 	case "svg":
-		cv := vgsvg.New(width, height)
+		cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true)) // the labels are laid out for these fonts
 		paint(draw.New(cv))
 		_, err = cv.WriteTo(w)
 	default:

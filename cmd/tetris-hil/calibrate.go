@@ -255,7 +255,7 @@ func (f *calibrateFlags) config(lib *nvml.Lib, inv *nvml.Inventory) (calibrate.C
 	host, _ := os.Hostname()
 	cfg = calibrate.Config{Plan: plan, Inventory: calibrate.InventoryFrom(inv, host), Tool: provenance.Tool(),
 		Workers: bench.Config{Lib: lib, Command: []string{exe, "worker"}, Visible: cudaVisible(), Unpinned: f.unpinned,
-			Timeout: secondsToDuration(callTimeout), Log: os.Stderr},
+			Timeout: secondsToDuration(callTimeout), Log: os.Stderr, Started: debugWorker},
 		StartMargin: secondsToDuration(margin)}
 	return cfg, nil
 }

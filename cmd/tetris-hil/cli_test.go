@@ -16,6 +16,7 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err 
 	root.SetErr(&errOut)
 	root.SetArgs(append([]string{"--log-level", "error"}, args...))
 	err = root.ExecuteContext(context.Background())
+	err = asUsage(err)
 	return out.String(), errOut.String(), exitCode(err), err
 }
 

@@ -26,13 +26,17 @@ type demandSource struct {
 }
 
 func (s *demandSource) register(fs *pflag.FlagSet) {
-	fs.StringVar(&s.path, "demand", "", "demand file: a trace (.json), a CSV matrix (.csv) or a NumPy array (.npy); default: the built-in Mixtral-8x7B trace (see `trace show`)")
-	fs.IntVar(&s.matrix, "matrix", -1, "index of the one matrix to use (as `trace show` lists them; default: all)")
+	fs.StringVar(&s.path, "demand", "", "demand file: a trace (.json), a CSV matrix (.csv) or a NumPy array (.npy); default: the built-in Mixtral-8x7B trace (see 'tetris-hil trace show')")
+	fs.IntVar(&s.matrix, "matrix", -1, "index of the one matrix to use (as 'tetris-hil trace show' lists them; default: all)")
 	fs.IntVar(&s.layer, "layer", -1, "use only the matrices of this MoE layer (default: all)")
 	fs.StringVar(&s.phase, "phase", "", "use only this All-to-All phase: dispatch or combine (default: both)")
 	fs.StringVar(&s.layout, "layout", string(trace.LayoutLayers), "for .npy/CSV files without metadata: layers (matrix k = layer k dispatch) or pairs (dispatch, combine per layer)")
 	fs.BoolVar(&s.countDiagonal, "count-diagonal", false, "schedule local (i→i) traffic through the fabric too (default: ignored, as on a GPU server)")
 	fs.IntVar(&s.maxPorts, "max-ports", schedules.DefaultMaxPorts, "reject matrices larger than this")
+	// -1 means "all": the usage says so in words, so --help must not also print "(default -1)";
+	// pflag leaves out the default of an int flag whose DefValue reads "0" (help is its only use).
+	fs.Lookup("matrix").DefValue = "0"
+	fs.Lookup("layer").DefValue = "0"
 }
 
 // namedDemand is one matrix with where it came from, for reports.

@@ -23,7 +23,7 @@ type fakeGPUFlags struct {
 }
 
 func (f *fakeGPUFlags) register(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.fake, "fake", false, "use a fake 8-GPU NVLink server (go-nvml mock of a DGX H200) instead of NVML")
+	cmd.Flags().BoolVar(&f.fake, "fake", false, "use a fake 8-GPU NVLink server (a DGX H200) instead of NVML")
 	cmd.Flags().IntVar(&f.gpus, "fake-gpus", 8, "number of GPUs of the fake server (with --fake)")
 }
 
@@ -56,6 +56,9 @@ PCIe topology level, P2P support and NVLink, printed as a matrix like nvidia-smi
 --check-workers then starts a worker process per GPU, pinned from birth to the GPU's CPUs (with
 the CUDA engine, or the fake one under --fake), and has each check that all its threads run on
 exactly those CPUs (of the ones this process may use); exit status 1 if any does not.`,
+		Example: `  tetris-hil devices --fake
+  tetris-hil devices --json > inventory.json
+  CUDA_VISIBLE_DEVICES=4,5 tetris-hil devices --check-workers`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lib, err := ff.open()

@@ -29,6 +29,7 @@ type emulateFlags struct {
 	jsonOut     string
 	timelineDir string
 	gantt       string
+	progress    string
 	maxMemory   memoryFlag
 }
 
@@ -74,6 +75,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	f.models.register(fs)
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
@@ -83,6 +85,7 @@ type modelFlags struct {
 	calibration, gpuMap, measured string
 	reconfModel, tr, tw           string
 	switchBench                   *switchBenchFlag
+	fs                            *pflag.FlagSet // to refuse --tr/--tw that the model would ignore
 }
 
 func (m *modelFlags) register(fs *pflag.FlagSet) {
@@ -93,6 +96,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
 	fs.StringVar(&m.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
 	m.switchBench = registerSwitchBench(fs)
+	m.fs = fs
 }
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
@@ -119,6 +123,11 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 			return cfg, err
 		}
 	} else if m.reconfModel == "parallel" {
+		for _, name := range []string{"tr", "tw"} {
+			if m.fs != nil && m.fs.Changed(name) {
+				return cfg, usagef("--%s %q: only --reconfig-model controller uses it (the parallel model takes --reconfig)", name, m.fs.Lookup(name).Value)
+			}
+		}
 		if err := m.switchBench.parallel(); err != nil {
 			return cfg, err
 		}
@@ -153,6 +162,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(cmd.OutOrStdout(), experiment.Describe(f.sourceName(), out.Matrices(), cfg))
 	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}
@@ -161,6 +171,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 
 // checkOutputs checks every output path before any work starts and returns the chart format.
 func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
+	if err := checkProgress(f.progress); err != nil {
+		return "", err
+	}
 	if f.gantt != "" {
 		switch strings.ToLower(filepath.Ext(f.gantt)) {
 		case ".svg":
@@ -235,7 +248,7 @@ func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, exp
 			return nil, cfg, err
 		}
 		if len(ds) != 1 {
-			return nil, cfg, usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", f.src.path, len(ds))
+			return nil, cfg, usagef("%s holds %d matrices: pick the one this schedule serves with --matrix", demandName(f.src.path), len(ds))
 		}
 		m = ds[0].matrix()
 	}
@@ -277,7 +290,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	pool := experiment.Pool{}
 	if total := len(ms) * len(cfg.Algorithms); total > 1 {
 		var finish func()
-		pool.Progress, finish = newProgress(cmd.ErrOrStderr(), "auto", "emulate", total)
+		pool.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "emulate", total)
 		defer finish()
 	}
 	out, err := experiment.Run(cmd.Context(), ms, cfg, pool)

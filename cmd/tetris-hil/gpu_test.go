@@ -32,7 +32,11 @@ func TestMain(m *testing.M) {
 		cliRole: func(args []string) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, args)
+			code := run(ctx, args)
+			if path := os.Getenv(envHWMFile); path != "" {
+				writePeakMemory(path)
+			}
+			return code
 		},
 	})
 }

@@ -45,6 +45,8 @@ SM clock and throttle reasons before and after.
 
 With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around --fake-alpha and
 --fake-bandwidth) with seeded noise and occasional outliers, through the same worker processes.`,
+		Example: `  tetris-hil gpu-bench --fake --src 0 --dst 4 --max 64MiB
+  tetris-hil gpu-bench --src 0 --dst 1 --copy sm --lock-clocks --json bench.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			kind, err := transfer.ParseKind(copyKind)
@@ -82,7 +84,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			cfg := bench.Config{
 				Src: src, Dst: dst, Sizes: sizes, Reps: reps, Warmup: warmup, Kind: kind,
 				Engine: "cuda", Command: []string{exe, "worker"}, Visible: cudaVisible(),
-				Unpinned: unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr,
+				Unpinned: unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr, Started: debugWorker,
 			}
 			if ff.fake {
 				m := fake.Defaults
@@ -100,6 +102,14 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 				return err
 			}
 			defer lib.Close()
+			for _, g := range []struct {
+				flag string
+				i    int
+			}{{"--src", src}, {"--dst", dst}} {
+				if g.i < 0 || g.i >= lib.Count() {
+					return usagef("%s %d: this machine has GPUs 0..%d (see tetris-hil devices)", g.flag, g.i, lib.Count()-1)
+				}
+			}
 			cfg.Lib = lib
 			ctx := cmd.Context()
 			if lockClocks {
@@ -137,7 +147,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 	}
 	ff.register(cmd)
 	f := cmd.Flags()
-	f.IntVar(&src, "src", 0, "source GPU (NVML index)")
+	f.IntVar(&src, "src", 0, "source GPU (NVML index; default 0)")
 	f.IntVar(&dst, "dst", 1, "destination GPU (NVML index; equal to --src for a loopback pair)")
 	f.StringVar(&copyKind, "copy", "ce", "copy with the copy engines (ce) or an SM kernel (sm)")
 	f.StringVar(&minSize, "min", "4KiB", "smallest copy; sizes double from here")

@@ -31,7 +31,7 @@ func main() {
 func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := asUsage(root.ExecuteContext(ctx))
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {

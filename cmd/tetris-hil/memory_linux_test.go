@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -25,10 +26,15 @@ func denseTrace(t *testing.T, n int) string {
 }
 
 // runChild runs the CLI as a separate process and returns its output, exit status and peak
-// resident memory in bytes.
+// resident memory in bytes. The peak is the child's own VmHWM, which it writes at exit (see
+// envHWMFile): its ru_maxrss would not do, because os/exec starts the child with vfork
+// (CLONE_VM), so until it execs it shares this test process's memory and Linux carries that
+// high-water mark into the child's ru_maxrss, which then measures the parent's tests too.
 func runChild(t *testing.T, args ...string) (string, int, int64) {
 	t.Helper()
+	hwm := filepath.Join(t.TempDir(), "hwm")
 	p := cliProcess(args...)
+	p.Env = append(p.Env, envHWMFile+"="+hwm)
 	var out bytes.Buffer
 	p.Stdout, p.Stderr = &out, &out
 	err := p.Run()
@@ -39,8 +45,15 @@ func runChild(t *testing.T, args ...string) (string, int, int64) {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Fatalf("%v: killed by signal %v (out of memory?)\n%s", args, ws.Signal(), out.String())
 	}
-	ru := st.SysUsage().(*syscall.Rusage)
-	return out.String(), st.ExitCode(), ru.Maxrss << 10 // Linux reports kilobytes
+	b, err := os.ReadFile(hwm)
+	if err != nil {
+		t.Fatalf("%v: the child wrote no peak memory: %v\n%s", args, err, out.String())
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatalf("%v: peak memory %q: %v", args, b, err)
+	}
+	return out.String(), st.ExitCode(), kb << 10
 }
 
 // TestEmulateDense256RefusedUpFront feeds a dense 256-port matrix to emulate --algo all under a

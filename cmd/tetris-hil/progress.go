@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -24,13 +25,31 @@ func showProgress(mode string, w io.Writer) bool {
 
 // newProgress returns a progress callback drawing a bar on w (nil when showProgress says no) and
 // the function that clears the bar at the end.
+//
+// At --log-level debug every finished run is also logged with the time so far, bar or not.
 func newProgress(w io.Writer, mode, what string, total int) (func(done, total int), func()) {
+	start := time.Now()
+	debug := func(done, total int) {
+		logger.Debug().Int("done", done).Int("total", total).Str("elapsed", time.Since(start).Round(time.Microsecond).String()).Msg(what + ": run finished")
+	}
 	if !showProgress(mode, w) {
-		return nil, func() {}
+		if logger.GetLevel() > zerolog.DebugLevel {
+			return nil, func() {}
+		}
+		return debug, func() {}
 	}
 	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what), progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	return func(done, _ int) { _ = bar.Set(done) }, func() { _ = bar.Finish() }
+	return func(done, total int) { _ = bar.Set(done); debug(done, total) }, func() { _ = bar.Finish() }
+}
+
+// checkProgress checks a --progress value.
+func checkProgress(mode string) error {
+	switch mode {
+	case "auto", "on", "off":
+		return nil
+	}
+	return usagef("--progress %q: want auto, on or off", mode)
 }

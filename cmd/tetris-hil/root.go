@@ -8,7 +8,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 )
@@ -42,10 +41,11 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	tidyUsage(root)
 	return root
 }
 
@@ -59,7 +59,7 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 	}
 	switch format {
 	case "auto":
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if isTerminal(w) {
 			format = "console"
 		} else {
 			format = "json"
@@ -70,7 +70,9 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 	}
 	var out io.Writer = w
 	if format == "console" {
-		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		// Colour codes only where a terminal shows them: --log-format console into a file or a
+		// pipe gets plain text.
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !isTerminal(w)}
 	}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
 }

@@ -104,7 +104,7 @@ func lookupAlgos(list string) ([]string, error) {
 	for _, a := range strings.Split(list, ",") {
 		a = strings.TrimSpace(a)
 		if a == "" {
-			continue
+			return nil, emptyEntry("algo", list)
 		}
 		if _, err := schedules.Lookup(a); err != nil {
 			return nil, usagef("--algo %q: %v", a, err)
@@ -170,7 +170,7 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 		return err
 	}
 	if len(ds) != 1 {
-		return usagef("--demand %s holds %d matrices: pick one with --matrix", f.src.path, len(ds))
+		return usagef("%s holds %d matrices: pick one with --matrix", demandName(f.src.path), len(ds))
 	}
 	sch, _ := schedules.Lookup(names[0])
 	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)

@@ -101,7 +101,7 @@ func parseList(flag, list string, parse func(string) (float64, error)) ([]float6
 	for _, s := range strings.Split(list, ",") {
 		s = strings.TrimSpace(s)
 		if s == "" {
-			continue
+			return nil, emptyEntry(flag, list)
 		}
 		v, err := parse(s)
 		if err != nil {
@@ -140,7 +140,7 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 	}
 	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
 	m := f.models
-	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" {
+	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" || m.timingChanged() {
 		// The same flags, checks and messages as emulate's models.
 		exec, err := m.exec(cfg.Bandwidths[0], cfg.Reconfigs[0])
 		if err != nil {
@@ -225,7 +225,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep done")
+	logger.Info().Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("sweep done")
 	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
 		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})
 	if err != nil {

@@ -105,7 +105,7 @@ func (h *hwFlags) run(ctx context.Context, do func(c switchctl.Controller, w *sw
 		backend = "fake"
 	}
 	log := &switchctl.ChangeLog{}
-	c, err := switchctl.OpenBackend(ctx, backend, w, switchctl.Options{Log: log, Port: h.port})
+	c, err := switchctl.OpenBackend(ctx, backend, w, switchctl.Options{Log: log, Port: h.port, Trace: debugSerial})
 	if err != nil {
 		return fmt.Errorf("switch backend %s (wiring map %s): %w", backend, w.Path, err)
 	}

@@ -108,6 +108,11 @@ func runTraceImport(cmd *cobra.Command, args []string, f *traceImportFlags) erro
 	}
 	var t *trace.Trace
 	var err error
+	if f.format == "auto" && isRoutingLog(in) {
+		// Token-routing JSONL under any name (loggers often write .json): import it as such
+		// rather than tell the user to run the command they just ran with --format.
+		f.format = "routing-jsonl"
+	}
 	switch f.format {
 	case "routing-jsonl":
 		t, err = importRouting(in, trace.RoutingOptions{GPUs: f.gpus, Experts: f.experts, Hidden: f.hidden,
@@ -265,7 +270,7 @@ the model one expert per GPU, so that every GPU sends to every other however man
 scaling setting of Tetris Figure 9). The same seed gives the same bytes on every platform.`,
 		Example: `  tetris-hil trace gen --model mixtral-8x22b --gpus 8 --tokens-per-gpu 2048 --layers 4 --seed 1 -o t.json
   tetris-hil trace gen --model mixtral-8x22b --gpus 32 --tokens-per-gpu 600 --layers 4 --expert-per-gpu -o fig9.json
-  tetris-hil trace gen --model custom --hidden 4096 --experts 128 --top-k 8 --gpus 64 -o big.json`,
+  tetris-hil trace gen --model custom --hidden 4096 --experts 128 --top-k 8 --layers 2 --gpus 64 -o big.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTraceGen(cmd, &f) },
 	}
@@ -343,6 +348,9 @@ the bottleneck endpoints (those whose load sets the bandwidth bound), the maximu
 the skew (max endpoint load / mean load) and both lower bounds on completion time at
 --bandwidth and --reconfig: load/b, and load/b + (degree − 1)·α_r. Local (diagonal) traffic
 is ignored. --heatmap draws one matrix (--matrix, default the first selected) as a PNG.`,
+		Example: `  tetris-hil trace show
+  tetris-hil trace show t.json --layer 3 --bandwidth 100GB/s --reconfig 1us
+  tetris-hil trace show --matrix 0 --heatmap m0.png`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTraceShow(cmd, args, &f) },
 	}
@@ -457,6 +465,9 @@ as one little-endian int64 array (n×n for one, m×n×n for several), in trace o
 back with --layout pairs when each layer has dispatch then combine. CSV holds exactly one
 matrix: pick it with --matrix (or --layer and --phase). The format follows the extension of
 -o unless --to says otherwise.`,
+		Example: `  tetris-hil trace export --matrix 0 -o m0.csv
+  tetris-hil trace export t.json --layer 3 -o layer3.npy
+  tetris-hil trace export -o builtin.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTraceExport(cmd, args, &f) },
 	}

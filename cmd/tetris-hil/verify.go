@@ -42,12 +42,15 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 				return err
 			}
 			if len(ds) != 1 {
-				return usagef("--demand %s holds %d matrices: pick the one this schedule serves with --matrix", src.path, len(ds))
+				return usagef("%s holds %d matrices: pick the one this schedule serves with --matrix (see tetris-hil trace show)", demandName(src.path), len(ds))
 			}
 			vs := schedules.Verify(s, ds[0].Demand)
 			if timelinePath != "" {
 				tl, err := readTimeline(timelinePath)
 				if err != nil {
+					return err
+				}
+				if err := timelineOf(timelinePath, args[0], s, tl); err != nil {
 					return err
 				}
 				vs = append(vs, schedules.VerifyTimeline(s, tl)...)

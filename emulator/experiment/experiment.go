@@ -95,6 +95,11 @@ type Record struct {
 	// always Tetris.
 	Speedup float64          `json:"tetris_speedup,omitempty"`
 	Result  *emulator.Result `json:"result"`
+	// Mode is how the schedule executed (partial or barrier): its Groups are rounds in barrier
+	// mode. Variant names the ablations it ran under ("--no-partial"), empty for none. Both
+	// are for tables; the run record keeps the schedule's mode and options.
+	Mode    schedules.Mode `json:"-"`
+	Variant string         `json:"-"`
 	// Schedule and Timeline are kept with Config.KeepRuns.
 	Schedule *schedules.Schedule `json:"-"`
 	Timeline *schedules.Timeline `json:"-"`
@@ -323,6 +328,7 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 		return fail("emulating", err)
 	}
 	rec.Algorithm = name
+	rec.Variant = Variant(name, cfg.Options)
 	return rec, nil
 }
 
@@ -351,7 +357,7 @@ func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, 
 	rec := Record{
 		Algorithm: s.Algorithm, Matrix: m.Ref, CompletionSeconds: res.Completion,
 		LowerBoundSeconds: res.Bounds.Max(), BandwidthBoundSeconds: res.Bounds.Bandwidth, ReconfigBoundSeconds: res.Bounds.Reconfig,
-		Result: res,
+		Result: res, Mode: s.Mode,
 	}
 	if cfg.KeepRuns {
 		rec.Schedule, rec.Timeline = s, tl

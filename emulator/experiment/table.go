@@ -3,32 +3,145 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
-// WriteTable prints the outcome as an aligned table: per matrix and algorithm the completion,
-// its ratios to the bandwidth and the reconfiguration-aware lower bounds, the speedup over the
-// reference (headed TETRIS SPEEDUP, its usual reference), the rounds or planning groups and the
-// switch state changes; over several matrices, a total row per algorithm.
+// WriteTable prints the outcome as an aligned table: per matrix and algorithm the completion
+// (one time unit for the whole column, named in its heading), its ratios to the bandwidth and
+// the reconfiguration-aware lower bounds, the speedup over the reference (headed TETRIS
+// SPEEDUP, its usual reference), the rounds (barrier mode) or planning groups (partial mode)
+// and the switch state changes; over several matrices, a total row per algorithm. An algorithm
+// run under ablations is labelled with them ("tetris --no-partial").
 func (out *Outcome) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MATRIX\tALGORITHM\tCOMPLETION\t/BW BOUND\t/RECONF BOUND\tTETRIS SPEEDUP\tGROUPS\tSTATE CHANGES\t")
+	var all []float64
+	mode := map[string]schedules.Mode{}
+	label := map[string]string{}
 	for _, r := range out.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", matrixLabel(r.Matrix), r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
-			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.Speedup), r.Result.Groups, r.Result.StateChanges)
+		all = append(all, r.CompletionSeconds)
+		if _, ok := mode[r.Algorithm]; !ok {
+			mode[r.Algorithm] = r.Mode
+			label[r.Algorithm] = strings.TrimSpace(r.Algorithm + " " + r.Variant)
+		}
 	}
-	if out.Matrices() > 1 {
+	many := out.Matrices() > 1
+	if many {
 		for _, t := range out.Totals {
-			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", t.Matrices, t.Algorithm, units.FormatSeconds(t.CompletionSeconds),
+			all = append(all, t.CompletionSeconds)
+		}
+	}
+	col := newTimeColumn(all)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "MATRIX\tALGORITHM\tCOMPLETION (%s)\t/BW BOUND\t/RECONF BOUND\tTETRIS SPEEDUP\tROUNDS/GROUPS\tSTATE CHANGES\t\n", col.unit)
+	for _, r := range out.Records {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", matrixLabel(r.Matrix), label[r.Algorithm], col.format(r.CompletionSeconds),
+			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.Speedup), steps(r.Result.Groups, r.Mode), r.Result.StateChanges)
+	}
+	if many {
+		for _, t := range out.Totals {
+			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", t.Matrices, label[t.Algorithm], col.format(t.CompletionSeconds),
 				ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)), ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)),
-				ratio(t.Speedup), t.Groups, t.StateChanges)
+				ratio(t.Speedup), steps(t.Groups, mode[t.Algorithm]), t.StateChanges)
 		}
 	}
 	return tw.Flush()
+}
+
+// Variant names the ablations of opts that apply to algorithm name, as the CLI flags read
+// ("--no-partial --naive-routing"); empty when it ran as published.
+func Variant(name string, opts schedules.Options) string {
+	var v []string
+	if strings.HasPrefix(name, "tetris") || name == "snb" { // snb is the Tetris planner on a crossbar
+		if opts.NoPartial {
+			v = append(v, "--no-partial")
+		}
+		if opts.NaiveRouting {
+			v = append(v, "--naive-routing")
+		}
+		if opts.NoDegreeCoverage {
+			v = append(v, "--no-degree-coverage")
+		}
+	}
+	if name == "sunflow" && opts.SunflowBySize {
+		v = append(v, "--sunflow-by-size")
+	}
+	if (name == "sunflow" || name == "bff") && opts.RNBMapping != "" && opts.RNBMapping != "earliest" {
+		v = append(v, "--rnb-mapping "+opts.RNBMapping)
+	}
+	return strings.Join(v, " ")
+}
+
+// Describe is the line a table of cfg's runs opens with: what was run on what, under which
+// models, so that a pasted table says how it was made.
+func Describe(source string, matrices int, cfg Config) string {
+	parts := []string{fmt.Sprintf("%s (%d matrices)", source, matrices)}
+	if matrices == 1 {
+		parts[0] = source + " (1 matrix)"
+	}
+	parts = append(parts, "bandwidth "+units.FormatBandwidth(cfg.Options.Bandwidth),
+		"α_r "+units.FormatSeconds(cfg.Options.Reconfig))
+	fabric := string(cfg.Options.Fabric)
+	if fabric == "" {
+		fabric = string(schedules.Benes)
+	}
+	parts = append(parts, "fabric "+fabric)
+	if cfg.Exec.Transfer != nil {
+		parts = append(parts, "transfer "+cfg.Exec.Transfer.Name())
+	}
+	if cfg.Exec.Reconfig != nil {
+		parts = append(parts, "reconfiguration "+cfg.Exec.Reconfig.Name())
+	}
+	return strings.Join(parts, " · ")
+}
+
+// steps is the rounds or groups cell: barrier schedules execute in rounds, partial ones in
+// planning groups (matchings whose circuits start independently).
+func steps(n int, m schedules.Mode) string {
+	if m == schedules.Barrier {
+		return strconv.Itoa(n) + " rounds"
+	}
+	return strconv.Itoa(n) + " groups"
+}
+
+// timeColumn formats a column of times in one unit, chosen so its largest value has at most
+// four digits before the point, with enough decimals for four significant digits of its
+// smallest.
+type timeColumn struct {
+	unit     string
+	scale    float64
+	decimals int
+}
+
+func newTimeColumn(vs []float64) timeColumn {
+	hi, lo := 0.0, math.Inf(1)
+	for _, v := range vs {
+		if v > 0 {
+			hi, lo = max(hi, v), min(lo, v)
+		}
+	}
+	c := timeColumn{unit: "s", scale: 1}
+	switch {
+	case hi == 0:
+		return c
+	case hi < 1e-6:
+		c.unit, c.scale = "ns", 1e9
+	case hi < 1e-3:
+		c.unit, c.scale = "µs", 1e6
+	case hi < 1:
+		c.unit, c.scale = "ms", 1e3
+	}
+	c.decimals = min(6, max(0, 3-int(math.Floor(math.Log10(lo*c.scale)))))
+	return c
+}
+
+func (c timeColumn) format(v float64) string {
+	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
 }
 
 // matrixLabel is a matrix's table cell: its index, and its layer, phase and dataset where known.

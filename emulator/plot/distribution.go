@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strconv"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -57,9 +58,56 @@ func Distribution(w io.Writer, format, title, yLabel string, series []Series) er
 		pad = 0.05
 	}
 	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.Y.Tick.Marker = distinctTicks{}
 	p.Add(&hRule{y: 1})
 	width := max(vg.Length(160+70*len(series)), p.Title.TextStyle.Width(title)+40)
 	return render(w, format, width, 300, p.Draw)
+}
+
+// distinctTicks are gonum's default ticks, relabelled with as many decimals as it takes for no
+// two major ticks to read the same (over 1..1.16 the defaults print "1.1" twice).
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ts := gplot.DefaultTicks{}.Ticks(lo, hi)
+	for digits := 0; digits <= 6; digits++ {
+		seen := map[string]bool{}
+		unique := true
+		for _, t := range ts {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'f', digits, 64)
+			unique = unique && !seen[l]
+			seen[l] = true
+		}
+		if unique {
+			if !labelsDuplicate(ts) {
+				return ts // the defaults were fine: keep their formatting
+			}
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', digits, 64)
+				}
+			}
+			return ts
+		}
+	}
+	return ts
+}
+
+func labelsDuplicate(ts []gplot.Tick) bool {
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if t.Label == "" {
+			continue
+		}
+		if seen[t.Label] {
+			return true
+		}
+		seen[t.Label] = true
+	}
+	return false
 }
 
 // hRule is a dashed horizontal line across the data area.

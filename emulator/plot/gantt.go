@@ -86,12 +86,20 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 	p.X.Min, p.X.Max = 0, span*scale
 	p.Y.Min, p.Y.Max = -0.5, float64(rows)-0.5
 	// NominalY puts names[i] at y = i, counting upwards; the chart reads top-down.
-	rev := slices.Clone(names)
-	slices.Reverse(rev)
+	// Labels stay at least ganttMinLabel points: where rows are thinner (64 ports: 416 rows),
+	// only every labelEvery-th row is named (Tx 0, Tx 2, ...; s0.0, s0.2, ...), so that the
+	// names are readable and do not overlap.
+	labelSize, labelEvery := ganttLabels(rowH)
+	rev := make([]string, rows)
+	for i, name := range names {
+		if i%labelEvery == 0 {
+			rev[rows-1-i] = name
+		}
+	}
 	if rows > 0 {
 		p.NominalY(rev...)
 	}
-	p.Y.Tick.Label.Font.Size = vg.Length(math.Min(9, float64(rowH)*0.8))
+	p.Y.Tick.Label.Font.Size = labelSize
 	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: s.Ports, labelSize: p.Y.Tick.Label.Font.Size,
 		barriers: roundEnds(s, tl)})
 
@@ -107,6 +115,19 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 		p.Draw(draw.Crop(c, 0, 0, legendHeight, 0))
 		drawLegend(draw.Crop(c, 0, 0, 0, legendHeight-c.Max.Y+c.Min.Y), legend)
 	})
+}
+
+// ganttMinLabel is the smallest row label, in points, that still reads on screen and paper.
+const ganttMinLabel = 6
+
+// ganttLabels is the row labels' font size for rows rowH high, and the stride of labelled rows.
+func ganttLabels(rowH vg.Length) (size vg.Length, every int) {
+	size = vg.Length(math.Max(ganttMinLabel, math.Min(9, float64(rowH)*0.8)))
+	every = 1
+	for vg.Length(every)*rowH < size {
+		every *= 2
+	}
+	return size, every
 }
 
 // roundEnds is, in barrier mode, the end of every round but the last: the matching-wide barriers

@@ -26,7 +26,9 @@ const pngDPI = 96
 func render(w io.Writer, format string, width, height vg.Length, paint func(draw.Canvas)) error {
 	switch format {
 	case "svg":
-		c := vgsvg.New(width, height)
+		// Fonts embedded: a viewer without Liberation would substitute one of other metrics, and
+		// the labels laid out for Liberation would overlap.
+		c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedSVGFonts))
 		paint(draw.New(c))
 		if _, err := c.WriteTo(w); err != nil {
 			return fmt.Errorf("writing svg: %w", err)
@@ -96,3 +98,8 @@ func labelColour(fill color.RGBA) color.Color {
 	}
 	return color.Black
 }
+
+// embedSVGFonts embeds the fonts in SVG output: a viewer without Liberation would substitute a
+// font of other metrics, and labels laid out for Liberation would overlap. Golden tests turn it
+// off (their files hold the layout, not half a megabyte of font each).
+var embedSVGFonts = true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
+	"github.com/tetris-hil/tetris-hil/emulator/sweep"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -48,7 +49,7 @@ func Fig7(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 	if len(series) > 0 {
 		title := fmt.Sprintf("completion / lower bound per matrix, %s, α_r = %s (Figure 7(b))", bw(s.Bandwidth), dur(s.Reconfig))
 		files, err := writePlots(dir, "completion-vs-lower-bound", func(w io.Writer, format string) error {
-			return plot.Distribution(w, format, title, "completion / lower bound", series)
+			return plot.Distribution(w, format, title, sweep.BoundLabel, series)
 		})
 		if err != nil {
 			return nil, err

@@ -60,6 +60,10 @@ type Config struct {
 	// Timeout bounds each worker call; 0 means 60 s.
 	Timeout time.Duration
 	Log     io.Writer // the workers' logs
+	// Started, when set, hears of each worker once it has answered: its hello (pid, device,
+	// engine, the CPUs every thread may run on) and how long the start took. The CLI logs it at
+	// debug level, for a lab setup whose workers start slowly or on the wrong CPUs.
+	Started func(h worker.Hello, took time.Duration)
 }
 
 // Row is one message size.
@@ -170,9 +174,13 @@ func StartWorkers(ctx context.Context, cfg Config, gpus []int) (*Workers, error)
 		if err != nil {
 			return nil, errors.Join(err, ws.Close())
 		}
+		t0 := time.Now()
 		w, err := start(ctx, cfg, dev)
 		if err != nil {
 			return nil, errors.Join(err, ws.Close())
+		}
+		if cfg.Started != nil {
+			cfg.Started(w.Hello(), time.Since(t0))
 		}
 		ws.gpus = append(ws.gpus, gpu)
 		ws.workers[gpu], ws.devices[gpu] = w, dev

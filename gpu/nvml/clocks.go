@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	nv "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml/internal/nv"
 )
 
 // Telemetry is a GPU's state at one moment; recorded before and after each measurement so that a

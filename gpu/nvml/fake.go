@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	nv "github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
-
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml/internal/nv"
 )
 
 // The fake server is a DGX H200: 8 H200 GPUs behind NVSwitches (18 NVLink4 links each, every pair
@@ -36,11 +32,23 @@ const (
 // fakeBusIDs are the PCI buses of the eight GPUs of a DGX H100/H200.
 var fakeBusIDs = []int{0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb}
 
+// fakeServer is the fake NVML: the library calls (nv.Interface) and its devices. Before the
+// purego binding it was go-nvml's dgxh200 mock filled in by hand; it keeps that mock's H200
+// identity (name, memory, compute capability, PCI device id) so inventories stay the same.
 type fakeServer struct {
-	*server.Server
-	mu     sync.Mutex
-	locked map[int][2]uint32 // GPU -> locked SM clock range
+	Devices []nv.Device
+	mu      sync.Mutex
+	locked  map[int][2]uint32 // GPU -> locked SM clock range
 }
+
+// The H200 SXM5 141GB as go-nvml's mock (and a real one) reports it.
+const (
+	fakeName        = "NVIDIA H200 141GB HBM3e"
+	fakeMemoryBytes = 144384 << 20
+	fakeCCMajor     = 9
+	fakeCCMinor     = 0
+	fakePciDeviceID = 0x233310DE
+)
 
 func fakeNUMANode(gpu, n int) int { return gpu * fakeSockets / n }
 
@@ -62,8 +70,8 @@ func fakeBusID(gpu int) (bus int, id string) {
 	return bus, fmt.Sprintf("00000000:%02x:00.0", bus)
 }
 
-// fakeUUID is a stable UUID per GPU index (go-nvml's mock draws random ones), so that inventories
-// and their golden files are deterministic.
+// fakeUUID is a stable UUID per GPU index, so that inventories and their golden files are
+// deterministic.
 func fakeUUID(gpu int) string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "tetris-hil fake H200 %d", gpu))
 	b := sum[:16]
@@ -73,114 +81,155 @@ func fakeUUID(gpu int) string {
 }
 
 func newFakeServer(n int) *fakeServer {
-	s := &fakeServer{
-		Server: dgxh200.NewWithGPUs(gpus.Multiple(n, gpus.H200_SXM5_141GB)...),
-		locked: map[int][2]uint32{},
-	}
-	s.Server.DriverVersion = fakeDriver
-	s.Server.NvmlVersion = fakeNVMLVersion
-	s.Server.CudaDriverVersion = fakeCUDADriver
-	for i, d := range s.Devices {
-		s.fill(i, n, d.(*server.Device))
+	s := &fakeServer{locked: map[int][2]uint32{}}
+	for i := range n {
+		s.Devices = append(s.Devices, &fakeDevice{s: s, i: i, n: n})
 	}
 	return s
 }
 
-func (s *fakeServer) fill(i, n int, d *server.Device) {
-	bus, busID := fakeBusID(i)
-	d.UUID = fakeUUID(i)
-	d.PciBusID = busID
-	d.MemoryInfo.Free = d.MemoryInfo.Total
-	d.GetPciInfoFunc = func() (nv.PciInfo, nv.Return) {
-		p := nv.PciInfo{Bus: uint32(bus), PciDeviceId: d.Config.PciDeviceId}
-		copy(p.BusId[:], cChars(busID))
-		copy(p.BusIdLegacy[:], cChars(busID[4:]))
-		return p, nv.SUCCESS
+func (s *fakeServer) Init() nv.Return                  { return nv.SUCCESS }
+func (s *fakeServer) Shutdown() nv.Return              { return nv.SUCCESS }
+func (s *fakeServer) DeviceGetCount() (int, nv.Return) { return len(s.Devices), nv.SUCCESS }
+func (s *fakeServer) DeviceGetHandleByIndex(i int) (nv.Device, nv.Return) {
+	if i < 0 || i >= len(s.Devices) {
+		return nil, nv.ERROR_INVALID_ARGUMENT
 	}
-	d.GetNumaNodeIdFunc = func() (int, nv.Return) { return fakeNUMANode(i, n), nv.SUCCESS }
-	d.GetCpuAffinityFunc = func(int) ([]uint, nv.Return) { return FakeCPUs(i, n).Mask(wordBits), nv.SUCCESS }
-	d.SetCpuAffinityFunc = func() nv.Return {
-		// Like the real call, bind only the calling thread, cut to what this process may use. If
-		// that leaves nothing (a 1-CPU machine and a GPU on the other node) the thread stays as it
-		// is, which the caller sees in the applied set.
-		avail, err := affinity.Thread()
-		if err != nil {
+	return s.Devices[i], nv.SUCCESS
+}
+func (s *fakeServer) SystemGetDriverVersion() (string, nv.Return) { return fakeDriver, nv.SUCCESS }
+func (s *fakeServer) SystemGetNVMLVersion() (string, nv.Return)   { return fakeNVMLVersion, nv.SUCCESS }
+func (s *fakeServer) SystemGetCudaDriverVersion() (int, nv.Return) {
+	return fakeCUDADriver, nv.SUCCESS
+}
+
+// fakeDevice is GPU i of the fake server's n.
+type fakeDevice struct {
+	s    *fakeServer
+	i, n int
+}
+
+func (d *fakeDevice) GetUUID() (string, nv.Return) { return fakeUUID(d.i), nv.SUCCESS }
+func (d *fakeDevice) GetName() (string, nv.Return) { return fakeName, nv.SUCCESS }
+
+func (d *fakeDevice) GetPciInfo() (nv.PciInfo, nv.Return) {
+	bus, busID := fakeBusID(d.i)
+	p := nv.PciInfo{Bus: uint32(bus), PciDeviceId: fakePciDeviceID}
+	copy(p.BusId[:], cChars(busID))
+	copy(p.BusIdLegacy[:], cChars(busID[4:]))
+	return p, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetMemoryInfo() (nv.Memory, nv.Return) {
+	return nv.Memory{Total: fakeMemoryBytes, Free: fakeMemoryBytes}, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetNumaNodeId() (int, nv.Return) { return fakeNUMANode(d.i, d.n), nv.SUCCESS }
+
+func (d *fakeDevice) GetCpuAffinity(int) ([]uint, nv.Return) {
+	return FakeCPUs(d.i, d.n).Mask(wordBits), nv.SUCCESS
+}
+
+func (d *fakeDevice) SetCpuAffinity() nv.Return {
+	// Like the real call, bind only the calling thread, cut to what this process may use. If
+	// that leaves nothing (a 1-CPU machine and a GPU on the other node) the thread stays as it
+	// is, which the caller sees in the applied set.
+	avail, err := affinity.Thread()
+	if err != nil {
+		return nv.ERROR_UNKNOWN
+	}
+	if want := FakeCPUs(d.i, d.n).Intersect(avail); len(want) > 0 {
+		if affinity.SetThread(want) != nil {
 			return nv.ERROR_UNKNOWN
 		}
-		if want := FakeCPUs(i, n).Intersect(avail); len(want) > 0 {
-			if affinity.SetThread(want) != nil {
-				return nv.ERROR_UNKNOWN
-			}
-		}
-		return nv.SUCCESS
 	}
-	d.ClearCpuAffinityFunc = func() nv.Return { return nv.SUCCESS }
-	d.GetTopologyCommonAncestorFunc = func(o nv.Device) (nv.GpuTopologyLevel, nv.Return) {
-		j := o.(*server.Device).Index
-		switch {
-		case j == i:
-			return nv.TOPOLOGY_INTERNAL, nv.SUCCESS
-		case fakeNUMANode(j, n) == fakeNUMANode(i, n):
-			return nv.TOPOLOGY_NODE, nv.SUCCESS // each GPU has its own PCIe switch under one socket
-		default:
-			return nv.TOPOLOGY_SYSTEM, nv.SUCCESS
-		}
+	return nv.SUCCESS
+}
+
+func (d *fakeDevice) GetTopologyCommonAncestor(o nv.Device) (nv.GpuTopologyLevel, nv.Return) {
+	od, ok := o.(*fakeDevice)
+	if !ok || od.s != d.s {
+		return 0, nv.ERROR_INVALID_ARGUMENT
 	}
-	d.GetP2PStatusFunc = func(nv.Device, nv.GpuP2PCapsIndex) (nv.GpuP2PStatus, nv.Return) {
-		return nv.P2P_STATUS_OK, nv.SUCCESS // NVSwitch: every pair, every capability
+	switch j := od.i; {
+	case j == d.i:
+		return nv.TOPOLOGY_INTERNAL, nv.SUCCESS
+	case fakeNUMANode(j, d.n) == fakeNUMANode(d.i, d.n):
+		return nv.TOPOLOGY_NODE, nv.SUCCESS // each GPU has its own PCIe switch under one socket
+	default:
+		return nv.TOPOLOGY_SYSTEM, nv.SUCCESS
 	}
-	d.GetNvLinkStateFunc = func(link int) (nv.EnableState, nv.Return) {
-		if link < 0 || link >= nv.NVLINK_MAX_LINKS {
-			return 0, nv.ERROR_INVALID_ARGUMENT
-		}
-		if link >= fakeNVLinks {
-			return 0, nv.ERROR_NOT_SUPPORTED
-		}
-		return nv.FEATURE_ENABLED, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetP2PStatus(nv.Device, nv.GpuP2PCapsIndex) (nv.GpuP2PStatus, nv.Return) {
+	return nv.P2P_STATUS_OK, nv.SUCCESS // NVSwitch: every pair, every capability
+}
+
+func (d *fakeDevice) GetNvLinkState(link int) (nv.EnableState, nv.Return) {
+	if link < 0 || link >= nv.NVLINK_MAX_LINKS {
+		return 0, nv.ERROR_INVALID_ARGUMENT
 	}
-	d.GetTemperatureFunc = func(nv.TemperatureSensors) (uint32, nv.Return) {
-		return uint32(fakeBaseTempC + i%3), nv.SUCCESS
+	if link >= fakeNVLinks {
+		return 0, nv.ERROR_NOT_SUPPORTED
 	}
-	d.GetMaxClockInfoFunc = func(t nv.ClockType) (uint32, nv.Return) {
-		if t == nv.CLOCK_MEM {
-			return fakeMemMHz, nv.SUCCESS
-		}
-		return fakeMaxSMMHz, nv.SUCCESS
+	return nv.FEATURE_ENABLED, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetTemperature(nv.TemperatureSensors) (uint32, nv.Return) {
+	return uint32(fakeBaseTempC + d.i%3), nv.SUCCESS
+}
+
+func (d *fakeDevice) GetCudaComputeCapability() (int, int, nv.Return) {
+	return fakeCCMajor, fakeCCMinor, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetMaxClockInfo(t nv.ClockType) (uint32, nv.Return) {
+	if t == nv.CLOCK_MEM {
+		return fakeMemMHz, nv.SUCCESS
 	}
-	d.GetClockInfoFunc = func(t nv.ClockType) (uint32, nv.Return) {
-		if t == nv.CLOCK_MEM {
-			return fakeMemMHz, nv.SUCCESS
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if r, ok := s.locked[i]; ok {
-			return r[1], nv.SUCCESS
-		}
-		return fakeIdleSMMHz, nv.SUCCESS
+	return fakeMaxSMMHz, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetClockInfo(t nv.ClockType) (uint32, nv.Return) {
+	if t == nv.CLOCK_MEM {
+		return fakeMemMHz, nv.SUCCESS
 	}
-	d.GetCurrentClocksEventReasonsFunc = func() (uint64, nv.Return) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if _, ok := s.locked[i]; ok {
-			return nv.ClocksThrottleReasonApplicationsClocksSetting, nv.SUCCESS
-		}
-		return nv.ClocksThrottleReasonGpuIdle, nv.SUCCESS
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	if r, ok := d.s.locked[d.i]; ok {
+		return r[1], nv.SUCCESS
 	}
-	d.SetGpuLockedClocksFunc = func(lo, hi uint32) nv.Return {
-		if lo > hi || hi > fakeMaxSMMHz {
-			return nv.ERROR_INVALID_ARGUMENT
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.locked[i] = [2]uint32{lo, hi}
-		return nv.SUCCESS
+	return fakeIdleSMMHz, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetCurrentClocksEventReasons() (uint64, nv.Return) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	if _, ok := d.s.locked[d.i]; ok {
+		return nv.ClocksThrottleReasonApplicationsClocksSetting, nv.SUCCESS
 	}
-	d.ResetGpuLockedClocksFunc = func() nv.Return {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.locked, i)
-		return nv.SUCCESS
+	return nv.ClocksThrottleReasonGpuIdle, nv.SUCCESS
+}
+
+func (d *fakeDevice) GetCurrentClocksThrottleReasons() (uint64, nv.Return) {
+	return d.GetCurrentClocksEventReasons()
+}
+
+func (d *fakeDevice) SetGpuLockedClocks(lo, hi uint32) nv.Return {
+	if lo > hi || hi > fakeMaxSMMHz {
+		return nv.ERROR_INVALID_ARGUMENT
 	}
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.s.locked[d.i] = [2]uint32{lo, hi}
+	return nv.SUCCESS
+}
+
+func (d *fakeDevice) ResetGpuLockedClocks() nv.Return {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	delete(d.s.locked, d.i)
+	return nv.SUCCESS
 }
 
 // lockedGPUs lists the fake GPUs whose clocks are locked now.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	nv "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml/internal/nv"
 )
 
 // InventoryVersion is the version of the inventory JSON format.

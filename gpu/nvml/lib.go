@@ -1,15 +1,16 @@
 // Package nvml is the harness's view of the GPUs through NVML: an inventory (devices, NUMA and
 // CPU affinity, clocks, topology, P2P and NVLink), the mapping from CUDA ordinals to NVML devices,
 // pinning a thread to a GPU's CPUs, locked clocks and telemetry. With Options.Fake it runs on
-// go-nvml's DGX H200 mock, filled in to look like a real 8-GPU NVLink server, so that everything
-// above it runs without a GPU.
+// a fake 8-GPU NVLink server (a DGX H200, as go-nvml's mock of it reports one), so that everything
+// above it runs without a GPU. Real NVML is loaded at run time from libnvidia-ml.so.1 (no cgo), so
+// every build, CGO_ENABLED=0 included, has both.
 package nvml
 
 import (
 	"errors"
 	"fmt"
 
-	nv "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml/internal/nv"
 
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
 )
@@ -42,7 +43,7 @@ func Open(o Options) (*Lib, error) {
 			return nil, fmt.Errorf("fake GPUs %d: want 1..64", n)
 		}
 		fs := newFakeServer(n)
-		return &Lib{nv: fs.Server, fake: fs, devices: fs.Devices}, nil
+		return &Lib{nv: fs, fake: fs, devices: fs.Devices}, nil
 	}
 	lib := nv.New()
 	switch ret := lib.Init(); ret {

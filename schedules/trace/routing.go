@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -67,6 +68,10 @@ type Routing struct {
 	Token   int64
 	Request string // problem_id or request, as written (JSON text); "" if absent
 	Source  int    // source rank; -1 if absent
+	// Dataset and Model are the line's "dataset" (text domain or prompt set) and "model"
+	// fields, as routing loggers write them; "" if absent.
+	Dataset string
+	Model   string
 	Line    int
 }
 
@@ -77,6 +82,8 @@ type routingLine struct {
 	ProblemID json.RawMessage `json:"problem_id"`
 	Request   json.RawMessage `json:"request"`
 	Source    *json.Number    `json:"source"`
+	Dataset   *string         `json:"dataset"`
+	Model     *string         `json:"model"`
 }
 
 // ReadRouting reads token-routing JSONL: one JSON object per line with "layer" and "experts"
@@ -166,6 +173,12 @@ func parseRouting(text []byte, experts, gpus int) (Routing, error) {
 			return rt, fmt.Errorf("%w (source ranks are in [0, %d))", err, gpus)
 		}
 		rt.Source = int(s)
+	}
+	if rl.Dataset != nil {
+		rt.Dataset = *rl.Dataset
+	}
+	if rl.Model != nil {
+		rt.Model = *rl.Model
 	}
 	switch {
 	case len(rl.ProblemID) > 0 && len(rl.Request) > 0:
@@ -305,12 +318,39 @@ func buildRouting(rs []Routing, name string, o RoutingOptions) (*Trace, error) {
 	if same {
 		t.Meta.TokensPerGPU = int(first)
 	}
+	// The lines' own dataset and model are kept: one shared by every line labels the matrices
+	// (and names the model where --model did not); several are listed in the parameters, since
+	// a matrix then sums tokens of all of them.
+	datasets, models := distinct(rs, func(r *Routing) string { return r.Dataset }), distinct(rs, func(r *Routing) string { return r.Model })
+	dataset := ""
+	if len(datasets) == 1 {
+		dataset = datasets[0]
+	} else if len(datasets) > 1 {
+		t.Meta.Params["datasets"] = strings.Join(datasets, ",")
+	}
+	if t.Meta.Model == "" && len(models) == 1 {
+		t.Meta.Model = models[0]
+	}
 	for _, l := range layers {
 		t.Matrices = append(t.Matrices,
-			Matrix{Layer: l, Phase: Dispatch, Bytes: dispatch[l]},
-			Matrix{Layer: l, Phase: Combine, Bytes: Transpose(dispatch[l])})
+			Matrix{Layer: l, Phase: Dispatch, Dataset: dataset, Bytes: dispatch[l]},
+			Matrix{Layer: l, Phase: Combine, Dataset: dataset, Bytes: Transpose(dispatch[l])})
 	}
 	return t, t.Validate(o.MaxPorts)
+}
+
+// distinct lists the non-empty values of f over rs, sorted.
+func distinct(rs []Routing, f func(*Routing) string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range rs {
+		if v := f(&rs[i]); v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func orNone(s string) string {

@@ -148,3 +148,32 @@ func TestImportRoutingRejectsOptions(t *testing.T) {
 	_, err = ImportRouting(strings.NewReader(`{"layer": 0, "experts": [1]}`), "r.jsonl", o)
 	wantErr(t, err, "gpus = 5 is above the port limit of 4")
 }
+
+// The lines' dataset and model are kept: one shared dataset labels every matrix, one model
+// names the trace's model where the options gave none; several datasets are listed.
+func TestImportRoutingKeepsDatasetAndModel(t *testing.T) {
+	for _, c := range []struct {
+		name, lines, optModel  string
+		dataset, model, listed string
+	}{
+		{"one dataset", `{"layer":0,"experts":[0],"dataset":"gsm8k","model":"mixtral-8x7b"}` + "\n" + `{"layer":0,"experts":[1],"dataset":"gsm8k","model":"mixtral-8x7b"}`, "", "gsm8k", "mixtral-8x7b", ""},
+		{"option wins", `{"layer":0,"experts":[0],"model":"from-line"}`, "given", "", "given", ""},
+		{"two datasets", `{"layer":0,"experts":[0],"dataset":"b"}` + "\n" + `{"layer":0,"experts":[1],"dataset":"a"}`, "", "", "", "a,b"},
+		{"none", `{"layer":0,"experts":[0]}`, "", "", "", ""},
+	} {
+		o := routingOpts(false)
+		o.Model = c.optModel
+		tr, err := ImportRouting(strings.NewReader(c.lines), c.name, o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, m := range tr.Matrices {
+			if m.Dataset != c.dataset {
+				t.Errorf("%s: matrix dataset %q, want %q", c.name, m.Dataset, c.dataset)
+			}
+		}
+		if tr.Meta.Model != c.model || tr.Meta.Params["datasets"] != c.listed {
+			t.Errorf("%s: model %q datasets %q, want %q and %q", c.name, tr.Meta.Model, tr.Meta.Params["datasets"], c.model, c.listed)
+		}
+	}
+}

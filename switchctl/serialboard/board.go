@@ -138,6 +138,7 @@ func NewBoard(ctx context.Context, w *switchctl.Wiring, opts switchctl.Options, 
 	if err != nil {
 		return nil, err
 	}
+	c.link.trace = opts.Trace
 	b := &Board{conn: c, log: opts.Log, chanOf: map[switchctl.Addr]int{}}
 	for _, s := range w.Switches {
 		b.channels = append(b.channels, s.Channel)

@@ -24,6 +24,7 @@ type Link struct {
 	readTimeout  time.Duration // 0: the port has no read timeout; an empty read is the end
 	replyTimeout time.Duration
 	retries      int
+	trace        func(port, command, reply string, took time.Duration, err error)
 
 	lines   chan line
 	done    chan struct{} // closed when the reader has stopped; readErr says why
@@ -158,6 +159,10 @@ func (l *Link) skipStale(ctx context.Context) {
 func (l *Link) exchange(ctx context.Context, cmd string, extra time.Duration, valid func(string) error, tries int, final bool) (reply string, sent, got time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.trace != nil {
+		start := time.Now()
+		defer func() { l.trace(l.name, cmd, reply, time.Since(start), err) }()
+	}
 	closing := l.closing
 	if final {
 		closing = nil

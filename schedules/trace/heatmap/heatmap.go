@@ -1,6 +1,8 @@
-// Package heatmap draws a demand matrix as a PNG heatmap in the style of seed 000 Figure 3: one
+// Package heatmap draws a demand matrix as a PNG heatmap in the style of Tetris Figure 3: one
 // cell per (transmitter, receiver) pair shaded by bytes, row and column loads beside the grid,
-// and the bottleneck endpoints (those whose load sets the bandwidth lower bound) outlined in red.
+// the bottleneck endpoints (those whose load sets the bandwidth lower bound) outlined in red, and
+// a colour scale from 0 to the largest cell. Past 16 ports the port labels and loads are thinned
+// to every 2nd, 4th, ... port so that they stay legible.
 package heatmap
 
 import (
@@ -35,7 +37,23 @@ type Layout struct {
 // under about 800 px, and never below 1 px.
 func LayoutFor(n int) Layout {
 	cell := max(1, min(48, 768/max(n, 1)))
-	return Layout{Cell: cell, Left: 56, Top: 44, Right: 96, Bottom: 40}
+	return Layout{Cell: cell, Left: 56, Top: 44, Right: 160, Bottom: 40}
+}
+
+// LabelEvery is the stride of the port labels: 1 while a cell fits a label (14 px), else the
+// smallest power of two whose span does.
+func (l Layout) LabelEvery() int {
+	k := 1
+	for k*l.Cell < 14 {
+		k *= 2
+	}
+	return k
+}
+
+// ScaleBar is the colour scale's rectangle, right of the Tx loads, as tall as the grid.
+func (l Layout) ScaleBar(n int) image.Rectangle {
+	x := l.Left + n*l.Cell + 74
+	return image.Rect(x, l.Top, x+12, l.Top+n*l.Cell)
 }
 
 // CellOrigin is the top-left pixel of cell (i, j).
@@ -89,11 +107,17 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 		}
 	}
 	st := d.Statistics()
-	label := l.Cell >= 14
+	every := l.LabelEvery()
+	// A column load ("127.4MiB", up to 9 characters of 7 px) needs 64 px; with two lines,
+	// neighbours on one line are 2·rxEvery cells apart.
+	rxEvery := every
+	for 2*rxEvery*l.Cell < 64 {
+		rxEvery *= 2
+	}
 	text(img, 4, 16, title, Ink)
-	if label {
-		text(img, 4, 32, "Tx \\ Rx", Ink)
-		for k := 0; k < n; k++ {
+	text(img, 4, 32, "Tx \\ Rx", Ink)
+	for k := 0; k < n; k += every {
+		{
 			o := l.CellOrigin(k, k)
 			text(img, o.X+2, l.Top-4, fmt.Sprint(k), Ink)
 			text(img, l.Left-20, o.Y+l.Cell/2+4, fmt.Sprint(k), Ink)
@@ -108,10 +132,12 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 	for k := 0; k < n; k++ {
 		o := l.CellOrigin(k, k)
 		tx, rx := schedules.Endpoint{Port: k}, schedules.Endpoint{Port: k, Rx: true}
-		if label {
+		if k%every == 0 {
 			text(img, l.Left+n*l.Cell+6, o.Y+l.Cell/2+4, units.FormatBytes(d.RowLoad(k)), inkFor(bottleneck[tx]))
+		}
+		if k%rxEvery == 0 {
 			// Column loads alternate between two lines so that neighbours never overlap.
-			text(img, o.X+1, l.Top+n*l.Cell+16+12*(k%2), units.FormatBytes(d.ColLoad(k)), inkFor(bottleneck[rx]))
+			text(img, o.X+1, l.Top+n*l.Cell+16+12*((k/rxEvery)%2), units.FormatBytes(d.ColLoad(k)), inkFor(bottleneck[rx]))
 		}
 		if bottleneck[tx] {
 			outline(img, image.Rect(l.Left, o.Y, l.Left+n*l.Cell, o.Y+l.Cell), Bottleneck)
@@ -120,6 +146,16 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 			outline(img, image.Rect(o.X, l.Top, o.X+l.Cell, l.Top+n*l.Cell), Bottleneck)
 		}
 	}
+	// The colour scale: the largest cell's shade at the top, white (no bytes) at the bottom.
+	bar := l.ScaleBar(n)
+	for y := bar.Min.Y; y < bar.Max.Y; y++ {
+		v := int64(float64(peak) * float64(bar.Max.Y-1-y) / float64(max(1, bar.Dy()-1)))
+		fill(img, image.Rect(bar.Min.X, y, bar.Max.X, y+1), Shade(v, peak))
+	}
+	outline(img, bar.Inset(-1), Ink)
+	text(img, bar.Max.X+4, bar.Min.Y+8, units.FormatBytes(peak), Ink)
+	text(img, bar.Max.X+4, bar.Max.Y, "0", Ink)
+	text(img, bar.Min.X-4, bar.Min.Y-4, "bytes/cell", Ink)
 	return img, nil
 }
 

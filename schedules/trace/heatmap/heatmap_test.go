@@ -95,3 +95,60 @@ func ExampleRender() {
 	fmt.Println(img.RGBAAt(o.X, o.Y+l.Cell/2) == Bottleneck)
 	// Output: true
 }
+
+// At 64 ports the labels are thinned, not dropped, and a colour scale runs from the largest
+// cell's shade at the top to white at the bottom.
+func TestRender64LabelsAndScale(t *testing.T) {
+	rows := make([][]int64, 64)
+	for i := range rows {
+		rows[i] = make([]int64, 64)
+		for j := range rows[i] {
+			rows[i][j] = int64(1 + (i*7+j*3)%50)
+		}
+	}
+	d, err := schedules.DemandFromRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := Render(d, "64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LayoutFor(64)
+	if every := l.LabelEvery(); every != 2 || l.Cell != 12 {
+		t.Fatalf("cell %d px, labels every %d; want 12 and 2", l.Cell, every)
+	}
+	// Ink in the column-label strip above the grid, over port 0's and port 62's cells.
+	for _, k := range []int{0, 62} {
+		o := l.CellOrigin(0, k)
+		ink := 0
+		for y := l.Top - 14; y < l.Top-2; y++ {
+			for x := o.X; x < o.X+l.Cell; x++ {
+				if img.RGBAAt(x, y) == Ink {
+					ink++
+				}
+			}
+		}
+		if ink == 0 {
+			t.Errorf("no label above port %d", k)
+		}
+	}
+	bar := l.ScaleBar(64)
+	mid := (bar.Min.X + bar.Max.X) / 2
+	if got, want := img.RGBAAt(mid, bar.Min.Y+3), Shade(50, 50); colourDist(got, want) > 12 { // a gradient: 3 px down is a little lighter
+		t.Errorf("scale top %v, want the peak's shade %v", got, want)
+	}
+	if got := img.RGBAAt(mid, bar.Max.Y-3); colourDist(got, Background) > 6 {
+		t.Errorf("scale bottom %v, want about white", got)
+	}
+}
+
+func colourDist(a, b color.RGBA) int {
+	d := func(x, y uint8) int {
+		if x > y {
+			return int(x - y)
+		}
+		return int(y - x)
+	}
+	return d(a.R, b.R) + d(a.G, b.G) + d(a.B, b.B)
+}

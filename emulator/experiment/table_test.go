@@ -1,0 +1,64 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+func TestTimeColumn(t *testing.T) {
+	for _, c := range []struct {
+		vs   []float64
+		unit string
+		want []string
+	}{
+		{[]float64{441.9e-6, 801.9e-6}, "µs", []string{"441.9", "801.9"}},
+		{[]float64{441.9e-6, 15.3e-3}, "ms", []string{"0.4419", "15.3000"}},
+		{[]float64{3.5, 2}, "s", []string{"3.500", "2.000"}},
+		{[]float64{12e-9, 450e-9}, "ns", []string{"12.00", "450.00"}},
+		{[]float64{0}, "s", []string{"0"}},
+	} {
+		col := newTimeColumn(c.vs)
+		if col.unit != c.unit {
+			t.Errorf("%v: unit %s, want %s", c.vs, col.unit, c.unit)
+		}
+		for i, v := range c.vs {
+			if got := col.format(v); got != c.want[i] {
+				t.Errorf("%v: %g formats as %q, want %q", c.vs, v, got, c.want[i])
+			}
+		}
+	}
+}
+
+func TestVariant(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts schedules.Options
+		want string
+	}{
+		{"tetris", schedules.Options{}, ""},
+		{"tetris", schedules.Options{NoPartial: true, NaiveRouting: true}, "--no-partial --naive-routing"},
+		{"snb", schedules.Options{NoPartial: true}, "--no-partial"},
+		{"bvn", schedules.Options{NoPartial: true, NoDegreeCoverage: true}, ""},
+		{"sunflow", schedules.Options{RNBMapping: "looping"}, "--rnb-mapping looping"},
+		{"bff", schedules.Options{RNBMapping: "earliest"}, ""},
+	} {
+		if got := Variant(c.name, c.opts); got != c.want {
+			t.Errorf("Variant(%s, %+v) = %q, want %q", c.name, c.opts, got, c.want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	cfg := Config{Options: schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}}
+	got := Describe("t.json", 3, cfg)
+	for _, want := range []string{"t.json (3 matrices)", "bandwidth 800Gbps", "α_r 10µs", "fabric benes"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe = %q, want it to hold %q", got, want)
+		}
+	}
+	if got := Describe("m.csv", 1, cfg); !strings.HasPrefix(got, "m.csv (1 matrix)") {
+		t.Errorf("Describe of one matrix = %q", got)
+	}
+}

@@ -1,0 +1,298 @@
+// Package report turns a run directory (what tetris-hil demo, emulate, sweep or replay wrote)
+// into one self-contained HTML page to share: the inputs and their hashes, the calibration plot,
+// the results table, Gantt charts, the sweep heatmaps and, where the directory records them, the
+// commands that reproduce each figure. Everything is inlined (images as data: URIs, no scripts,
+// no fonts or styles fetched), so the page opens the same offline, from a mail or an archive.
+//
+// It reads only files: the emulate JSON (experiment.Report), the sweep manifest (sweep.json),
+// commands.json (figure file → command, as the demo writes it) and the images beside them.
+package report
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
+)
+
+// Emulate is an emulate --json file.
+type Emulate struct {
+	experiment.Report
+	// Path is where it was read from.
+	Path string
+}
+
+// ReadEmulate reads an emulate --json file.
+func ReadEmulate(path string) (*Emulate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var e Emulate
+	if err := json.Unmarshal(b, &e.Report); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(e.Runs) == 0 {
+		return nil, fmt.Errorf("%s: no runs (not an emulate --json file?)", path)
+	}
+	e.Path = path
+	return &e, nil
+}
+
+// Matrices is the number of distinct matrices of the runs.
+func (e *Emulate) Matrices() int {
+	seen := map[int]bool{}
+	for _, r := range e.Runs {
+		seen[r.Matrix.Index] = true
+	}
+	return len(seen)
+}
+
+// WorstMatrix is the matrix that takes Tetris longest (the slowest All-to-All of the pass), or
+// the first run's matrix where Tetris did not run.
+func (e *Emulate) WorstMatrix() emulator.MatrixRef {
+	var worst *experiment.Record
+	for i := range e.Runs {
+		r := &e.Runs[i]
+		if r.Algorithm == experiment.DefaultReference && (worst == nil || r.CompletionSeconds > worst.CompletionSeconds) {
+			worst = r
+		}
+	}
+	if worst == nil {
+		return e.Runs[0].Matrix
+	}
+	return worst.Matrix
+}
+
+// tetrisFamily are the runs that are Tetris's planner (the ideal snb included), not baselines.
+func tetrisFamily(algo string) bool {
+	return strings.HasPrefix(algo, "tetris") || algo == "snb"
+}
+
+// BestBaseline is the baseline with the least completion summed over the matrices ("" when
+// only Tetris ran).
+func (e *Emulate) BestBaseline() string {
+	sum := map[string]float64{}
+	var order []string
+	for _, r := range e.Runs {
+		if tetrisFamily(r.Algorithm) {
+			continue
+		}
+		if _, ok := sum[r.Algorithm]; !ok {
+			order = append(order, r.Algorithm)
+		}
+		sum[r.Algorithm] += r.CompletionSeconds
+	}
+	best := ""
+	for _, a := range order {
+		if best == "" || sum[a] < sum[best] {
+			best = a
+		}
+	}
+	return best
+}
+
+// Sweep is a sweep directory's manifest (sweep.json), as far as the report shows it.
+type Sweep struct {
+	Tool          string             `json:"tool"`
+	Inputs        []provenance.Input `json:"inputs"`
+	Matrices      int                `json:"matrices"`
+	Algorithms    []string           `json:"algorithms"`
+	Reference     string             `json:"reference"`
+	Bandwidths    []float64          `json:"bandwidths_bytes_per_second"`
+	Reconfigs     []float64          `json:"reconfigs_seconds"`
+	TransferModel string             `json:"transfer_model"`
+	ReconfigModel string             `json:"reconfig_model"`
+	Path          string             `json:"-"`
+}
+
+// figure is one embedded image.
+type figure struct {
+	Name    string // path relative to the run directory
+	URI     template.URL
+	Command string
+}
+
+// page is what the template shows.
+type page struct {
+	Dir         string
+	Tool        string
+	Inputs      []provenance.Input
+	Emulate     *Emulate
+	Worst       emulator.MatrixRef
+	Best        string
+	Sweeps      []*Sweep
+	Calibration []figure
+	Gantt       []figure
+	Heatmaps    []figure
+	Other       []figure
+	Texts       []text
+}
+
+type text struct{ Name, Body string }
+
+// maxImage bounds one embedded image: a report is for sharing, and a chart of this size is
+// already unreadable in a browser.
+const maxImage = 8 << 20
+
+// Write renders the report of dir to w. It fails when dir holds nothing it can show.
+func Write(w io.Writer, dir string) error {
+	p, err := build(dir)
+	if err != nil {
+		return err
+	}
+	return tmpl.Execute(w, p)
+}
+
+func build(dir string) (*page, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	p := &page{Dir: dir}
+	commands := map[string]string{}
+	if b, err := os.ReadFile(filepath.Join(dir, "commands.json")); err == nil {
+		if err := json.Unmarshal(b, &commands); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "commands.json"), err)
+		}
+	}
+	var files []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if strings.Count(rel, string(filepath.Separator)) >= 2 {
+				return filepath.SkipDir // run directories are flat or one level deep
+			}
+			return nil
+		}
+		files = append(files, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	for _, rel := range files {
+		path := filepath.Join(dir, rel)
+		base := filepath.Base(rel)
+		ext := strings.ToLower(filepath.Ext(rel))
+		switch {
+		case ext == ".json" && p.Emulate == nil && isEmulate(path):
+			e, err := ReadEmulate(path)
+			if err != nil {
+				return nil, err
+			}
+			p.Emulate = e
+			p.Worst, p.Best = e.WorstMatrix(), e.BestBaseline()
+			if p.Tool == "" {
+				p.Tool, p.Inputs = e.Tool, e.Inputs
+			}
+		case base == "sweep.json":
+			s, err := readSweep(path)
+			if err != nil {
+				return nil, err
+			}
+			s.Path = rel
+			p.Sweeps = append(p.Sweeps, s)
+			if p.Tool == "" {
+				p.Tool, p.Inputs = s.Tool, s.Inputs
+			}
+		case ext == ".png" || ext == ".svg":
+			f, err := embed(path, rel, commands[rel])
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case ext == ".svg" && hasPNG(files, rel):
+				// The PNG twin is shown; SVGs render with the viewer's fonts, PNGs as drawn.
+			case strings.HasPrefix(base, "calibration"):
+				p.Calibration = append(p.Calibration, f)
+			case strings.HasPrefix(base, "gantt"):
+				p.Gantt = append(p.Gantt, f)
+			case strings.HasPrefix(base, "speedup-") || strings.HasPrefix(base, "completion-vs-lower-bound"):
+				p.Heatmaps = append(p.Heatmaps, f)
+			default:
+				p.Other = append(p.Other, f)
+			}
+		case ext == ".txt" && (base == "sweep.txt" || base == "calibration.txt"):
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			p.Texts = append(p.Texts, text{Name: rel, Body: string(b)})
+		}
+	}
+	if p.Emulate == nil && len(p.Sweeps) == 0 && len(p.Calibration)+len(p.Gantt)+len(p.Heatmaps)+len(p.Other) == 0 {
+		return nil, fmt.Errorf("%s: no emulate JSON, sweep.json or chart to report (run tetris-hil demo, or emulate --json, sweep --out, into it)", dir)
+	}
+	return p, nil
+}
+
+func hasPNG(files []string, svg string) bool {
+	png := strings.TrimSuffix(svg, filepath.Ext(svg)) + ".png"
+	i := sort.SearchStrings(files, png)
+	return i < len(files) && files[i] == png
+}
+
+// isEmulate tells an emulate --json file by its keys (a run record or a calibration is not one).
+func isEmulate(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(b, &keys) != nil {
+		return false
+	}
+	_, runs := keys["runs"]
+	_, tm := keys["transfer_model"]
+	return runs && tm
+}
+
+func readSweep(path string) (*Sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Sweep
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+func embed(path, rel, command string) (figure, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return figure{}, err
+	}
+	if len(b) > maxImage {
+		return figure{}, fmt.Errorf("%s: %d bytes, more than the %d an embedded image may have", path, len(b), maxImage)
+	}
+	mime := "image/png"
+	if strings.EqualFold(filepath.Ext(path), ".svg") {
+		mime = "image/svg+xml"
+	}
+	if len(b) == 0 {
+		return figure{}, errors.New(path + ": empty image")
+	}
+	uri := "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
+	return figure{Name: rel, URI: template.URL(uri), Command: command}, nil
+}
