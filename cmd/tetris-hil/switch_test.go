@@ -186,8 +186,9 @@ func TestSwitchEmulateCommand(t *testing.T) {
 		t.Fatalf("get --json: %v\n%s", err, out)
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("emulate after SIGINT: %v", err)
+	// Like every command, the emulator stopped by SIGINT exits 130 (128 + SIGINT).
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 130 {
+		t.Errorf("emulate after SIGINT: %v, want exit status 130", err)
 	}
 	entries, err := boardemu.ReadLog(logPath)
 	if err != nil {
