@@ -121,7 +121,9 @@ func TestSignalStopsEveryPhase(t *testing.T) {
 			func(dir string) []string {
 				return []string{"emulate", "--json", filepath.Join(dir, "report.json"), "--timeline", filepath.Join(dir, "tl")}
 			},
-			func(dir string) func() bool { return exists(filepath.Join(dir, "tl", experiment.TimelinesManifestName)) },
+			func(dir string) func() bool {
+				return exists(filepath.Join(dir, "tl", experiment.TimelinesManifestName))
+			},
 			func(t *testing.T, dir string) {
 				if _, err := os.Stat(filepath.Join(dir, "report.json")); err == nil {
 					t.Error("the report was written after the signal")
