@@ -1,11 +1,14 @@
 package emulator
 
 import (
-	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -50,10 +53,16 @@ type RunRecord struct {
 	Matrix    MatrixRef          `json:"matrix"`
 	// TransferModel and ReconfigModel name the timing models (live: what was measured and how
 	// reconfiguration was injected or driven).
-	TransferModel string              `json:"transfer_model,omitempty"`
-	ReconfigModel string              `json:"reconfig_model,omitempty"`
-	Result        *Result             `json:"result"`
-	Timeline      *schedules.Timeline `json:"timeline"`
+	TransferModel string `json:"transfer_model,omitempty"`
+	ReconfigModel string `json:"reconfig_model,omitempty"`
+	// ScheduleFile and ScheduleSHA256 name the schedule the run executed: the file written
+	// beside the record (emulate --timeline's <name>.schedule.json, relative to the record's
+	// directory) and ScheduleDigest of its contents, so that a record checked against another
+	// schedule is told apart from a schedule that ran wrongly. Absent in older records.
+	ScheduleFile   string              `json:"schedule_file,omitempty"`
+	ScheduleSHA256 string              `json:"schedule_sha256,omitempty"`
+	Result         *Result             `json:"result"`
+	Timeline       *schedules.Timeline `json:"timeline"`
 }
 
 // Write writes the record to path (safefile rules: a reader never sees half a file).
@@ -64,13 +73,32 @@ func (r *RunRecord) Write(path string) error {
 	return nil
 }
 
-// ReadRunRecord reads a run record; name prefixes every error. Unknown fields are an error, so
-// that a misspelt field is noticed rather than read as zero.
+// ReadRunRecord reads a run record; name prefixes every error. Unknown fields, trailing data and
+// values of the wrong kind are errors naming the field's path and the value (field
+// timeline.switch_changes[0].to = "diagonal": ...), so that a misspelt or foreign field is
+// noticed rather than read as zero.
 func ReadRunRecord(r io.Reader, name string) (*RunRecord, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parseRunRecord(b, name)
+}
+
+func parseRunRecord(b []byte, name string) (*RunRecord, error) {
+	// The version first, so that a record of a newer format is reported as such and not by the
+	// first field this build does not know.
+	var probe struct {
+		Version json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(b, &probe); err == nil && probe.Version != nil {
+		var v int
+		if err := json.Unmarshal(probe.Version, &v); err != nil || v < 1 || v > RunRecordVersion {
+			return nil, fmt.Errorf("%s: field version = %s: not supported (this build reads versions 1..%d)", name, clip(probe.Version), RunRecordVersion)
+		}
+	}
 	var rec RunRecord
-	if err := dec.Decode(&rec); err != nil {
+	if err := decodeStrict(b, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if rec.Version < 1 || rec.Version > RunRecordVersion {
@@ -100,24 +128,102 @@ func LoadRunRecord(path string) (*RunRecord, error) {
 // LoadTimeline reads the timeline of a run record (a JSON object with a "timeline" field) or a
 // bare schedules.Timeline, from any producer.
 func LoadTimeline(path string) (*schedules.Timeline, error) {
+	tl, _, err := LoadTimelineRecord(path)
+	return tl, err
+}
+
+// LoadTimelineRecord is LoadTimeline that also returns the run record (nil for a bare timeline),
+// e.g. for RunRecord.CheckSchedule.
+func LoadTimelineRecord(path string) (*schedules.Timeline, *RunRecord, error) {
 	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var probe map[string]json.RawMessage
+	if err := decodeStrict(b, &probe); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, ok := probe["timeline"]; ok {
+		rec, err := parseRunRecord(b, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rec.Timeline, rec, nil
+	}
+	var tl schedules.Timeline
+	if err := decodeStrict(b, &tl); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &tl, nil, nil
+}
+
+// MarshalSchedule is the canonical file form of a schedule (indented JSON, as emulate
+// --timeline writes it) and ScheduleDigest its SHA-256: two files that parse to the same
+// schedule have the same digest however they were formatted.
+func MarshalSchedule(s *schedules.Schedule) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", " ")
 	if err != nil {
 		return nil, err
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return append(b, '\n'), nil
+}
+
+// ScheduleDigest is the hex SHA-256 of MarshalSchedule(s).
+func ScheduleDigest(s *schedules.Schedule) (string, error) {
+	b, err := MarshalSchedule(s)
+	if err != nil {
+		return "", err
 	}
-	if _, ok := probe["timeline"]; ok {
-		rec, err := ReadRunRecord(bytes.NewReader(b), path)
-		if err != nil {
-			return nil, err
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ErrOtherSchedule is wrapped by CheckSchedule's error for a record of another schedule.
+var ErrOtherSchedule = errors.New("the timeline belongs to another schedule")
+
+// CheckSchedule reports whether the record, read from recordPath, is the run of schedule s read
+// from schedulePath. Where the record names its schedule (ScheduleSHA256, or in older records
+// the SHA-256 of an input in role "schedule") and s is another, the error (wrapping
+// ErrOtherSchedule) says which schedule the timeline belongs to, rather than leaving the verifier
+// to list every circuit as missing or misplaced. A record that names no schedule passes.
+func (r *RunRecord) CheckSchedule(recordPath string, s *schedules.Schedule, schedulePath string) error {
+	var where, want, got string
+	var err error
+	switch {
+	case r.ScheduleSHA256 != "":
+		where, want = r.ScheduleFile, r.ScheduleSHA256
+		if where != "" && !filepath.IsAbs(where) {
+			where = filepath.Join(filepath.Dir(recordPath), where)
 		}
-		return rec.Timeline, nil
+		if got, err = ScheduleDigest(s); err != nil {
+			return err
+		}
+	default:
+		for _, in := range r.Inputs {
+			if in.Role == "schedule" && in.SHA256 != "" {
+				where, want = in.Path, in.SHA256
+			}
+		}
+		if want == "" {
+			return nil
+		}
+		if got, err = provenance.SHA256(schedulePath); err != nil {
+			return err
+		}
 	}
-	var tl schedules.Timeline
-	if err := json.Unmarshal(b, &tl); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if got == want {
+		return nil
 	}
-	return &tl, nil
+	if where == "" {
+		where = "another schedule"
+	}
+	what := r.Algorithm
+	switch {
+	case r.Matrix.Index >= 0:
+		what += fmt.Sprintf(" on matrix %d", r.Matrix.Index)
+	case r.Matrix.Label != "":
+		what += " on " + r.Matrix.Label
+	}
+	return fmt.Errorf("%w: %s is the run of %s (%s, sha256 %.12s…), not of %s (sha256 %.12s…)",
+		ErrOtherSchedule, recordPath, where, what, want, schedulePath, got)
 }

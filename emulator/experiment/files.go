@@ -3,6 +3,8 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,13 +110,20 @@ func WriteTimelines(ctx context.Context, dir string, recs []Record, exec emulato
 		}
 		r := &recs[i]
 		base := filepath.Join(dir, r.Name())
-		if err := safefile.WriteJSON(base+".schedule.json", r.Schedule); err != nil {
+		sb, err := emulator.MarshalSchedule(r.Schedule)
+		if err != nil {
+			return fmt.Errorf("%s.schedule.json: %w", base, err)
+		}
+		if err := safefile.WriteFile(base+".schedule.json", sb); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.RunRecord(exec, tool, inputs).Write(base + ".timeline.json"); err != nil {
+		rec := r.RunRecord(exec, tool, inputs)
+		sum := sha256.Sum256(sb)
+		rec.ScheduleFile, rec.ScheduleSHA256 = r.Name()+".schedule.json", hex.EncodeToString(sum[:])
+		if err := rec.Write(base + ".timeline.json"); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
