@@ -93,7 +93,7 @@ func (m *alphaBetaModel) Name() string { return m.name }
 
 func (m *alphaBetaModel) gpu(port int) (int, error) {
 	if m.gpuOf == nil {
-		if port >= m.gpus {
+		if port < 0 || port >= m.gpus {
 			return 0, fmt.Errorf("alphabeta model: port %d has no GPU (identity mapping, %d GPUs calibrated)", port, m.gpus)
 		}
 		return port, nil

@@ -15,7 +15,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-func exampleRecord(t *testing.T) *emulator.RunRecord {
+func exampleRecord(t testing.TB) *emulator.RunRecord {
 	t.Helper()
 	f, _ := benes.New(2)
 	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: "hand", N: 2, Ports: 2,
