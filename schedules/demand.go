@@ -15,16 +15,19 @@ type Demand struct {
 }
 
 // NewDemand returns an all-zero n×n demand.
-func NewDemand(n int) *Demand {
+func NewDemand(n int) *Demand { return demandOver(make([]int64, n*n), n) }
+
+// demandOver makes a demand whose rows are the n×n cells, row-major, without copying them.
+func demandOver(cells []int64, n int) *Demand {
 	b := make([][]int64, n)
-	cells := make([]int64, n*n)
 	for i := range b {
 		b[i] = cells[i*n : (i+1)*n : (i+1)*n]
 	}
 	return &Demand{Bytes: b}
 }
 
-// DemandFromRows copies rows into a Demand after checking that they are square and non-negative.
+// DemandFromRows copies rows into a Demand after checking that they are square, non-negative and
+// within the byte limits (CheckLimits: every load at most MaxBytes).
 func DemandFromRows(rows [][]int64) (*Demand, error) {
 	n := len(rows)
 	if n == 0 {
@@ -41,6 +44,9 @@ func DemandFromRows(rows [][]int64) (*Demand, error) {
 			}
 			d.Bytes[i][j] = v
 		}
+	}
+	if err := d.CheckLimits(); err != nil {
+		return nil, fmt.Errorf("demand matrix %w", err)
 	}
 	return d, nil
 }

@@ -3,6 +3,7 @@ package schedules
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 )
@@ -35,11 +36,14 @@ type Options struct {
 
 // Check rejects options no scheduler can use.
 func (o Options) Check() error {
-	if !(o.Bandwidth > 0) {
-		return fmt.Errorf("bandwidth must be positive, got %g bytes/s", o.Bandwidth)
+	if !(o.Bandwidth > 0) || math.IsInf(o.Bandwidth, 0) {
+		return fmt.Errorf("bandwidth must be positive and finite, got %g bytes/s", o.Bandwidth)
 	}
 	if !(o.Reconfig >= 0) {
 		return fmt.Errorf("reconfiguration delay must be non-negative, got %g s", o.Reconfig)
+	}
+	if err := CheckSeconds("reconfiguration delay", o.Reconfig); err != nil {
+		return err
 	}
 	if o.Fabric != "" && o.Fabric != Benes && o.Fabric != Crossbar {
 		return fmt.Errorf("fabric %q is not \"benes\" or \"crossbar\"", o.Fabric)
@@ -84,7 +88,23 @@ func Register(name, summary string, s Scheduler) {
 	if _, dup := registry[name]; dup {
 		panic("schedules: Register called twice for " + name)
 	}
-	registry[name] = registered{summary, s}
+	registry[name] = registered{summary, checked{s}}
+}
+
+// checked is a registered scheduler behind the input boundary: every caller that finds a
+// scheduler by name gets the options checked and the demand held to the limits (CheckHorizon)
+// before planning, so that no input can drive a scheduler past the range its arithmetic keeps
+// exact. Errors wrap ErrLimit where a limit is the cause.
+type checked struct{ s Scheduler }
+
+func (c checked) Schedule(ctx context.Context, d *Demand, o Options) (*Schedule, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if err := o.CheckHorizon(d); err != nil {
+		return nil, err
+	}
+	return c.s.Schedule(ctx, d, o)
 }
 
 // Lookup returns the scheduler registered under name.

@@ -1,12 +1,15 @@
 package schedules
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
 )
 
 // FormatVersion is the version of the schedule file this package reads and writes.
@@ -97,7 +100,9 @@ func (s *Schedule) BenesFabric() (*benes.Fabric, error) {
 	return benes.New(s.N)
 }
 
-// Validate checks the header fields; Verify checks everything else.
+// Validate checks the header fields and the limits (see limits.go): the fabric size on either
+// fabric, finite parameters, and per circuit and round the byte counts, groups and times that the
+// executor computes with. Verify (through Validate) checks everything else.
 func (s *Schedule) Validate() error {
 	if s.Version != FormatVersion {
 		return fmt.Errorf("field version: %d is not supported (this build reads version %d)", s.Version, FormatVersion)
@@ -111,6 +116,9 @@ func (s *Schedule) Validate() error {
 	if s.N < 1 {
 		return fmt.Errorf("field n: %d is not a positive fabric size", s.N)
 	}
+	if s.N > MaxFabricPorts {
+		return fmt.Errorf("field n: %d is %w of %d ports on any fabric", s.N, ErrLimit, MaxFabricPorts)
+	}
 	if s.Fabric == Benes {
 		if _, err := benes.New(s.N); err != nil {
 			return fmt.Errorf("field n: %w", err)
@@ -119,23 +127,64 @@ func (s *Schedule) Validate() error {
 	if s.Ports < 1 || s.Ports > s.N {
 		return fmt.Errorf("field ports: %d is not in [1, n=%d]", s.Ports, s.N)
 	}
-	if s.Params.BandwidthBytesPerSecond < 0 || s.Params.ReconfigSeconds < 0 {
-		return fmt.Errorf("field params: negative bandwidth %g or reconfiguration delay %g",
-			s.Params.BandwidthBytesPerSecond, s.Params.ReconfigSeconds)
+	if b := s.Params.BandwidthBytesPerSecond; !(b >= 0) || math.IsInf(b, 0) {
+		return fmt.Errorf("field params.bandwidth_bytes_per_second: %g is not a finite, non-negative bandwidth", b)
+	}
+	if err := CheckSeconds("field params.reconfig_seconds", s.Params.ReconfigSeconds); err != nil {
+		return err
+	}
+	var total int64
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		// Formatted only on an error: emulator.Run validates on every run, without allocating.
+		f := func() string { return fmt.Sprintf("field circuits[%d]", i) }
+		if c.Group > MaxGroup {
+			return fmt.Errorf("%s.group: %d is %w of %d", f(), c.Group, ErrLimit, MaxGroup)
+		}
+		if c.Bytes > MaxBytes {
+			return fmt.Errorf("%s.bytes: %d is %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
+		}
+		var ok bool
+		if total, ok = AddBytes(total, max(c.Bytes, 0)); !ok {
+			return fmt.Errorf("%s.bytes: %d brings the schedule's total %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
+		}
+		if c.PlannedStart != nil && !validSeconds(*c.PlannedStart) {
+			return CheckSeconds(f()+".planned_start", *c.PlannedStart)
+		}
+		if c.PlannedEnd != nil && !validSeconds(*c.PlannedEnd) {
+			return CheckSeconds(f()+".planned_end", *c.PlannedEnd)
+		}
+	}
+	for i, r := range s.Rounds {
+		if r.Group > MaxGroup {
+			return fmt.Errorf("field rounds[%d].group: %d is %w of %d", i, r.Group, ErrLimit, MaxGroup)
+		}
+		if !validSeconds(r.PlannedDuration) {
+			return CheckSeconds(fmt.Sprintf("field rounds[%d].planned_duration", i), r.PlannedDuration)
+		}
 	}
 	return nil
 }
 
-// ReadSchedule decodes and header-checks a schedule file; name is used in errors.
+// ReadSchedule decodes a schedule file strictly (no unknown fields, nothing after the object)
+// and checks its header and limits (Validate); name is used in errors, which are one line naming
+// the line, the field and the value. It does not run the static checks of Verify: verify lists
+// those as violations; every other reader calls CheckStatic or Verify next (LoadChecked does).
 func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var s Schedule
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, jsonerr.Describe(data, err))
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: trailing data after the schedule object", name)
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		line, col := jsonerr.Position(data, end+int64(len(data[end:])-len(bytes.TrimLeft(data[end:], " \t\r\n"))))
+		return nil, fmt.Errorf("%s: line %d, column %d: trailing data after the schedule object", name, line, col)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -143,7 +192,7 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 	return &s, nil
 }
 
-// LoadSchedule reads a schedule file from disk.
+// LoadSchedule reads a schedule file from disk (ReadSchedule).
 func LoadSchedule(path string) (*Schedule, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -151,4 +200,28 @@ func LoadSchedule(path string) (*Schedule, error) {
 	}
 	defer f.Close()
 	return ReadSchedule(f, path)
+}
+
+// LoadChecked is LoadSchedule followed by CheckStatic: the reader for every command that
+// executes a schedule file, so that it runs nothing verify would reject on the file alone. The
+// static violations come back as a *StaticError.
+func LoadChecked(path string) (*Schedule, error) {
+	s, err := LoadSchedule(path)
+	if err != nil {
+		return nil, err
+	}
+	if vs := CheckStatic(s); len(vs) > 0 {
+		return nil, &StaticError{Name: path, Violations: vs}
+	}
+	return s, nil
+}
+
+// StaticError is a schedule file that reads but fails the static checks.
+type StaticError struct {
+	Name       string
+	Violations []Violation
+}
+
+func (e *StaticError) Error() string {
+	return fmt.Sprintf("%s: invalid schedule: %v", e.Name, ViolationsError(e.Violations))
 }

@@ -1,6 +1,14 @@
 package schedules
 
-import "github.com/tetris-hil/tetris-hil/schedules/benes"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
+)
 
 // CircuitTiming is what happened to one circuit of a schedule during an execution (emulated or
 // live). Times are seconds from the start of the run.
@@ -43,4 +51,54 @@ func (t *Timeline) Completion() float64 {
 		c = max(c, ct.End)
 	}
 	return c
+}
+
+// ReadTimeline decodes a bare timeline strictly: no unknown fields (a misspelt field is an
+// error, not a missing value), switch states "bar" or "cross", nothing after the object, and
+// every time finite, non-negative and within MaxSeconds. name is used in errors, which are one
+// line naming the line, the field and the value. Whether the timeline fits a schedule is
+// VerifyTimeline's to say.
+func ReadTimeline(r io.Reader, name string) (*Timeline, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var tl Timeline
+	if err := dec.Decode(&tl); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, jsonerr.Describe(data, err))
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		line, col := jsonerr.Position(data, end+int64(len(data[end:])-len(bytes.TrimLeft(data[end:], " \t\r\n"))))
+		return nil, fmt.Errorf("%s: line %d, column %d: trailing data after the timeline object", name, line, col)
+	}
+	if err := tl.checkTimes(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &tl, nil
+}
+
+// checkTimes holds every time of the timeline to CheckSeconds.
+func (tl *Timeline) checkTimes() error {
+	for i, c := range tl.Circuits {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"ready", c.Ready}, {"path_ready", c.PathReady}, {"reconfig_start", c.ReconfigStart}, {"transmit_start", c.TransmitStart}, {"end", c.End}} {
+			if !validSeconds(f.v) {
+				return CheckSeconds(fmt.Sprintf("field circuits[%d].%s", i, f.name), f.v)
+			}
+		}
+	}
+	for i, ch := range tl.SwitchChanges {
+		if !validSeconds(ch.Start) {
+			return CheckSeconds(fmt.Sprintf("field switch_changes[%d].start", i), ch.Start)
+		}
+		if !validSeconds(ch.End) {
+			return CheckSeconds(fmt.Sprintf("field switch_changes[%d].end", i), ch.End)
+		}
+	}
+	return nil
 }

@@ -36,6 +36,8 @@ const (
 	LaneOverlap ViolationKind = "lane-overlap"
 	// SwitchUnderLiveCircuit: a switch is reconfiguring, or in the wrong state, while a circuit through it is live.
 	SwitchUnderLiveCircuit ViolationKind = "switch-live"
+	// Duplicate: a partial-mode planning group (a matching) holds the same (src, dst) pair twice.
+	Duplicate ViolationKind = "duplicate"
 )
 
 // Violation is one thing wrong with a schedule or a timeline. Circuit is the index of the circuit
@@ -93,6 +95,8 @@ func Verify(s *Schedule, d *Demand) []Violation {
 	}
 	fab, _ := s.BenesFabric()
 	sent := map[[2]int]int64{}
+	type pairInGroup struct{ src, dst, group int }
+	first := map[pairInGroup]int{}
 	for i, c := range s.Circuits {
 		if c.Src < 0 || c.Src >= s.Ports || c.Dst < 0 || c.Dst >= s.Ports {
 			add(BadEndpoint, i, "src %d, dst %d: not both real ports in [0, %d)", c.Src, c.Dst, s.Ports)
@@ -105,6 +109,15 @@ func Verify(s *Schedule, d *Demand) []Violation {
 			add(Header, i, "group %d is negative", c.Group)
 		}
 		sent[[2]int{c.Src, c.Dst}] += c.Bytes
+		if s.Mode == Partial {
+			// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
+			k := pairInGroup{c.Src, c.Dst, c.Group}
+			if j, dup := first[k]; dup {
+				add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, j, c.Group)
+			} else {
+				first[k] = i
+			}
+		}
 		switch {
 		case fab == nil && len(c.Path) != 0:
 			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(c.Path))
@@ -132,6 +145,12 @@ func Verify(s *Schedule, d *Demand) []Violation {
 	}
 	return vs
 }
+
+// CheckStatic is Verify without a demand: every check that needs only the schedule file (header
+// and limits, endpoints, non-empty circuits, planned end after start, duplicates, physical paths,
+// barrier round conflicts). Every command that executes a schedule runs it, so that nothing
+// verify would reject on the file alone is executed.
+func CheckStatic(s *Schedule) []Violation { return Verify(s, nil) }
 
 // verifyRounds checks that each barrier round is a set of circuits that can be live together.
 func verifyRounds(s *Schedule, fab *benes.Fabric) []Violation {
@@ -316,8 +335,21 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 		k := swKey{ch.Stage, ch.Switch}
 		changes[k] = append(changes[k], ch)
 	}
-	for k, chs := range changes {
-		sort.Slice(chs, func(i, j int) bool { return chs[i].Start < chs[j].Start })
+	// Per switch, its changes in time order, and the running maximum of their ends: the first
+	// change still in progress (or to come) at time t is then a binary search, so that the check
+	// is O((circuits·path + changes)·log changes), not a walk from t = 0 for every traversal.
+	keys := make([]swKey, 0, len(changes))
+	for k := range changes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].stage < keys[j].stage || keys[i].stage == keys[j].stage && keys[i].sw < keys[j].sw
+	})
+	maxEnd := make(map[swKey][]float64, len(changes))
+	for _, k := range keys {
+		chs := changes[k]
+		sort.SliceStable(chs, func(i, j int) bool { return chs[i].Start < chs[j].Start })
+		ends := make([]float64, len(chs))
 		state := benes.Bar
 		for i, ch := range chs {
 			if ch.End < ch.Start || ch.From != state || (i > 0 && ch.Start < chs[i-1].End-overlapTolerance(chs[i-1].End)) {
@@ -325,23 +357,40 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 					k.stage, k.sw, i, ch.From, ch.To, ch.Start, ch.End, state)})
 			}
 			state = ch.To
+			ends[i] = ch.End
+			if i > 0 {
+				ends[i] = max(ends[i], ends[i-1])
+			}
 		}
+		maxEnd[k] = ends
 	}
 	for i, c := range s.Circuits {
 		t0, t1 := timing[i].TransmitStart, timing[i].End
 		for _, tr := range c.Path {
-			chs := changes[swKey{tr.Stage, tr.Switch}]
+			k := swKey{tr.Stage, tr.Switch}
+			chs, ends := changes[k], maxEnd[k]
+			// The first change that has not ended by t0: every earlier one is in force.
+			next := sort.Search(len(ends), func(j int) bool { return ends[j] > t0+overlapTolerance(t0) })
 			state := benes.Bar
-			for _, ch := range chs {
-				if ch.End <= t0+overlapTolerance(t0) {
-					state = ch.To
-					continue
+			if next > 0 {
+				state = chs[next-1].To
+			}
+			// A change that ended within the tolerance of t0 may also have begun within it of t1:
+			// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
+			// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
+			// accepted. Such runs are a change or two long; the walk back stays short.
+			for j := next - 1; state != tr.State() && j >= 0 && chs[j].Start >= t1-overlapTolerance(t1); j-- {
+				if j == 0 {
+					state = benes.Bar
+				} else {
+					state = chs[j-1].To
 				}
-				if ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
+			}
+			if next < len(chs) {
+				if ch := chs[next]; ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
 					vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
 						tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
 				}
-				break
 			}
 			if state != tr.State() {
 				vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",

@@ -84,7 +84,7 @@ func TestVerifyCatchesEachViolation(t *testing.T) {
 			f, _ := benes.New(4)
 			s.Circuits[1].Path = f.PathFrom(1, 0, 0)
 		}, RoundLane, "twice"},
-		{"negative round duration", func(s *Schedule) { s.Rounds = []Round{{Group: 0, PlannedDuration: -1}} }, Header, "planned duration"},
+		{"negative round duration", func(s *Schedule) { s.Rounds = []Round{{Group: 0, PlannedDuration: -1}} }, Header, "planned_duration"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
-	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 func init() { subcommands = append(subcommands, newEmulateCmd) }
@@ -207,9 +206,9 @@ func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, exp
 			return nil, cfg, usagef("--%s: not with --schedule (the schedule file is executed as it is)", name)
 		}
 	}
-	s, err := schedules.LoadSchedule(f.schedule)
+	s, err := loadScheduleToRun(f.schedule)
 	if err != nil {
-		return nil, cfg, usagef("--schedule %q: %v", f.schedule, err)
+		return nil, cfg, err
 	}
 	// Execute under the schedule's own parameters unless the flags override them.
 	if !flags.Changed("bandwidth") && s.Params.BandwidthBytesPerSecond > 0 {
@@ -221,6 +220,9 @@ func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, exp
 	f.plan.fabric = string(s.Fabric)
 	if cfg.Options, err = f.plan.options(); err != nil {
 		return nil, cfg, err
+	}
+	if err := cfg.Options.CheckScheduleHorizon(s); err != nil {
+		return nil, cfg, usagef("--schedule %s: %v", f.schedule, err)
 	}
 	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return nil, cfg, err

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 func main() {
@@ -88,7 +90,8 @@ func run(ctx context.Context, args []string) int {
 
 // exitCode maps a command's error to the exit status: 0 for none, 128 + the signal for a run a
 // signal stopped (130 SIGINT, 143 SIGTERM), whatever an exitError says (verify's 1 for an
-// invalid schedule), 2 for bad usage or input (usageError), 1 for the rest.
+// invalid schedule), 2 for bad usage or input (usageError, or a value above one of the model's
+// limits: schedules.ErrLimit), 1 for the rest.
 func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
@@ -100,7 +103,8 @@ func exitCode(err error) int {
 		return 128 + int(sig.sig)
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, schedules.ErrLimit):
+		// An input above a size or magnitude limit is bad input, wherever it is found.
 		return 2
 	}
 	return 1

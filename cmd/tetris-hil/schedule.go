@@ -66,6 +66,9 @@ func (p *planFlags) options() (schedules.Options, error) {
 	if o.Reconfig, err = units.ParseDuration(p.reconfig); err != nil {
 		return o, usagef("--reconfig %q: %v", p.reconfig, err)
 	}
+	if err := schedules.CheckSeconds("α_r", o.Reconfig); err != nil {
+		return o, usagef("--reconfig %q: %v", p.reconfig, err)
+	}
 	if err := o.Check(); err != nil {
 		return o, &usageError{err}
 	}

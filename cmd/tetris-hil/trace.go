@@ -214,21 +214,21 @@ func importMatrices(in, format, layout string, maxPorts int) (*trace.Trace, erro
 	if err != nil {
 		return nil, usagef("--layout: %v", err)
 	}
-	data, err := os.ReadFile(in)
-	if err != nil {
-		return nil, usagef("%s: %v", in, err)
+	var f trace.Format // "auto": by extension or content
+	switch format {
+	case "json":
+		f = trace.FormatJSON
+	case "csv":
+		f = trace.FormatCSV
+	case "npy":
+		f = trace.FormatNPY
 	}
-	name := in
-	if format != "auto" {
-		// The reader picks the format from the name; give it the one the user asked for.
-		name = in + "." + format
-	}
-	t, err := trace.Parse(data, name, trace.LoadOptions{MaxPorts: maxPorts, Layout: lay})
-	if err != nil {
-		return nil, &usageError{fmt.Errorf("%s", strings.ReplaceAll(err.Error(), name, in))}
-	}
-	if t.Meta.Source == name {
-		t.Meta.Source = in
+	t, err := trace.LoadAs(in, f, trace.LoadOptions{MaxPorts: maxPorts, Layout: lay})
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return nil, usagef("%s: %v", in, pe.Err)
+	} else if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return t, nil
 }

@@ -213,6 +213,10 @@ func (t Traversal) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads [stage, switch, in_lane, out_lane].
 func (t *Traversal) UnmarshalJSON(b []byte) error {
+	if tr, ok := parseTraversal(b); ok {
+		*t = tr
+		return nil
+	}
 	var a []int
 	if err := json.Unmarshal(b, &a); err != nil {
 		return fmt.Errorf("traversal %s: want [stage, switch, in_lane, out_lane]: %w", b, err)
@@ -222,6 +226,49 @@ func (t *Traversal) UnmarshalJSON(b []byte) error {
 	}
 	*t = Traversal{Stage: a[0], Switch: a[1], In: a[2], Out: a[3]}
 	return nil
+}
+
+// parseTraversal reads the usual form, four small non-negative integers in brackets, without
+// the reflection of json.Unmarshal (a schedule of 10^6 circuits spent seconds there); anything
+// else goes the general way, which also explains errors.
+func parseTraversal(b []byte) (Traversal, bool) {
+	var v [4]int
+	i, k := 0, 0
+	space := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	space()
+	if i >= len(b) || b[i] != '[' {
+		return Traversal{}, false
+	}
+	i++
+	for ; k < 4; k++ {
+		space()
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' && i-start < 9 {
+			v[k] = v[k]*10 + int(b[i]-'0')
+			i++
+		}
+		if i == start || (i-start > 1 && b[start] == '0') || (i < len(b) && b[i] >= '0' && b[i] <= '9') {
+			return Traversal{}, false
+		}
+		space()
+		want := byte(',')
+		if k == 3 {
+			want = ']'
+		}
+		if i >= len(b) || b[i] != want {
+			return Traversal{}, false
+		}
+		i++
+	}
+	space()
+	if i != len(b) {
+		return Traversal{}, false
+	}
+	return Traversal{Stage: v[0], Switch: v[1], In: v[2], Out: v[3]}, true
 }
 
 // MarshalText writes "bar" or "cross".
@@ -240,6 +287,9 @@ func (s *State) UnmarshalText(b []byte) error {
 	case "cross":
 		*s = Cross
 	default:
+		if len(b) > 40 {
+			b = append(b[:37:37], "..."...)
+		}
 		return fmt.Errorf("switch state %q is not \"bar\" or \"cross\"", b)
 	}
 	return nil

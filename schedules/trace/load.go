@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -69,13 +70,52 @@ type LoadOptions struct {
 	Layout   Layout // for .npy and CSV; default LayoutLayers
 }
 
-// Load reads a trace from a canonical JSON, CSV or .npy file, by extension or content.
-func Load(path string, o LoadOptions) (*Trace, error) {
-	data, err := os.ReadFile(path)
+// Load reads a trace from a canonical JSON, CSV or .npy file, by extension or content. It
+// streams the file: what it holds is the matrices, not the file as well.
+func Load(path string, o LoadOptions) (*Trace, error) { return LoadAs(path, "", o) }
+
+// LoadAs is Load with the format given ("" detects it as Load does).
+func LoadAs(path string, format Format, o LoadOptions) (*Trace, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, path, o)
+	defer f.Close()
+	if o.Layout == "" {
+		o.Layout = LayoutLayers
+	}
+	br := bufio.NewReaderSize(f, 64*1024)
+	head, err := br.Peek(4096)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if format == "" {
+		format = DetectFormat(path, head)
+	}
+	switch format {
+	case FormatJSON:
+		t, err := decode(br, func() ([]byte, error) { return os.ReadFile(path) }, o.MaxPorts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return t, nil
+	case FormatNPY:
+		ms, err := ReadNPY(br, path, o.MaxPorts)
+		if err != nil {
+			return nil, err
+		}
+		return fromNPY(ms, o, path)
+	case FormatCSV:
+		if o.Layout == LayoutPairs {
+			return nil, fmt.Errorf("%s: a CSV file holds one matrix; layout pairs needs two per layer", path)
+		}
+		return ReadCSV(br, path, o.MaxPorts)
+	}
+	return nil, needsImport(path)
+}
+
+func needsImport(name string) error {
+	return fmt.Errorf("%s: %w: run `tetris-hil trace import --format routing-jsonl --gpus N --experts E --hidden H %s -o trace.json` and use trace.json", name, ErrNeedsImport, name)
 }
 
 // Parse is Load on bytes already read; name is the file name for errors and format detection.
@@ -91,9 +131,9 @@ func Parse(data []byte, name string, o LoadOptions) (*Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return FromMatrices(ms, o.Layout, name)
+		return fromNPY(ms, o, name)
 	case FormatRouting:
-		return nil, fmt.Errorf("%s: %w: run `tetris-hil trace import --format routing-jsonl --gpus N --experts E --hidden H %s -o trace.json` and use trace.json", name, ErrNeedsImport, name)
+		return nil, needsImport(name)
 	default:
 		if o.Layout == LayoutPairs {
 			return nil, fmt.Errorf("%s: a CSV file holds one matrix; layout pairs needs two per layer", name)
@@ -109,4 +149,17 @@ func ReadAny(r io.Reader, name string, o LoadOptions) (*Trace, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return Parse(data, name, o)
+}
+
+// fromNPY wraps an array's matrices in a trace and holds it to what every reader promises
+// (Validate: among others, the byte limits).
+func fromNPY(ms [][][]int64, o LoadOptions, name string) (*Trace, error) {
+	t, err := FromMatrices(ms, o.Layout, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Validate(o.MaxPorts); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
 }

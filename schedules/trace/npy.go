@@ -18,15 +18,17 @@ var npyMagic = []byte("\x93NUMPY")
 // IsNPY says whether data starts like a NumPy .npy file.
 func IsNPY(data []byte) bool { return len(data) >= 6 && string(data[:6]) == string(npyMagic) }
 
+// maxNPYHeader is the longest .npy header accepted: NumPy's own max_header_size (numpy.load
+// refuses longer ones too). The arrays this reads have headers of about 128 bytes.
+const maxNPYHeader = 10000
+
 // ReadNPY reads a NumPy .npy array of byte counts: little-endian integers (i1..i8, u1..u8) or
 // floats (f4, f8) in C order, shaped n×n (one matrix) or m×n×n. Floats must hold whole,
-// non-negative, finite values. The file must end exactly where the array does.
+// non-negative, finite values. The file must end exactly where the array does. It streams: the
+// matrices grow row by row as the data arrives, so a header that promises more than the file
+// holds costs nothing, and the file is never held next to its matrices.
 func ReadNPY(r io.Reader, name string, maxPorts int) ([][][]int64, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	ms, err := decodeNPY(data, maxPorts)
+	ms, err := decodeNPY(bufio.NewReaderSize(r, 64*1024), maxPorts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -39,33 +41,39 @@ type npyHeader struct {
 	shape   []int
 }
 
-func decodeNPY(data []byte, maxPorts int) ([][][]int64, error) {
+func decodeNPY(r *bufio.Reader, maxPorts int) ([][][]int64, error) {
 	if maxPorts <= 0 {
 		maxPorts = schedules.DefaultMaxPorts
 	}
-	if !IsNPY(data) {
+	pre := make([]byte, 12)
+	got, _ := io.ReadFull(r, pre[:10])
+	if !IsNPY(pre[:got]) {
 		return nil, fmt.Errorf("not a .npy file (no \\x93NUMPY magic)")
 	}
-	if len(data) < 10 {
-		return nil, fmt.Errorf("truncated file: %d bytes, the .npy preamble alone is 10", len(data))
+	if got < 10 {
+		return nil, fmt.Errorf("truncated file: %d bytes, the .npy preamble alone is 10", got)
 	}
-	major := data[6]
-	var hlen, start int
+	major := pre[6]
+	var hlen int
 	switch major {
 	case 1:
-		hlen, start = int(binary.LittleEndian.Uint16(data[8:10])), 10
+		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
 	case 2, 3:
-		if len(data) < 12 {
-			return nil, fmt.Errorf("truncated file: %d bytes, a version %d preamble is 12", len(data), major)
+		if k, _ := io.ReadFull(r, pre[10:12]); k < 2 {
+			return nil, fmt.Errorf("truncated file: %d bytes, a version %d preamble is 12", 10+k, major)
 		}
-		hlen, start = int(binary.LittleEndian.Uint32(data[8:12])), 12
+		hlen = int(binary.LittleEndian.Uint32(pre[8:12]))
 	default:
-		return nil, fmt.Errorf("unknown .npy format version %d.%d (want 1.0, 2.0 or 3.0)", major, data[7])
+		return nil, fmt.Errorf("unknown .npy format version %d.%d (want 1.0, 2.0 or 3.0)", major, pre[7])
 	}
-	if len(data)-start < hlen {
-		return nil, fmt.Errorf("truncated file: header says %d bytes, only %d follow", hlen, len(data)-start)
+	if hlen > maxNPYHeader {
+		return nil, fmt.Errorf("header is %d bytes, %w of %d bytes (NumPy's max_header_size)", hlen, schedules.ErrLimit, maxNPYHeader)
 	}
-	h, err := parseNPYHeader(string(data[start : start+hlen]))
+	hb := make([]byte, hlen)
+	if k, _ := io.ReadFull(r, hb); k < hlen {
+		return nil, fmt.Errorf("truncated file: header says %d bytes, only %d follow", hlen, k)
+	}
+	h, err := parseNPYHeader(string(hb))
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
@@ -97,41 +105,53 @@ func decodeNPY(data []byte, maxPorts int) ([][][]int64, error) {
 	if m == 0 {
 		return nil, fmt.Errorf("header field 'shape': no matrices (m = 0)")
 	}
-	body := data[start+hlen:]
-	// Compare against the bytes actually there before allocating anything; a shape so large
-	// that its byte count overflows is truncated too.
 	hi1, cells := bits.Mul64(uint64(n), uint64(n))
 	hi2, elems := bits.Mul64(cells, uint64(m))
 	hi3, want := bits.Mul64(elems, uint64(size))
-	if hi1|hi2|hi3 != 0 || want > uint64(len(body)) {
-		if hi1|hi2|hi3 != 0 {
+	overflow := hi1|hi2|hi3 != 0
+	// truncated reports a file that ends before the data the shape needs (read is what came).
+	truncated := func(read uint64) error {
+		if overflow {
 			want = math.MaxUint64
 		}
-		return nil, fmt.Errorf("truncated file: shape %v of %s needs %d data bytes, %d present", h.shape, h.descr, want, len(body))
+		return fmt.Errorf("truncated file: shape %v of %s needs %d data bytes, %d present", h.shape, h.descr, want, read)
 	}
-	if want < uint64(len(body)) {
-		return nil, fmt.Errorf("trailing garbage: %d bytes after the %d data bytes of shape %v", uint64(len(body))-want, want, h.shape)
-	}
-	ms := make([][][]int64, m)
-	off := 0
-	for k := range ms {
-		ms[k] = newSquare(n)
+	rowBytes := n * size
+	buf := make([]byte, rowBytes)
+	var ms [][][]int64
+	var read uint64
+	for k := 0; k < m; k++ {
+		var mat [][]int64
 		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v, err := conv(body[off : off+size])
+			got, _ := io.ReadFull(r, buf)
+			read += uint64(got)
+			if got < rowBytes {
+				rest, _ := io.Copy(io.Discard, r)
+				return nil, truncated(read + uint64(rest))
+			}
+			row := make([]int64, n)
+			for j := range row {
+				v, err := conv(buf[j*size : (j+1)*size])
 				if err != nil {
 					return nil, fmt.Errorf("matrix %d, row %d, column %d: %w", k, i, j, err)
 				}
-				ms[k][i][j] = v
-				off += size
+				row[j] = v
 			}
+			mat = append(mat, row)
 		}
+		ms = append(ms, mat)
+	}
+	if extra, _ := io.Copy(io.Discard, r); extra > 0 {
+		return nil, fmt.Errorf("trailing garbage: %d bytes after the %d data bytes of shape %v", extra, want, h.shape)
 	}
 	return ms, nil
 }
 
 // npyDtype returns a converter for one little-endian element and its size.
 func npyDtype(descr string) (func([]byte) (int64, error), int, error) {
+	if len(descr) > 16 {
+		return nil, 0, fmt.Errorf("dtype %s is not supported (want little-endian i1-i8, u1-u8, f4 or f8)", quoteShort(descr))
+	}
 	if len(descr) < 3 {
 		return nil, 0, fmt.Errorf("dtype %q is not supported", descr)
 	}
@@ -197,7 +217,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 	var h npyHeader
 	p := &pyParser{s: strings.TrimRight(s, " \n\x00")}
 	if !p.eat('{') {
-		return h, fmt.Errorf("%q is not a Python dict", p.s)
+		return h, fmt.Errorf("%s is not a Python dict", p.show())
 	}
 	seen := map[string]bool{}
 	for {
@@ -211,7 +231,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 		}
 		p.space()
 		if !p.eat(':') {
-			return h, fmt.Errorf("missing ':' after key %q", key)
+			return h, fmt.Errorf("missing ':' after key %s", quoteShort(key))
 		}
 		p.space()
 		switch key {
@@ -228,20 +248,20 @@ func parseNPYHeader(s string) (npyHeader, error) {
 				return h, fmt.Errorf("'shape': %w", err)
 			}
 		default:
-			return h, fmt.Errorf("unknown key %q", key)
+			return h, fmt.Errorf("unknown key %s", quoteShort(key))
 		}
 		seen[key] = true
 		p.space()
 		if !p.eat(',') {
 			p.space()
 			if !p.eat('}') {
-				return h, fmt.Errorf("expected ',' or '}' at offset %d of %q", p.i, p.s)
+				return h, fmt.Errorf("expected ',' or '}' at offset %d of %s", p.i, p.show())
 			}
 			break
 		}
 	}
 	if p.i != len(p.s) {
-		return h, fmt.Errorf("trailing text %q after the dict", p.s[p.i:])
+		return h, fmt.Errorf("trailing text %s after the dict", quoteShort(p.s[p.i:]))
 	}
 	for _, k := range []string{"descr", "fortran_order", "shape"} {
 		if !seen[k] {
@@ -254,6 +274,30 @@ func parseNPYHeader(s string) (npyHeader, error) {
 type pyParser struct {
 	s string
 	i int
+}
+
+// show quotes the header for an error, cut to 80 characters around the point reached: a 100 KB
+// header must not be echoed into the terminal.
+func (p *pyParser) show() string {
+	if len(p.s) <= 80 {
+		return strconv.Quote(p.s)
+	}
+	from := max(0, min(p.i-40, len(p.s)-80))
+	s := strconv.Quote(p.s[from : from+80])
+	if from > 0 {
+		s = "..." + s
+	}
+	if from+80 < len(p.s) {
+		s += fmt.Sprintf("... (%d bytes)", len(p.s))
+	}
+	return s
+}
+
+func quoteShort(s string) string {
+	if len(s) > 80 {
+		return strconv.Quote(s[:80]) + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
 }
 
 func (p *pyParser) space() {
@@ -272,12 +316,12 @@ func (p *pyParser) eat(c byte) bool {
 
 func (p *pyParser) str() (string, error) {
 	if p.i >= len(p.s) || (p.s[p.i] != '\'' && p.s[p.i] != '"') {
-		return "", fmt.Errorf("expected a quoted string at offset %d of %q", p.i, p.s)
+		return "", fmt.Errorf("expected a quoted string at offset %d of %s", p.i, p.show())
 	}
 	q := p.s[p.i]
 	end := strings.IndexByte(p.s[p.i+1:], q)
 	if end < 0 {
-		return "", fmt.Errorf("unterminated string at offset %d of %q", p.i, p.s)
+		return "", fmt.Errorf("unterminated string at offset %d of %s", p.i, p.show())
 	}
 	v := p.s[p.i+1 : p.i+1+end]
 	p.i += end + 2
@@ -294,12 +338,12 @@ func (p *pyParser) boolean() (bool, error) {
 			return w.v, nil
 		}
 	}
-	return false, fmt.Errorf("expected True or False at offset %d of %q", p.i, p.s)
+	return false, fmt.Errorf("expected True or False at offset %d of %s", p.i, p.show())
 }
 
 func (p *pyParser) tuple() ([]int, error) {
 	if !p.eat('(') {
-		return nil, fmt.Errorf("expected a tuple at offset %d of %q", p.i, p.s)
+		return nil, fmt.Errorf("expected a tuple at offset %d of %s", p.i, p.show())
 	}
 	var dims []int
 	for {
@@ -313,7 +357,7 @@ func (p *pyParser) tuple() ([]int, error) {
 		}
 		v, err := strconv.Atoi(p.s[p.i:j])
 		if err != nil || j-p.i > 9 {
-			return nil, fmt.Errorf("bad dimension %q at offset %d of %q", p.s[p.i:j], p.i, p.s)
+			return nil, fmt.Errorf("bad dimension %s at offset %d of %s", quoteShort(p.s[p.i:j]), p.i, p.show())
 		}
 		dims = append(dims, v)
 		p.i = j
@@ -321,7 +365,7 @@ func (p *pyParser) tuple() ([]int, error) {
 		if !p.eat(',') {
 			p.space()
 			if !p.eat(')') {
-				return nil, fmt.Errorf("expected ',' or ')' at offset %d of %q", p.i, p.s)
+				return nil, fmt.Errorf("expected ',' or ')' at offset %d of %s", p.i, p.show())
 			}
 			return dims, nil
 		}

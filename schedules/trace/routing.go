@@ -220,7 +220,20 @@ func buildRouting(rs []Routing, name string, o RoutingOptions) (*Trace, error) {
 	dispatch := map[int][][]int64{}
 	tokens := map[int][]int64{} // per layer, tokens per GPU
 	topK := 0
-	unit := int64(o.Hidden) * int64(o.DtypeBytes)
+	unit, ok := schedules.MulBytes(int64(o.Hidden), int64(o.DtypeBytes))
+	if !ok {
+		return nil, fmt.Errorf("hidden = %d × dtype bytes = %d per token copy is %w of %d bytes (2^53) that keeps sums exact",
+			o.Hidden, o.DtypeBytes, schedules.ErrLimit, schedules.MaxBytes)
+	}
+	// Every (token, expert) routing adds one unit: bound the whole import's bytes before adding.
+	var copies int64
+	for i := range rs {
+		copies += int64(len(rs[i].Experts))
+	}
+	if _, ok := schedules.MulBytes(copies, unit); !ok {
+		return nil, fmt.Errorf("%s: %d token copies × %d bytes (hidden = %d × dtype bytes = %d) is %w of %d bytes (2^53) that keeps sums exact",
+			name, copies, unit, o.Hidden, o.DtypeBytes, schedules.ErrLimit, schedules.MaxBytes)
+	}
 	src := make([]int, len(rs))
 	for i := range rs {
 		topK = max(topK, len(rs[i].Experts))

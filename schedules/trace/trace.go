@@ -89,13 +89,11 @@ func (m *Matrix) Label() string {
 	return s
 }
 
-// Demand returns the matrix as a schedules.Demand (a copy).
+// Demand returns the matrix as a schedules.Demand that shares its rows: reading a large trace
+// then holds each matrix once, not once more per use. Nothing in the model changes a demand it
+// is given; a caller that wants to must Clone it.
 func (m *Matrix) Demand() *schedules.Demand {
-	d := schedules.NewDemand(len(m.Bytes))
-	for i := range m.Bytes {
-		copy(d.Bytes[i], m.Bytes[i])
-	}
-	return d
+	return &schedules.Demand{Bytes: m.Bytes}
 }
 
 // Transpose returns the combine matrix of a dispatch matrix (and vice versa).
@@ -166,6 +164,9 @@ func (t *Trace) Validate(maxPorts int) error {
 					return fmt.Errorf("%s.bytes[%d][%d] = %d is negative", f, i, j, v)
 				}
 			}
+		}
+		if err := (&schedules.Demand{Bytes: m.Bytes}).CheckLimits(); err != nil {
+			return fmt.Errorf("%s.bytes: %w", f, err)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
 
@@ -143,7 +144,10 @@ func FromCounts(c *ExpertCounts, cfg CountsConfig) (*trace.Trace, error) {
 		}
 		sort.Strings(datasets)
 	}
-	unit := int64(cm.HiddenSize) * int64(cfg.DtypeBytes)
+	unit, ok := schedules.MulBytes(int64(cm.HiddenSize), int64(cfg.DtypeBytes))
+	if !ok {
+		unit = -1 // reported per layer below, with the counts
+	}
 	t := &trace.Trace{Version: trace.Version, Meta: trace.Meta{
 		Model: cfg.Model, GPUs: cfg.GPUs, HiddenSize: cm.HiddenSize, DtypeBytes: cfg.DtypeBytes,
 		TokensPerGPU: cfg.TokensPerGPU, TopK: cm.TopK, Experts: cm.Experts,
@@ -178,6 +182,14 @@ func FromCounts(c *ExpertCounts, cfg CountsConfig) (*trace.Trace, error) {
 			counts := x.counts
 			if cfg.TokensPerGPU > 0 {
 				counts = ScaleCounts(counts, int64(cfg.GPUs)*int64(cfg.TokensPerGPU)*int64(cm.TopK))
+			}
+			var copies int64
+			for _, c := range counts {
+				copies += c
+			}
+			if _, ok := schedules.MulBytes(copies, unit); !ok || unit <= 0 {
+				return nil, fmt.Errorf("counts.%s.%s: layer %d: %d token copies × hidden_size = %d × dtype bytes = %d is %w of %d bytes (2^53) per matrix that keeps sums exact",
+					cfg.Model, ds, x.layer, copies, cm.HiddenSize, cfg.DtypeBytes, schedules.ErrLimit, schedules.MaxBytes)
 			}
 			r := newRNG(cfg.Seed, 3, uint64(di), uint64(x.layer))
 			d := spread(counts, cfg.GPUs, &place, r, unit)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
 
@@ -61,7 +62,14 @@ func Generate(c Config) (*trace.Trace, error) {
 		return nil, err
 	}
 	base := zipfWeights(m.Experts, c.Skew)
-	unit := int64(m.Hidden) * int64(c.DtypeBytes)
+	// Each matrix carries GPUs × tokens × top-k copies of hidden × dtype bytes: bound it before
+	// adding, so that no sum can wrap.
+	unit, ok := schedules.MulBytes(int64(m.Hidden), int64(c.DtypeBytes))
+	copies := int64(c.GPUs) * int64(c.TokensPerGPU) * int64(m.TopK)
+	if _, ok2 := schedules.MulBytes(copies, unit); !ok || !ok2 {
+		return nil, fmt.Errorf("hidden = %d × dtype bytes = %d × %d GPUs × %d tokens × top-%d is %w of %d bytes (2^53) per matrix that keeps sums exact",
+			m.Hidden, c.DtypeBytes, c.GPUs, c.TokensPerGPU, m.TopK, schedules.ErrLimit, schedules.MaxBytes)
+	}
 	t := &trace.Trace{Version: trace.Version, Meta: c.meta(place)}
 	for l := 0; l < c.Layers; l++ {
 		if m.dense(l) {

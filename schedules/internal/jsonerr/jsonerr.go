@@ -1,0 +1,126 @@
+// Package jsonerr turns encoding/json's errors into one-line messages that name the line, the
+// column, the field and the value, for the readers of schedule, timeline and trace files: a user
+// who typed "n": "4" should read `field n: value "4" is a JSON string, want an integer`, not a Go
+// type path.
+package jsonerr
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Describe rewrites err, returned while decoding data, as one line. Errors it does not know
+// pass through unchanged (wrapped, so errors.Is still sees them).
+func Describe(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end"):
+		line, _ := Position(data, se.Offset)
+		return fmt.Errorf("line %d: truncated file: unexpected end of JSON input", line)
+	case errors.As(err, &se) && strings.Contains(se.Error(), "after top-level value"):
+		line, col := Position(data, se.Offset-1)
+		return fmt.Errorf("line %d, column %d: trailing data after the JSON value", line, col)
+	case errors.As(err, &se):
+		line, col := Position(data, se.Offset)
+		return fmt.Errorf("line %d, column %d: malformed JSON: %v", line, col, se)
+	case errors.As(err, &te):
+		line, col := Position(data, te.Offset)
+		field := te.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return fmt.Errorf("line %d, column %d: field %s: %s", line, col, field, typeProblem(data, te))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// The decoder does not say where; the name is enough to find it.
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		line, _ := Position(data, int64(len(data)))
+		return fmt.Errorf("line %d: truncated file: unexpected end of JSON input", line)
+	}
+	return fmt.Errorf("%w", err)
+}
+
+// typeProblem says what was found and what was wanted: the value itself for a literal (cut to
+// 40 characters, so that a huge string is not echoed), the JSON kind for an object or array.
+func typeProblem(data []byte, te *json.UnmarshalTypeError) string {
+	kind, _, _ := strings.Cut(te.Value, " ")
+	want := goType(te.Type)
+	lit := literalBefore(data, te.Offset)
+	switch kind {
+	case "number":
+		if strings.Contains(want, "integer") && !strings.ContainsAny(lit, ".eE") {
+			return fmt.Sprintf("value %s is out of range for %s", lit, want)
+		}
+		return fmt.Sprintf("value %s is not %s", lit, want)
+	case "string", "bool", "null":
+		if lit != "" {
+			return fmt.Sprintf("value %s is a JSON %s, want %s", lit, kind, want)
+		}
+	}
+	return fmt.Sprintf("a JSON %s, want %s", kind, want)
+}
+
+// goType names a Go type the way a user thinks of the JSON value.
+func goType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer (" + t.Kind().String() + ")"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return goType(t.Elem())
+	}
+	return "a JSON value of Go type " + t.String()
+}
+
+// literalBefore returns the JSON literal that ends at off (a string with its quotes, a number,
+// true, false, null), shortened to 40 characters, or "" when there is none.
+func literalBefore(data []byte, off int64) string {
+	end := int(min(max(off, 0), int64(len(data))))
+	if end == 0 {
+		return ""
+	}
+	start := end
+	if data[end-1] == '"' {
+		start = end - 1
+		for start > 0 {
+			start--
+			if data[start] == '"' && (start == 0 || data[start-1] != '\\') {
+				break
+			}
+		}
+	} else {
+		for start > 0 && bytes.IndexByte([]byte("0123456789+-.eEtruefalsn"), data[start-1]) >= 0 {
+			start--
+		}
+	}
+	lit := string(data[start:end])
+	if r := []rune(lit); len(r) > 40 {
+		lit = string(r[:37]) + "..."
+	}
+	return lit
+}
+
+// Position converts a byte offset into a 1-based line and column.
+func Position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
