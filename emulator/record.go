@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -150,11 +151,12 @@ func LoadTimelineRecord(path string) (*schedules.Timeline, *RunRecord, error) {
 		}
 		return rec.Timeline, rec, nil
 	}
-	var tl schedules.Timeline
-	if err := decodeStrict(b, &tl); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	// A bare timeline: the model's strict reader, which also holds every time to its limit.
+	tl, err := schedules.ReadTimeline(bytes.NewReader(b), path)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &tl, nil, nil
+	return tl, nil, nil
 }
 
 // MarshalSchedule is the canonical file form of a schedule (indented JSON, as emulate
