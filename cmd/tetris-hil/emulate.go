@@ -182,6 +182,10 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 		if err := checkOutDir(f.timelineDir); err != nil {
 			return "", usagef("--timeline %q: %v", f.timelineDir, err)
 		}
+		// The manifest there says which files a rerun replaces: unreadable, it is refused now.
+		if _, err := experiment.ReadTimelinesManifest(f.timelineDir); err != nil {
+			return "", usagef("--timeline %q: %v", f.timelineDir, err)
+		}
 	}
 	return ganttFormat, nil
 }
