@@ -37,6 +37,10 @@ func (e *interrupted) Error() string {
 	return "stopped by " + e.sig.String()
 }
 
+// onSignalsReady is called once signalContext's handlers are in place: a test that signals a
+// child process waits for it, since a signal before then would kill the child outright.
+var onSignalsReady = func() {}
+
 // signalContext returns a context that the first SIGINT or SIGTERM cancels, with an *interrupted
 // as its cause. The first signal lets every phase stop at its next check and hardware be put
 // safe; the default handlers are then restored, so a second signal ends the process at once.
@@ -55,6 +59,7 @@ func signalContext(parent context.Context) (ctx context.Context, stop func()) {
 		case <-done:
 		}
 	}()
+	onSignalsReady()
 	var once sync.Once
 	return ctx, func() {
 		once.Do(func() {

@@ -33,17 +33,24 @@ func signalTwice([]string) int {
 // slack is for a loaded test machine.
 const stopDeadline = 5 * time.Second
 
-// startMain starts the test binary as the real tetris-hil (main, signal handling included).
+// startMain starts the test binary as the real tetris-hil (main, signal handling included) and
+// returns once its signal handlers are in place.
 func startMain(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--log-level", "error"}, args...)...)
-	cmd.Env = append(os.Environ(), envBeMain+"=1")
+	ready := filepath.Join(t.TempDir(), "signals-ready")
+	cmd.Env = append(os.Environ(), envBeMain+"=1", envSignalsReady+"="+ready)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(60 * time.Second); !exists(ready)(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child never installed its signal handlers; stderr %q", stderr.String())
+		}
+	}
 	return cmd, &stderr
 }
 

@@ -22,8 +22,14 @@ import (
 // can interrupt a real tetris-hil process.
 const envBeMain = "TETRIS_HIL_TEST_BE_MAIN"
 
+// envSignalsReady names a file the child creates once its signal handlers are in place.
+const envSignalsReady = "TETRIS_HIL_TEST_SIGNALS_READY"
+
 func init() {
 	if os.Getenv(envBeMain) == "1" {
+		if p := os.Getenv(envSignalsReady); p != "" {
+			onSignalsReady = func() { os.WriteFile(p, nil, 0o644) }
+		}
 		os.Args = append([]string{"tetris-hil"}, os.Args[1:]...)
 		main()
 	}
