@@ -69,7 +69,7 @@ func FuzzReadMeasuredTable(f *testing.F) {
 			if i > 16 {
 				break
 			}
-			for _, n := range []int64{0, 1, x.Bytes, x.Bytes / 2, x.Bytes + 1, math.MaxInt64} {
+			for _, n := range []int64{0, 1, x.Bytes, x.Bytes / 2, min(x.Bytes, math.MaxInt64-1) + 1, math.MaxInt64, -1} {
 				s, err := m.Seconds(x.Src, x.Dst, n)
 				if err == nil && (math.IsNaN(s) || s < 0) {
 					t.Fatalf("pair (%d, %d), %d bytes: %g s", x.Src, x.Dst, n, s)
