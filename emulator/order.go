@@ -108,12 +108,13 @@ func (o *Order) zeros(n int) []int32 {
 func NewOrder(s *schedules.Schedule) (*Order, error) {
 	sc := getScratch()
 	defer sc.release()
-	return newOrder(s, sc, false)
+	return newOrder(s, sc, false, false)
 }
 
 // newOrder derives the order with temporaries from sc; with pooled, the order's own lists come
-// from sc too, and the order must not be used after sc is released.
-func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
+// from sc too, and the order must not be used after sc is released. With pathsChecked the paths
+// are taken as checked already (Config.PathsChecked): everything else is still checked.
+func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*Order, error) {
 	if s == nil {
 		return nil, fmt.Errorf("emulator: no schedule")
 	}
@@ -139,11 +140,11 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled bool) (*Order, error) {
 	if f != nil && s.Mode == schedules.Partial {
 		rt = o.newRunTracker(f, len(s.Circuits), sc)
 	}
-	if err := o.buildPreds(s, f, rt, sc); err != nil {
+	if err := o.buildPreds(s, f, rt, sc, pathsChecked); err != nil {
 		return nil, err
 	}
 	if s.Mode == schedules.Barrier {
-		if err := o.buildRounds(s, f); err != nil {
+		if err := o.buildRounds(s, f, sc); err != nil {
 			return nil, err
 		}
 	} else {
@@ -186,7 +187,7 @@ func (o *Order) Epoch(i int) Epoch {
 // buildPreds finds each circuit's distinct resource predecessors and, with rt (partial mode on
 // Beneš), the switches' runs. It checks each circuit just before using it: one pass over the
 // paths, each read while it is in cache.
-func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch) error {
+func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc := len(s.Circuits)
 	lanes := 0
 	if f != nil {
@@ -212,7 +213,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		if err := checkCircuit(s, f, i); err != nil {
+		if err := checkCircuit(s, f, i, pathsChecked); err != nil {
 			return err
 		}
 		ci := int32(i)
@@ -298,8 +299,9 @@ func (o *Order) hop(rt *runTracker, sw, st int32) {
 	}
 }
 
-// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar).
-func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int) error {
+// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar); with
+// pathChecked, a Beneš path only for its length, so that reading it stays in bounds.
+func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked bool) error {
 	c := &s.Circuits[i]
 	if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
 		return fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
@@ -313,6 +315,10 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int) error {
 	if f == nil {
 		if len(c.Path) != 0 {
 			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
+		}
+	} else if pathChecked {
+		if len(c.Path) != f.Stages() {
+			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(c.Path), f.Stages())
 		}
 	} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
 		return fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
@@ -371,80 +377,112 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
 }
 
-// buildRounds groups circuits into barrier rounds and finds each round's switch changes.
-func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric) error {
-	byGroup := map[int]*Round{}
-	for i, c := range s.Circuits {
-		r := byGroup[c.Group]
-		if r == nil {
-			r = &Round{Group: c.Group}
-			byGroup[c.Group] = r
+// buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
+// are found by sorting, not hashing: schedulers write circuits round by round, so one pass
+// usually finds them in order, and the rounds' circuit lists share one array.
+func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) error {
+	nc := len(s.Circuits)
+	groups := make([]int, 0, len(s.Rounds)+16)
+	sorted := true
+	for i := range s.Circuits {
+		g := s.Circuits[i].Group
+		if i == 0 || g != groups[len(groups)-1] {
+			if i > 0 && g < groups[len(groups)-1] {
+				sorted = false
+			}
+			groups = append(groups, g)
 		}
-		r.Circuits = append(r.Circuits, i)
 	}
 	for _, rd := range s.Rounds {
 		if !(rd.PlannedDuration >= 0) {
 			return fmt.Errorf("emulator: round %d: planned duration %g is negative", rd.Group, rd.PlannedDuration)
 		}
-		r := byGroup[rd.Group]
-		if r == nil {
-			r = &Round{Group: rd.Group}
-			byGroup[rd.Group] = r
-		}
-		r.PlannedDuration = max(r.PlannedDuration, rd.PlannedDuration)
-	}
-	groups := make([]int, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
+		groups = append(groups, rd.Group)
 	}
 	slices.Sort(groups)
-	var state []benes.State
-	var set []int32 // round-local: which round last asked for this switch, and for which state
-	var want []benes.State
-	if f != nil {
-		state = make([]benes.State, f.NumSwitches())
-		set = make([]int32, f.NumSwitches())
-		want = make([]benes.State, f.NumSwitches())
+	groups = slices.Compact(groups)
+	o.rounds = make([]Round, len(groups))
+	for k, g := range groups {
+		o.rounds[k].Group = g
 	}
-	dst := make([]int, s.N)
+	for _, rd := range s.Rounds {
+		k, _ := slices.BinarySearch(groups, rd.Group)
+		o.rounds[k].PlannedDuration = max(o.rounds[k].PlannedDuration, rd.PlannedDuration)
+	}
+	// Each circuit's round, then the rounds' lists (schedule order within a round) in one array.
+	roundOf := sc.ints(nc)
+	first := sc.ints(len(groups) + 1)
+	clear(first)
+	k := 0
+	for i := range s.Circuits {
+		g := s.Circuits[i].Group
+		if sorted {
+			for groups[k] != g {
+				k++
+			}
+		} else {
+			k, _ = slices.BinarySearch(groups, g)
+		}
+		roundOf[i] = int32(k)
+		first[k+1]++
+	}
+	for k := range groups {
+		first[k+1] += first[k]
+	}
+	all := make([]int, nc)
+	fill := sc.ints(len(groups))
+	copy(fill, first)
+	for i, k := range roundOf {
+		all[fill[k]] = i
+		fill[k]++
+	}
+	for k := range o.rounds {
+		if lo, hi := first[k], first[k+1]; hi > lo {
+			o.rounds[k].Circuits = all[lo:hi:hi]
+		}
+	}
+	var state, set, want []int32 // set: which round last asked for this switch, and for which state
+	if f != nil {
+		ns := f.NumSwitches()
+		state, set, want = sc.ints(ns), sc.ints(ns), sc.ints(ns)
+		clear(state)
+		clear(set)
+	}
+	dst := sc.ints(s.N)
 	for i := range dst {
 		dst[i] = -1
 	}
-	o.userIdx = []int32{0}
-	for ri, g := range groups {
-		r := byGroup[g]
+	for ri := range o.rounds {
+		r := &o.rounds[ri]
 		for _, ci := range r.Circuits {
-			c := s.Circuits[ci]
+			c := &s.Circuits[ci]
 			if f == nil {
-				if dst[c.Src] != c.Dst {
+				if dst[c.Src] != int32(c.Dst) {
 					r.Changes = append(r.Changes, o.numEpochs())
 					o.addEpoch(int32(c.Src), int32(c.Dst))
-					dst[c.Src] = c.Dst
+					dst[c.Src] = int32(c.Dst)
 				}
 				continue
 			}
 			for _, t := range c.Path {
 				sw := f.SwitchID(t.Stage, t.Switch)
-				st := t.State()
+				st := int32(t.State())
 				if set[sw] == int32(ri+1) {
 					if want[sw] != st {
-						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", g, t.Stage, t.Switch, ci)
+						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", r.Group, t.Stage, t.Switch, ci)
 					}
 					continue
 				}
 				set[sw], want[sw] = int32(ri+1), st
 				if st != state[sw] {
 					r.Changes = append(r.Changes, o.numEpochs())
-					o.addEpoch(int32(sw), int32(st))
+					o.addEpoch(int32(sw), st)
 					state[sw] = st
 				}
 			}
 		}
-		o.rounds = append(o.rounds, *r)
 	}
-	for range o.numEpochs() {
-		o.userIdx = append(o.userIdx, 0)
-	}
+	o.userIdx = o.zeros(o.numEpochs() + 1)
 	o.reqCount = o.zeros(o.numEpochs())
 	o.waitIdx = o.zeros(len(s.Circuits) + 1)
 	o.trigIdx = o.zeros(len(s.Circuits) + 1)

@@ -16,6 +16,12 @@ type Config struct {
 	// bandwidth model's b, or, for any other transfer model, the schedule's planning bandwidth
 	// (Result.Notes says so).
 	BoundBandwidth float64
+	// PathsChecked says every path of the schedule has been checked against the fabric already
+	// (schedules.Verify did, or a scheduler of this process planned it), so Run does not check
+	// each one a second time; ports, sizes, groups and path lengths are still checked. A wrong
+	// path given with PathsChecked gives a wrong timeline, so leave it off for schedules read
+	// from files and not verified.
+	PathsChecked bool
 }
 
 // Run executes s in virtual time under cfg and returns its Result and Timeline. d, when not nil,
@@ -26,23 +32,38 @@ func Run(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Co
 	// the walk then shares.
 	sc := getScratch()
 	defer sc.release()
-	o, err := newOrder(s, sc, true)
+	o, err := newOrder(s, sc, true, cfg.PathsChecked)
 	if err != nil {
 		return nil, nil, err
 	}
-	return runOrder(ctx, o, s, d, cfg, sc)
+	return runOrder(ctx, o, s, d, cfg, sc, true)
+}
+
+// RunResult is Run without the timeline: the same Result, computed from the walk's own records
+// without building a per-circuit timeline or a list of switch changes (what sweeps need: they
+// keep only completions and bounds).
+func RunResult(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, error) {
+	sc := getScratch()
+	defer sc.release()
+	o, err := newOrder(s, sc, true, cfg.PathsChecked)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := runOrder(ctx, o, s, d, cfg, sc, false)
+	return res, err
 }
 
 // RunOrder is Run with the dependency order already derived by NewOrder(s).
 func RunOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
 	sc := getScratch()
 	defer sc.release()
-	return runOrder(ctx, o, s, d, cfg, sc)
+	return runOrder(ctx, o, s, d, cfg, sc, true)
 }
 
 // runOrder is RunOrder with its temporary memory taken from sc: the emulator's virtual-time
 // driver of a Walker. Its clock is an event heap; every rule of execution is the walker's.
-func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config, sc *scratch) (*Result, *schedules.Timeline, error) {
+// With timeline false it returns no Timeline and summarises the walk directly.
+func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules.Demand, cfg Config, sc *scratch, timeline bool) (*Result, *schedules.Timeline, error) {
 	if cfg.Transfer == nil || cfg.Reconfig == nil {
 		return nil, nil, fmt.Errorf("emulator: config needs both a transfer and a reconfiguration model")
 	}
@@ -70,6 +91,17 @@ func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 	defer w.keep(sc)
 	if err := drive(ctx, w, dur, cfg.Reconfig.NewReconfigurer(), sc); err != nil {
 		return nil, nil, err
+	}
+	if !timeline {
+		if err := w.finished(); err != nil {
+			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
+		}
+		r := newSummary(s, cfg, w.Counts())
+		for i := range o.Len() {
+			ct := w.timing(i)
+			r.add(s, i, &ct)
+		}
+		return r.finish(s, d, cfg), nil, nil
 	}
 	tl, err := w.Timeline()
 	if err != nil {

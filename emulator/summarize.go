@@ -14,11 +14,24 @@ import (
 // emulator summarises its runs with it, and a live runner its measured timelines, so that both
 // report the same quantities computed the same way.
 func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timeline, cfg Config, c Counts) *Result {
+	r := newSummary(s, cfg, c)
+	for i := range tl.Circuits {
+		r.add(s, i, &tl.Circuits[i])
+	}
+	return r.finish(s, d, cfg)
+}
+
+// summary is a Result being filled one circuit timing at a time: from a timeline (Summarize) or
+// straight from a walk (a result-only run), with the same numbers in the same order.
+type summary struct {
+	*Result
+}
+
+func newSummary(s *schedules.Schedule, cfg Config, c Counts) summary {
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
 		Reconfig:       cfg.Reconfig.Name(),
-		Completion:     tl.Completion(),
 		Groups:         s.Groups(),
 		Circuits:       len(s.Circuits),
 		StateChanges:   c.StateChanges,
@@ -34,20 +47,28 @@ func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timelin
 		r.Endpoints[p].Port = p
 		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
 	}
-	for i, ct := range tl.Circuits {
-		c := &s.Circuits[i]
-		r.RNBWait += ct.PathReady - ct.Ready
-		busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
-		// Circuits on padding ports carry nothing real; only real ports are reported.
-		if c.Src < ports {
-			r.Endpoints[c.Src].Busy += busy
-			r.Endpoints[c.Src].Reconfiguring += rcf
-		}
-		if c.Dst < ports {
-			r.Endpoints[ports+c.Dst].Busy += busy
-			r.Endpoints[ports+c.Dst].Reconfiguring += rcf
-		}
+	return summary{r}
+}
+
+// add counts circuit i's timing.
+func (r summary) add(s *schedules.Schedule, i int, ct *schedules.CircuitTiming) {
+	r.Completion = max(r.Completion, ct.End) // as Timeline.Completion
+	c := &s.Circuits[i]
+	r.RNBWait += ct.PathReady - ct.Ready
+	busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
+	// Circuits on padding ports carry nothing real; only real ports are reported.
+	if ports := s.Ports; c.Src < ports {
+		r.Endpoints[c.Src].Busy += busy
+		r.Endpoints[c.Src].Reconfiguring += rcf
 	}
+	if ports := s.Ports; c.Dst < ports {
+		r.Endpoints[ports+c.Dst].Busy += busy
+		r.Endpoints[ports+c.Dst].Reconfiguring += rcf
+	}
+}
+
+// finish adds idle times, lower bounds and notes once every circuit is counted.
+func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) *Result {
 	for i := range r.Endpoints {
 		ep := &r.Endpoints[i]
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
@@ -97,5 +118,5 @@ func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timelin
 	if s.Fabric == schedules.Crossbar && r.StateChanges > 0 {
 		r.Notes = append(r.Notes, "crossbar: state changes count transmitter re-pointings; the timeline lists no switch changes")
 	}
-	return r
+	return r.Result
 }

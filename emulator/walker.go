@@ -348,23 +348,56 @@ func (w *Walker) Counts() Counts {
 // TransmitStart and End (see the package comment), and on Beneš every switch change in order of
 // start. Call it once the walk is Done.
 func (w *Walker) Timeline() (*schedules.Timeline, error) {
-	if !w.Done() {
-		for c := range w.c[:len(w.c)-1] {
-			if w.c[c].pending != -1 {
-				return nil, fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
-			}
-		}
-		return nil, fmt.Errorf("emulator: walker: a command is still to be sent")
-	}
-	for id := range w.cmds {
-		if !w.cmds[id].settled {
-			return nil, fmt.Errorf("emulator: walker: command %d has not settled", id)
-		}
+	if err := w.finished(); err != nil {
+		return nil, err
 	}
 	if w.o.mode == schedules.Barrier {
 		return w.barrierTimeline(), nil
 	}
 	return w.partialTimeline(), nil
+}
+
+// finished says why the walk is not over, or nil when it is.
+func (w *Walker) finished() error {
+	if !w.Done() {
+		for c := range w.c[:len(w.c)-1] {
+			if w.c[c].pending != -1 {
+				return fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
+			}
+		}
+		return fmt.Errorf("emulator: walker: a command is still to be sent")
+	}
+	for id := range w.cmds {
+		if !w.cmds[id].settled {
+			return fmt.Errorf("emulator: walker: command %d has not settled", id)
+		}
+	}
+	return nil
+}
+
+// timing is circuit c's entry of the timeline (the walk must be over): what Timeline lists (its
+// loops compute the same inline), and what a result-only run summarises without building the
+// list.
+func (w *Walker) timing(c int) schedules.CircuitTiming {
+	cs := w.c
+	p := &cs[c]
+	if w.o.mode == schedules.Barrier {
+		return schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
+			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
+	}
+	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+	if q := p.txPred; q >= 0 {
+		ct.Ready = cs[q].end
+	}
+	if q := p.rxPred; q >= 0 {
+		ct.Ready = max(ct.Ready, cs[q].end)
+	}
+	// A reconfiguration it waited for is one still under way when its path was free.
+	ct.ReconfigStart = ct.TransmitStart
+	if p.rcEnd > ct.PathReady {
+		ct.ReconfigStart = p.rcStart
+	}
+	return ct
 }
 
 func (w *Walker) partialTimeline() *schedules.Timeline {
@@ -373,6 +406,7 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 	nc := len(cs) - 1
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
 	for c := 0; c < nc; c++ {
+		// As timing (kept inline: this loop runs once per circuit of every emulated run).
 		p := &cs[c]
 		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
 		if q := p.txPred; q >= 0 {
@@ -381,7 +415,6 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		if q := p.rxPred; q >= 0 {
 			ct.Ready = max(ct.Ready, cs[q].end)
 		}
-		// A reconfiguration it waited for is one still under way when its path was free.
 		ct.ReconfigStart = ct.TransmitStart
 		if p.rcEnd > ct.PathReady {
 			ct.ReconfigStart = p.rcStart

@@ -32,6 +32,10 @@ type Options struct {
 	// start with plain looping; "avoid-live" gives each new circuit a path free of the circuits
 	// live at its start when one exists.
 	RNBMapping string
+
+	// Plans, when set, lets schedulers reuse the demand-only part of their plans across calls
+	// (see PlanCache); schedules are the same without it.
+	Plans *PlanCache
 }
 
 // Check rejects options no scheduler can use.

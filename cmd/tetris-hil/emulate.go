@@ -30,6 +30,7 @@ type emulateFlags struct {
 	jsonOut     string
 	timelineDir string
 	gantt       string
+	maxMemory   memoryFlag
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -66,6 +67,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 		},
 	}
 	fs := cmd.Flags()
+	f.maxMemory.register(fs)
 	f.src.register(fs)
 	f.plan.register(fs)
 	fs.StringVar(&f.algo, "algo", "all", "schedulers to run: a comma-separated list, or all")
@@ -265,6 +267,9 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return nil, cfg, err
 	}
+	if cfg.MaxMemory, err = f.maxMemory.limit(); err != nil {
+		return nil, cfg, err
+	}
 	ds, err := f.src.load()
 	if err != nil {
 		return nil, cfg, err
@@ -281,7 +286,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 		defer finish()
 	}
 	out, err := experiment.Run(cmd.Context(), ms, cfg, pool)
-	return out, cfg, err
+	return out, cfg, memoryRefusal(err)
 }
 
 // writeOutputs writes the run records, charts and report the flags ask for.

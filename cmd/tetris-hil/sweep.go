@@ -40,6 +40,7 @@ type sweepFlags struct {
 	out        string
 	jobs       int
 	progress   string
+	shard      string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -73,7 +74,8 @@ The work runs on --jobs workers (default: every core).`,
 		Example: `  tetris-hil sweep --out sweep/
   tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
   tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
-  tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/`,
+  tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
+  tetris-hil sweep --shard 0/4 --out shard-0/ && tetris-hil sweep merge shard-*/ --out sweep/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
@@ -88,6 +90,7 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.plan.registerShape(fs)
 	f.models.register(fs)
+	registerSweepShard(cmd, f)
 	return cmd
 }
 
@@ -166,7 +169,7 @@ func (f *sweepFlags) checkFlags() error {
 		return usagef("--out %q: %v", f.out, err)
 	}
 	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
-		for _, name := range []string{"sweep.csv", "sweep.json"} {
+		for _, name := range []string{"sweep.csv", "sweep.json", sweep.ShardFileName} {
 			if err := safefile.Check(filepath.Join(f.out, name)); err != nil {
 				return usagef("--out %q: %v", f.out, err)
 			}
@@ -196,6 +199,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	cfg, err := f.config()
 	if err != nil {
 		return err
+	}
+	if f.shard != "" {
+		return runSweepShard(cmd, f, cfg)
 	}
 	named, err := f.demand.load()
 	if err != nil {

@@ -60,6 +60,10 @@ type Config struct {
 	SkipVerify bool
 	// KeepRuns keeps each record's Schedule and Timeline (for timeline files and charts).
 	KeepRuns bool
+	// MaxMemory, when positive, is a limit in bytes on the estimated peak memory
+	// (EstimateMemory): above it, RunMany refuses the Config before planning anything, with a
+	// *MemoryError.
+	MaxMemory int64
 }
 
 func (c *Config) reference() string {
@@ -197,6 +201,13 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		if c.Exec.Transfer == nil || c.Exec.Reconfig == nil {
 			return nil, fmt.Errorf("experiment: config %d needs both a transfer and a reconfiguration model", i)
 		}
+		jobs := pool.Jobs
+		if jobs <= 0 {
+			jobs = runtime.GOMAXPROCS(0)
+		}
+		if err := checkMemory(ms, *c, min(jobs, len(ms)*len(c.Algorithms))); err != nil {
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
 		p := plan{cfg: c, base: total}
 		for _, name := range c.Algorithms {
 			s, err := schedules.Lookup(name)
@@ -301,7 +312,9 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 			return fail("verifying", &Invalid{Internal: true, Violations: vs})
 		}
 	}
-	rec, err := execute(ctx, sch, m, cfg)
+	// Planned here by a registered scheduler (and verified unless SkipVerify): its paths need no
+	// second check in the emulator.
+	rec, err := execute(ctx, sch, m, cfg, true)
 	if err != nil {
 		var inv *Invalid
 		if errors.As(err, &inv) {
@@ -313,9 +326,20 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 	return rec, nil
 }
 
-// execute runs one schedule and, unless cfg.SkipVerify, checks its timeline.
-func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config) (Record, error) {
-	res, tl, err := emulator.Run(ctx, s, m.Demand, cfg.Exec)
+// execute runs one schedule and, unless cfg.SkipVerify, checks its timeline; pathsChecked says
+// its paths need no second check (emulator.Config.PathsChecked). Without verification and
+// without KeepRuns nothing reads the timeline, so none is built (emulator.RunResult).
+func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, pathsChecked bool) (Record, error) {
+	exec := cfg.Exec
+	exec.PathsChecked = exec.PathsChecked || pathsChecked
+	var res *emulator.Result
+	var tl *schedules.Timeline
+	var err error
+	if cfg.SkipVerify && !cfg.KeepRuns {
+		res, err = emulator.RunResult(ctx, s, m.Demand, exec)
+	} else {
+		res, tl, err = emulator.Run(ctx, s, m.Demand, exec)
+	}
 	if err != nil {
 		return Record{}, err
 	}
@@ -344,7 +368,9 @@ func RunSchedule(ctx context.Context, s *schedules.Schedule, m Matrix, cfg Confi
 			return nil, &Invalid{Violations: vs}
 		}
 	}
-	rec, err := execute(ctx, s, m, &cfg)
+	// A schedule from a file has its paths checked by the verifier, when it runs; else by the
+	// emulator.
+	rec, err := execute(ctx, s, m, &cfg, m.Demand != nil && !cfg.SkipVerify)
 	if err != nil {
 		var inv *Invalid
 		if errors.As(err, &inv) {

@@ -47,6 +47,8 @@ type Manifest struct {
 	Fabric      string   `json:"fabric,omitempty"`
 	Ablations   []string `json:"ablations,omitempty"`
 	ResultsFile string   `json:"results"`
+	// Shards, written by sweep merge, lists the shards the results were joined from.
+	Shards []ShardSource `json:"shards,omitempty"`
 	// Complete is false from the moment WriteFiles starts until every file beside the manifest
 	// is written: a manifest that says false belongs to an interrupted or failed write.
 	Complete bool `json:"complete"`

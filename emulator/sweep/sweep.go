@@ -19,7 +19,6 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
-	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -179,28 +178,16 @@ func Run(ctx context.Context, demands []*schedules.Demand, cfg Config) (*Result,
 	if err := cfg.check(demands); err != nil {
 		return nil, err
 	}
-	ms := make([]experiment.Matrix, len(demands))
-	for m, d := range demands {
-		ms[m] = experiment.Matrix{Ref: emulator.MatrixRef{Index: m, Layer: -1}, Demand: d}
-	}
-	var cells []experiment.Config
-	for _, bw := range cfg.Bandwidths {
-		for _, rc := range cfg.Reconfigs {
-			cells = append(cells, cfg.cell(bw, rc))
-		}
-	}
-	outs, err := experiment.RunMany(ctx, ms, cells, experiment.Pool{Jobs: cfg.Jobs, Progress: cfg.Progress})
+	us, err := runUnits(ctx, demands, cfg, 0, cfg.units(len(demands)))
 	if err != nil {
-		var te *experiment.TaskError
-		if errors.As(err, &te) {
-			nr := len(cfg.Reconfigs)
-			bw, rc := cfg.Bandwidths[te.Config/nr], cfg.Reconfigs[te.Config%nr]
-			return nil, fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %s: %w",
-				units.FormatBandwidth(bw), units.FormatSeconds(rc), te.Position, te.Algorithm, te.Stage, te.Err)
-		}
-		return nil, fmt.Errorf("sweep: %w", err)
+		return nil, err
 	}
-	return assemble(cfg, len(demands), outs), nil
+	return build(cfg, len(demands), us), nil
+}
+
+// units is the number of units (one matrix in one cell) of the grid.
+func (cfg *Config) units(matrices int) int {
+	return len(cfg.Bandwidths) * len(cfg.Reconfigs) * matrices
 }
 
 // cell is the experiment of one (bandwidth, α_r) cell: the schedulers plan for bw and rc (on
@@ -219,55 +206,6 @@ func (cfg *Config) cell(bw, rc float64) experiment.Config {
 	}
 	return experiment.Config{Algorithms: cfg.Algorithms, Options: o, Reference: cfg.Reference, SkipVerify: true,
 		Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
-}
-
-// assemble arranges the experiments' records into the grid; sums come from the experiments'
-// totals (summed in matrix order).
-func assemble(cfg Config, nm int, outs []*experiment.Outcome) *Result {
-	nr, na := len(cfg.Reconfigs), len(cfg.Algorithms)
-	r := &Result{
-		Algorithms: slices.Clone(cfg.Algorithms),
-		Reference:  cfg.Reference,
-		Bandwidths: slices.Clone(cfg.Bandwidths),
-		Reconfigs:  slices.Clone(cfg.Reconfigs),
-		Matrices:   nm,
-		Cells:      make([][]Cell, len(cfg.Bandwidths)),
-	}
-	ref := slices.Index(cfg.Algorithms, cfg.Reference)
-	for i, bw := range cfg.Bandwidths {
-		r.Cells[i] = make([]Cell, nr)
-		for j, rc := range cfg.Reconfigs {
-			out := outs[i*nr+j]
-			cell := &r.Cells[i][j]
-			cell.Bandwidth, cell.Reconfig = bw, rc
-			cell.LowerBounds = make([]float64, nm)
-			for m := range nm {
-				// Every algorithm's record of a matrix has the same bound (same demand, b and α_r).
-				cell.LowerBounds[m] = out.Records[m*na].LowerBoundSeconds
-				cell.LowerBound += cell.LowerBounds[m]
-			}
-			cell.Algorithms = make([]AlgoResult, na)
-			refSum := out.Totals[ref].CompletionSeconds
-			for a, name := range cfg.Algorithms {
-				ar := &cell.Algorithms[a]
-				ar.Algorithm = name
-				ar.Completions = make([]float64, nm)
-				for m := range nm {
-					ar.Completions[m] = out.Records[m*na+a].CompletionSeconds
-				}
-				ar.Completion = out.Totals[a].CompletionSeconds
-				switch {
-				case refSum > 0:
-					ar.Ratio = out.Totals[a].Speedup
-				case ar.Completion == 0:
-					ar.Ratio = 1 // nothing to send: every algorithm ties
-				default:
-					ar.Ratio = math.Inf(1)
-				}
-			}
-		}
-	}
-	return r
 }
 
 // Nearest is the cell closest to (bandwidth, reconfig) on logarithmic scales, the way the grid's

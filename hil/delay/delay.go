@@ -140,3 +140,60 @@ func (in Injector) SelfTest(ctx context.Context, delays []time.Duration, reps in
 	}
 	return out, nil
 }
+
+// Await is WaitUntil that also returns as soon as a value arrives on ch: the live runner's one
+// wait, for the next deadline (an injected delay's end, a copy's end) or the next event from a
+// worker or a switch controller, whichever comes first. One goroutine waits for everything, so
+// only one thread ever spins. A zero deadline waits for ch (or ctx) alone. got says whether v came
+// from ch; woke is when Await returned.
+func Await[T any](ctx context.Context, in Injector, deadline time.Time, ch <-chan T) (v T, got bool, woke time.Time, err error) {
+	done := ctx.Done()
+	if err := ctx.Err(); err != nil {
+		return v, false, time.Now(), err
+	}
+	if deadline.IsZero() {
+		select {
+		case v = <-ch:
+			return v, true, time.Now(), nil
+		case <-done:
+			return v, false, time.Now(), ctx.Err()
+		}
+	}
+	if th := in.threshold(); th >= 0 {
+		if rest := time.Until(deadline) - th; rest > 0 {
+			t := time.NewTimer(rest)
+			select {
+			case <-t.C:
+			case v = <-ch:
+				t.Stop()
+				return v, true, time.Now(), nil
+			case <-done:
+				t.Stop()
+				return v, false, time.Now(), ctx.Err()
+			}
+		}
+	}
+	// As in WaitUntil, the spin holds its thread and never yields (a locked thread that yields
+	// hands its processor to another thread and back, at a thread wake-up each time): the live
+	// runner gives the process enough processors for the others to run meanwhile.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for i := 0; ; i++ {
+		select {
+		case v = <-ch:
+			return v, true, time.Now(), nil
+		default:
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return v, false, now, nil
+		}
+		if i&1023 == 1023 {
+			select {
+			case <-done:
+				return v, false, time.Now(), ctx.Err()
+			default:
+			}
+		}
+	}
+}

@@ -76,29 +76,35 @@ func decomposed(ctx context.Context, algo string, d *schedules.Demand, o schedul
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
-	stuffed, norm, err := stuffing.Stuff(real)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
-	if n := int64(len(real)); n > 0 && norm > math.MaxInt64/n {
-		// The stuffed matrix holds n·norm bytes in all; its sums must stay exact.
-		return nil, fmt.Errorf("%s: %d ports with %d bytes on the busiest line overflow int64 totals", algo, n, norm)
-	}
-	var added int64
-	for i := range stuffed {
-		for j := range stuffed[i] {
-			added += stuffed[i][j] - real[i][j]
+	p, err := planOf(o, algo, real, func() (plan, error) {
+		stuffed, norm, err := stuffing.Stuff(real)
+		if err != nil {
+			return plan{}, fmt.Errorf("%s: %w", algo, err)
 		}
-	}
-	slices, err := decompose(ctx, stuffed)
+		if n := int64(len(real)); n > 0 && norm > math.MaxInt64/n {
+			// The stuffed matrix holds n·norm bytes in all; its sums must stay exact.
+			return plan{}, fmt.Errorf("%s: %d ports with %d bytes on the busiest line overflow int64 totals", algo, n, norm)
+		}
+		var added int64
+		for i := range stuffed {
+			for j := range stuffed[i] {
+				added += stuffed[i][j] - real[i][j]
+			}
+		}
+		slices, err := decompose(ctx, stuffed)
+		if err != nil {
+			return plan{}, fmt.Errorf("%s: %w", algo, err)
+		}
+		options := map[string]string{
+			"norm_bytes":    strconv.FormatInt(norm, 10),
+			"stuffed_bytes": strconv.FormatInt(added, 10),
+		}
+		return fromSlices(real, slices, options), nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
+		return nil, err
 	}
-	options := map[string]string{
-		"norm_bytes":    strconv.FormatInt(norm, 10),
-		"stuffed_bytes": strconv.FormatInt(added, 10),
-	}
-	return place(ctx, algo, d, o, fromSlices(real, slices, options))
+	return place(ctx, algo, d, o, p)
 }
 
 // MaxWeight schedules d by repeated maximum-weight matching of the residual demand: each round is
@@ -112,42 +118,49 @@ func MaxWeight(ctx context.Context, d *schedules.Demand, o schedules.Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("maxweight: %w", err)
 	}
-	left := 0
-	for _, row := range res {
-		for _, v := range row {
-			if v > 0 {
-				left++
+	// planOf keys the plan on res before build drains it.
+	p, err := planOf(o, "maxweight", res, func() (plan, error) {
+		left := 0
+		for _, row := range res {
+			for _, v := range row {
+				if v > 0 {
+					left++
+				}
 			}
 		}
+		p := plan{options: map[string]string{}}
+		for left > 0 {
+			if err := ctx.Err(); err != nil {
+				return plan{}, err
+			}
+			rows, cols, w := active(res)
+			perm, _, err := matching.MaxWeightAssignment(w)
+			if err != nil {
+				return plan{}, fmt.Errorf("maxweight: %w", err)
+			}
+			var round []piece
+			for a, b := range perm {
+				if a >= len(rows) || b >= len(cols) {
+					continue // padding
+				}
+				if i, j := rows[a], cols[b]; res[i][j] > 0 {
+					round = append(round, piece{i, j, res[i][j]})
+					res[i][j] = 0
+					left--
+				}
+			}
+			slices.SortFunc(round, func(x, y piece) int { return x.src - y.src })
+			if len(round) == 0 {
+				return plan{}, fmt.Errorf("maxweight: round %d: the assignment matched no pair with bytes left", len(p.rounds))
+			}
+			p.rounds = append(p.rounds, round)
+		}
+		p.options["rounds"] = strconv.Itoa(len(p.rounds))
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	p := plan{options: map[string]string{}}
-	for left > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rows, cols, w := active(res)
-		perm, _, err := matching.MaxWeightAssignment(w)
-		if err != nil {
-			return nil, fmt.Errorf("maxweight: %w", err)
-		}
-		var round []piece
-		for a, b := range perm {
-			if a >= len(rows) || b >= len(cols) {
-				continue // padding
-			}
-			if i, j := rows[a], cols[b]; res[i][j] > 0 {
-				round = append(round, piece{i, j, res[i][j]})
-				res[i][j] = 0
-				left--
-			}
-		}
-		slices.SortFunc(round, func(x, y piece) int { return x.src - y.src })
-		if len(round) == 0 {
-			return nil, fmt.Errorf("maxweight: round %d: the assignment matched no pair with bytes left", len(p.rounds))
-		}
-		p.rounds = append(p.rounds, round)
-	}
-	p.options["rounds"] = strconv.Itoa(len(p.rounds))
 	return place(ctx, "maxweight", d, o, p)
 }
 

@@ -3,6 +3,7 @@ package barrier
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -22,6 +23,29 @@ type plan struct {
 	// lasts until its longest circuit ends (MaxWeight).
 	planned []int64
 	options map[string]string
+}
+
+// planOf returns algo's plan of real: from o.Plans when it holds it, else from build (then kept
+// there). Plans are pure functions of the matrix, so a kept one is what build would return; the
+// options map is copied, since every schedule gets its own.
+func planOf(o schedules.Options, algo string, real [][]int64, build func() (plan, error)) (plan, error) {
+	var key schedules.PlanKey
+	if o.Plans != nil {
+		key = schedules.NewPlanKey(algo, real)
+		if v, ok := o.Plans.Load(key); ok {
+			p := v.(plan)
+			p.options = maps.Clone(p.options)
+			return p, nil
+		}
+	}
+	p, err := build()
+	if err != nil || o.Plans == nil {
+		return p, err
+	}
+	kept := p
+	kept.options = maps.Clone(p.options)
+	o.Plans.Store(key, kept)
+	return p, nil
 }
 
 // fromSlices turns a decomposition of the stuffed matrix into rounds, real bytes first: the
@@ -125,16 +149,22 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 		pointsTo[i] = -1
 	}
 	t := 0.0
+	// Per-round lists, reused (a round has at most one circuit per port).
+	paths := make([][]benes.Traversal, 0, ports)
+	conns := make([]benes.Conn, 0, ports)
 	for r, round := range p.rounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		paths := make([][]benes.Traversal, len(round))
+		if len(round) > cap(paths) {
+			paths = make([][]benes.Traversal, 0, len(round))
+		}
+		paths = paths[:len(round)]
 		reconfig := false
 		if fab != nil {
-			conns := make([]benes.Conn, len(round))
-			for k, pc := range round {
-				conns[k] = benes.Conn{Src: pc.src, Dst: pc.dst}
+			conns = conns[:0]
+			for _, pc := range round {
+				conns = append(conns, benes.Conn{Src: pc.src, Dst: pc.dst})
 			}
 			choices, err := fab.Route(conns, nil)
 			if err != nil {

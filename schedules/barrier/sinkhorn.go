@@ -50,42 +50,48 @@ func BvNSinkhorn(ctx context.Context, d *schedules.Demand, o schedules.Options) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", algo, err)
 	}
-	n := len(real)
-	if n > 0 && int64(n) > math.MaxInt64/(2*SinkhornScale) {
-		return nil, fmt.Errorf("%s: %d ports overflow the scaled matrix's int64 totals", algo, n)
-	}
-	p, iters := sinkhorn(real)
-	scaled := make([][]int64, n)
-	for i := range n {
-		scaled[i] = make([]int64, n)
-		for j := range n {
-			if real[i][j] > 0 {
-				scaled[i][j] = max(1, int64(math.Round(p[i][j]*float64(SinkhornScale))))
+	pl, err := planOf(o, algo, real, func() (plan, error) {
+		n := len(real)
+		if n > 0 && int64(n) > math.MaxInt64/(2*SinkhornScale) {
+			return plan{}, fmt.Errorf("%s: %d ports overflow the scaled matrix's int64 totals", algo, n)
+		}
+		p, iters := sinkhorn(real)
+		scaled := make([][]int64, n)
+		for i := range n {
+			scaled[i] = make([]int64, n)
+			for j := range n {
+				if real[i][j] > 0 {
+					scaled[i][j] = max(1, int64(math.Round(p[i][j]*float64(SinkhornScale))))
+				}
 			}
 		}
-	}
-	stuffed, norm, err := stuffing.Stuff(scaled)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
-	var repair int64
-	for i := range stuffed {
-		for j := range stuffed[i] {
-			repair += stuffed[i][j] - scaled[i][j]
+		stuffed, norm, err := stuffing.Stuff(scaled)
+		if err != nil {
+			return plan{}, fmt.Errorf("%s: %w", algo, err)
 		}
-	}
-	sl, err := DecomposeBvN(ctx, stuffed, false)
+		var repair int64
+		for i := range stuffed {
+			for j := range stuffed[i] {
+				repair += stuffed[i][j] - scaled[i][j]
+			}
+		}
+		sl, err := DecomposeBvN(ctx, stuffed, false)
+		if err != nil {
+			return plan{}, fmt.Errorf("%s: %w", algo, err)
+		}
+		pl, dropped := fromScaledSlices(real, stuffed, sl)
+		pl.options = map[string]string{
+			"rounds":              strconv.Itoa(len(pl.rounds)),
+			"slices":              strconv.Itoa(len(sl)),
+			"dropped_slices":      strconv.Itoa(dropped),
+			"sinkhorn_iterations": strconv.Itoa(iters),
+			"norm_units":          strconv.FormatInt(norm, 10),
+			"repair_units":        strconv.FormatInt(repair, 10),
+		}
+		return pl, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
-	pl, dropped := fromScaledSlices(real, stuffed, sl)
-	pl.options = map[string]string{
-		"rounds":              strconv.Itoa(len(pl.rounds)),
-		"slices":              strconv.Itoa(len(sl)),
-		"dropped_slices":      strconv.Itoa(dropped),
-		"sinkhorn_iterations": strconv.Itoa(iters),
-		"norm_units":          strconv.FormatInt(norm, 10),
-		"repair_units":        strconv.FormatInt(repair, 10),
+		return nil, err
 	}
 	return place(ctx, algo, d, o, pl)
 }

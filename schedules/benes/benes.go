@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"strconv"
 )
 
 // State is the setting of one 2×2 switch.
@@ -206,9 +207,19 @@ func (f *Fabric) Choices(p []Traversal) uint32 {
 	return c
 }
 
-// MarshalJSON writes the traversal as [stage, switch, in_lane, out_lane].
+// MarshalJSON writes the traversal as [stage, switch, in_lane, out_lane]. A schedule file holds
+// one per switch on every path (millions at 512 ports), so it appends digits rather than format.
 func (t Traversal) MarshalJSON() ([]byte, error) {
-	return []byte(fmt.Sprintf("[%d,%d,%d,%d]", t.Stage, t.Switch, t.In, t.Out)), nil
+	b := make([]byte, 0, 24)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(t.Stage), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(t.Switch), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(t.In), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(t.Out), 10)
+	return append(b, ']'), nil
 }
 
 // UnmarshalJSON reads [stage, switch, in_lane, out_lane].

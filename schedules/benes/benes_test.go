@@ -1,6 +1,7 @@
 package benes
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -132,4 +133,31 @@ func TestAllBarPropertyLargeFabrics(t *testing.T) {
 			t.Fatalf("n=%d: the identity path of %d (choices %b) is not all Bar", n, src, self)
 		}
 	})
+}
+
+// TestTraversalMarshalJSON: the array form, for the values a path holds and for the out-of-range
+// ones a faulty producer could write (the verifier must see them as written).
+func TestTraversalMarshalJSON(t *testing.T) {
+	cases := []struct {
+		t    Traversal
+		want string
+	}{
+		{Traversal{0, 0, 0, 0}, "[0,0,0,0]"},
+		{Traversal{16, 255, 1, 0}, "[16,255,1,0]"},
+		{Traversal{38, 524287, 0, 1}, "[38,524287,0,1]"},
+		{Traversal{-1, -20, 2, -3}, "[-1,-20,2,-3]"},
+	}
+	for _, c := range cases {
+		b, err := json.Marshal(c.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("%+v marshals to %s, want %s", c.t, b, c.want)
+		}
+		var back Traversal
+		if err := json.Unmarshal(b, &back); err != nil || back != c.t {
+			t.Errorf("%s reads back as %+v (%v)", b, back, err)
+		}
+	}
 }

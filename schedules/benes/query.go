@@ -63,6 +63,26 @@ func (p *Plan) TraversalReady(t Traversal) (ready float64, change bool) {
 	return r, c == 1
 }
 
+// AllTraversalReady writes TraversalReady of every traversal into dst: switch id's (SwitchID)
+// traversal from in-lane i to out-lane j at dst[4·id + 2i + j]. dst must have 4·NumSwitches()
+// entries. It is the same value as TraversalReady, for callers that need every switch at once.
+func (p *Plan) AllTraversalReady(dst []float64) {
+	dst = dst[:4*len(p.sw)]
+	for id := range p.sw {
+		sw := &p.sw[id]
+		r := dst[4*id : 4*id+4 : 4*id+4]
+		// Bar is (0,0) and (1,1); Cross is (0,1) and (1,0).
+		bar, cross := sw.q, sw.f+p.alpha
+		if sw.state == Cross {
+			bar, cross = cross, sw.q
+		}
+		r[0] = max(sw.in[0], sw.out[0], bar)
+		r[1] = max(sw.in[0], sw.out[1], cross)
+		r[2] = max(sw.in[1], sw.out[0], cross)
+		r[3] = max(sw.in[1], sw.out[1], bar)
+	}
+}
+
 // Query returns the path from src to dst with the earliest Start(S,p) (seed 000 §3.3) over all
 // n/2 paths, with that start and its number of switch state changes. Among paths with the minimum
 // start it returns one with the fewest state changes, and among those the smallest choices. Ports
@@ -180,15 +200,22 @@ func (p *Plan) PartialStart(src, dst int, choices uint32, level int) float64 {
 
 func (p *Plan) partial(src, dst int, choices uint32, level int) (start float64, changes int) {
 	start = math.Inf(-1)
+	k, nh := p.f.k, p.f.n/2
+	// The walk of LevelTraversals, level by level: b is the block at level s.
+	b := 0
 	for s := 0; s <= level; s++ {
-		in, out := p.f.LevelTraversals(src, dst, choices, s)
-		r, c := p.ready(p.f.SwitchID(in.Stage, in.Switch), in.In, in.Out)
-		start, changes = max(start, r), changes+c
-		if s == p.f.k-1 {
-			break
+		lin, lout := src>>s, dst>>s
+		if s == k-1 {
+			r, c := p.ready(s*nh+b, lin&1, lout&1)
+			return max(start, r), changes + c
 		}
-		r, c = p.ready(p.f.SwitchID(out.Stage, out.Switch), out.In, out.Out)
-		start, changes = max(start, r), changes+c
+		c := int(choices>>s) & 1
+		half := p.f.n >> (s + 1)
+		r, ch := p.ready(s*nh+b*half+lin>>1, lin&1, c)
+		start, changes = max(start, r), changes+ch
+		r, ch = p.ready((2*k-2-s)*nh+b*half+lout>>1, c, lout&1)
+		start, changes = max(start, r), changes+ch
+		b = 2*b + c
 	}
 	return start, changes
 }
@@ -199,22 +226,25 @@ func (p *Plan) partial(src, dst int, choices uint32, level int) (start float64, 
 // F_s becomes max(F_s, end). The caller guarantees start ≥ Start(S,p) (so start is not needed to
 // update S) and end ≥ start.
 func (p *Plan) Commit(src, dst int, choices uint32, start, end float64) {
-	for s := 0; s < p.f.k; s++ {
-		in, out := p.f.LevelTraversals(src, dst, choices, s)
-		p.commit(in, end)
-		if s == p.f.k-1 {
-			break
-		}
-		p.commit(out, end)
+	k, nh := p.f.k, p.f.n/2
+	b := 0
+	for s := 0; s < k-1; s++ {
+		lin, lout := src>>s, dst>>s
+		c := int(choices>>s) & 1
+		half := p.f.n >> (s + 1)
+		p.commit(s*nh+b*half+lin>>1, lin&1, c, end)
+		p.commit((2*k-2-s)*nh+b*half+lout>>1, c, lout&1, end)
+		b = 2*b + c
 	}
+	p.commit((k-1)*nh+b, (src>>(k-1))&1, (dst>>(k-1))&1, end)
 }
 
-func (p *Plan) commit(t Traversal, end float64) {
-	s := &p.sw[p.f.SwitchID(t.Stage, t.Switch)]
-	if st := t.State(); s.state != st {
+func (p *Plan) commit(id, in, out int, end float64) {
+	s := &p.sw[id]
+	if st := StateOf(in, out); s.state != st {
 		s.state, s.q = st, s.f+p.alpha
 	}
-	s.in[t.In] = max(s.in[t.In], end)
-	s.out[t.Out] = max(s.out[t.Out], end)
+	s.in[in] = max(s.in[in], end)
+	s.out[out] = max(s.out[out], end)
 	s.f = max(s.f, end)
 }

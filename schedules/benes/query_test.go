@@ -208,8 +208,8 @@ func TestQueryDoesNotAllocate(t *testing.T) {
 }
 
 // Property: on random committed plans (times on a small integer grid, so that ties are common),
-// Query agrees with trying all n/2 paths, Start and PartialStart agree with the definition, and
-// Commit leaves the state §3.3 prescribes.
+// Query agrees with trying all n/2 paths, Start, PartialStart and AllTraversalReady agree with
+// the definition, and Commit leaves the state §3.3 prescribes.
 func TestQueryMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k := rapid.IntRange(1, 6).Draw(t, "k")
@@ -228,6 +228,18 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 			before := snapshot(p, src, dst, c)
 			p.Commit(src, dst, c, start, end)
 			checkCommit(t, p, src, dst, c, end, before)
+		}
+		all := make([]float64, 4*f.NumSwitches())
+		p.AllTraversalReady(all)
+		for stage := range f.Stages() {
+			for sw := range f.SwitchesPerStage() {
+				for lanes := range 4 {
+					tr := Traversal{Stage: stage, Switch: sw, In: lanes >> 1, Out: lanes & 1}
+					if r, _ := p.TraversalReady(tr); all[4*f.SwitchID(stage, sw)+lanes] != r {
+						t.Fatalf("AllTraversalReady for %v = %v, TraversalReady %v", tr, all[4*f.SwitchID(stage, sw)+lanes], r)
+					}
+				}
+			}
 		}
 		for range 8 {
 			src, dst := port.Draw(t, "qsrc"), port.Draw(t, "qdst")

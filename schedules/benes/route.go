@@ -44,6 +44,12 @@ func (f *Fabric) Route(conns []Conn, choose Chooser) ([]uint32, error) {
 		conns:   conns,
 		choices: make([]uint32, len(conns)),
 	}
+	if choose != nil && f.k > 1 {
+		// The components of every level, in one allocation; the levels' parts never overlap.
+		r.compConns = make([]int, len(conns)*(f.k-1))
+		r.compChild = make([]uint8, len(conns)*(f.k-1))
+		r.off = make([]int, 2*len(conns)+1)
+	}
 	if err := r.init(); err != nil {
 		return nil, err
 	}
@@ -108,6 +114,12 @@ type router struct {
 	slotIn, slotOut []int32 // connection -> its slot at the current level
 	child           []uint8 // connection -> child under orientation 0 at the current level
 	comp            []int32 // connection -> component index at the current level, -1 before it is reached
+
+	// Backing arrays of the components handed to the Chooser (one part per level, kept) and of
+	// choose's offsets (reused per level).
+	compConns []int
+	compChild []uint8
+	off       []int
 }
 
 func (r *router) init() error {
@@ -197,18 +209,19 @@ func (r *router) follow(start, id int32, viaOut bool) (cycle bool) {
 // orientation the Chooser picks for each.
 func (r *router) choose(s, ncomp int, choose Chooser) {
 	n, c := r.f.n, len(r.conns)
-	// One backing array per level: components are disjoint, so their sub-slices never overlap and
-	// a Chooser may keep them.
-	conns := make([]int, c)
-	child0 := make([]uint8, c)
-	off := make([]int, ncomp+1)
+	// One part of the backing arrays per level: components are disjoint, so their sub-slices
+	// never overlap and a Chooser may keep them.
+	conns := r.compConns[s*c : (s+1)*c : (s+1)*c]
+	child0 := r.compChild[s*c : (s+1)*c : (s+1)*c]
+	off := r.off[:ncomp+1]
+	clear(off)
 	for i := range c {
 		off[r.comp[i]+1]++
 	}
 	for j := 1; j <= ncomp; j++ {
 		off[j] += off[j-1]
 	}
-	fill := make([]int, ncomp)
+	fill := r.off[ncomp+1 : 2*ncomp+1]
 	copy(fill, off[:ncomp])
 	for slot := range n {
 		i := r.atIn[slot]

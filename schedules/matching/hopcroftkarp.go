@@ -61,12 +61,14 @@ type hk struct {
 const unmatched = -1
 
 func newHK(left, right int) *hk {
+	// One array for the working lists; mateL, which the caller keeps, has its own.
+	buf := make([]int, right+3*left)
 	h := &hk{
 		mateL: make([]int, left),
-		mateR: make([]int, right),
-		dist:  make([]int, left),
-		queue: make([]int, 0, left),
-		it:    make([]int, left),
+		mateR: buf[:right:right],
+		dist:  buf[right : right+left : right+left],
+		queue: buf[right+left : right+left : right+2*left],
+		it:    buf[right+2*left:],
 	}
 	for i := range h.mateL {
 		h.mateL[i] = unmatched

@@ -80,3 +80,48 @@ func TestRouterPartialStartEqualsPlan(t *testing.T) {
 		}
 	})
 }
+
+// TestPathReadyHoldsThroughAMatching: the planner takes every circuit's start from the readiness
+// table refreshed before its matching, though the circuits are committed one by one; committing
+// the earlier circuits of a routed matching must not change Start for the later ones.
+func TestPathReadyHoldsThroughAMatching(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		k := rapid.IntRange(1, 6).Draw(rt, "k")
+		n := 1 << k
+		f, err := benes.New(n)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		p := benes.NewPlan(f, rapid.SampledFrom([]float64{0, 1, 2.5}).Draw(rt, "alpha"))
+		a := newAllPairs(p)
+		ports := make([]int, n)
+		for i := range ports {
+			ports[i] = i
+		}
+		for round := range rapid.IntRange(1, 4).Draw(rt, "rounds") {
+			dsts := rapid.Permutation(ports).Draw(rt, "dsts")
+			var conns []benes.Conn
+			for src, dst := range dsts {
+				if rapid.IntRange(0, 3).Draw(rt, "keep") > 0 {
+					conns = append(conns, benes.Conn{Src: src, Dst: dst})
+				}
+			}
+			var choose benes.Chooser
+			if rapid.Bool().Draw(rt, "flips") {
+				choose = func(benes.Component, []uint32) bool { return rapid.Bool().Draw(rt, "flip") }
+			}
+			choices, err := f.Route(conns, choose)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			a.refresh()
+			for i, cn := range conns {
+				want, _ := p.Start(cn.Src, cn.Dst, choices[i])
+				if got := a.pathReady(cn.Src, cn.Dst, choices[i]); got != want {
+					rt.Fatalf("round %d, circuit %d (%d→%d): start %g from the refreshed table, %g from the plan", round, i, cn.Src, cn.Dst, got, want)
+				}
+				p.Commit(cn.Src, cn.Dst, choices[i], want, want+float64(rapid.IntRange(0, 9).Draw(rt, "length")))
+			}
+		}
+	})
+}

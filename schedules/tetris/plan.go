@@ -12,6 +12,8 @@ type fabricPlan interface {
 	// query is the read-only path query of step 3: the earliest start of (u, v) against S over all
 	// of its paths.
 	query(u, v int) float64
+	// allPairs, if not nil, answers query for every pair without a call through the interface.
+	allPairs() *allPairs
 	// route picks a path for every connection of a planning matching (step 6).
 	route(conns []benes.Conn, r *router) ([]uint32, error)
 	// start is Start(S, p) for the routed path (step 7).
@@ -37,6 +39,7 @@ func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
 
 func (b *benesPlan) refresh()               { b.all.refresh() }
 func (b *benesPlan) query(u, v int) float64 { return b.all.start(u, v) }
+func (b *benesPlan) allPairs() *allPairs    { return b.all }
 
 func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	if r == nil {
@@ -46,10 +49,12 @@ func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	return b.f.Route(conns, r.choose)
 }
 
-func (b *benesPlan) start(u, v int, choices uint32) float64 {
-	t, _ := b.p.Start(u, v, choices)
-	return t
-}
+// start reads the readiness table of this iteration's refresh instead of the plan: committing
+// the matching's earlier circuits changes no readiness the later ones see. Circuits of one routed
+// matching share no lane, and two that pass one switch need the same state, so a commit leaves
+// the lanes of the others as they were, and for a switch it changes it leaves Q_s = F_s + α_r, the
+// time the others saw for that change.
+func (b *benesPlan) start(u, v int, choices uint32) float64 { return b.all.pathReady(u, v, choices) }
 
 func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
 	b.p.Commit(u, v, choices, start, end)
@@ -85,6 +90,7 @@ func newCrossbarPlan(n int, alphaR float64) *crossbarPlan {
 
 func (c *crossbarPlan) refresh()               {}
 func (c *crossbarPlan) query(u, v int) float64 { return c.start(u, v, 0) }
+func (c *crossbarPlan) allPairs() *allPairs    { return nil }
 
 // route has nothing to choose on a crossbar: every connection has the one direct path.
 func (c *crossbarPlan) route(conns []benes.Conn, _ *router) ([]uint32, error) {

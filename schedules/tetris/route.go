@@ -26,6 +26,7 @@ type router struct {
 	// already decided: the ancestor part of its partial path, extended as routing descends.
 	anc       []float64
 	ancLevels []int
+	ancBlock  []int // the block connection i is in at level ancLevels[i]
 
 	costs [2][]float64
 	rec   func(orientation)
@@ -44,10 +45,14 @@ type orientation struct {
 
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
-	r.anc, r.ancLevels = r.anc[:0], r.ancLevels[:0]
+	if cap(r.anc) < r.n {
+		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), make([]int, 0, r.n), make([]int, 0, r.n)
+	}
+	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
 		r.anc = append(r.anc, math.Inf(-1))
 		r.ancLevels = append(r.ancLevels, 0)
+		r.ancBlock = append(r.ancBlock, 0)
 	}
 }
 
@@ -56,14 +61,36 @@ func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 // computed for this iteration (S does not change while a matching is routed) and keeps the
 // ancestor levels' maximum, so each call costs one level.
 func (r *router) partialStart(i int, ch uint32, level int, choices []uint32) float64 {
+	cn := r.conns[i]
+	in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, level)
+	return r.levelStart(i, in, out, level, choices)
+}
+
+// levelStart is partialStart with the traversals of this level already at hand.
+func (r *router) levelStart(i int, in, out benes.Traversal, level int, choices []uint32) float64 {
+	return max(r.ancestors(i, level, choices), r.ready(in), r.ready(out))
+}
+
+// ancestors is the readiness of connection i's traversals on the levels below level, extending
+// what is kept from earlier levels.
+func (r *router) ancestors(i, level int, choices []uint32) float64 {
 	f, cn := r.plan.f, r.conns[i]
-	for r.ancLevels[i] < level {
-		in, out := f.LevelTraversals(cn.Src, cn.Dst, choices[i], r.ancLevels[i])
-		r.anc[i] = max(r.anc[i], r.ready(in), r.ready(out))
-		r.ancLevels[i]++
+	k, nh, ready := f.Levels(), f.Ports()/2, r.plan.all.ready
+	for s := r.ancLevels[i]; s < level; s++ {
+		// LevelTraversals of level s, from switch indices: the block b is kept as it descends.
+		if s == k-1 {
+			r.anc[i] = max(r.anc[i], ready[4*(s*nh+r.ancBlock[i])+(cn.Src>>s&1)<<1|cn.Dst>>s&1])
+			continue
+		}
+		b, half := r.ancBlock[i], f.Ports()>>(s+1)
+		lin, lout, c := cn.Src>>s, cn.Dst>>s, int(choices[i]>>s)&1
+		in := ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
+		out := ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
+		r.anc[i] = max(r.anc[i], in, out)
+		r.ancBlock[i] = 2*b + c
 	}
-	in, out := f.LevelTraversals(cn.Src, cn.Dst, ch, level)
-	return max(r.anc[i], r.ready(in), r.ready(out))
+	r.ancLevels[i] = max(r.ancLevels[i], level)
+	return r.anc[i]
 }
 
 func (r *router) ready(t benes.Traversal) float64 {
@@ -72,39 +99,95 @@ func (r *router) ready(t benes.Traversal) float64 {
 
 func (r *router) choose(c benes.Component, choices []uint32) bool {
 	var changes [2]int
-	for q := range 2 {
-		costs := r.costs[q][:0]
-		for k, i := range c.Conns {
-			cn := r.conns[i]
-			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
-			t := r.partialStart(i, ch, c.Level, choices)
-			costs = append(costs, t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
-			in, out := r.plan.f.LevelTraversals(cn.Src, cn.Dst, ch, c.Level)
-			changes[q] += r.changed(in)
-			if out != in {
-				changes[q] += r.changed(out)
+	// Sorted in decreasing order, two cost vectors of the same length compare as their largest
+	// value with different multiplicities, so a connection whose partial start is the same under
+	// both orientations adds the same two costs to both and cannot decide: only the others are
+	// kept, and their maxima usually decide without sorting.
+	d0, d1 := r.costs[0][:0], r.costs[1][:0]
+	f, s := r.plan.f, c.Level
+	nh, half := f.Ports()/2, f.Ports()>>(s+1)
+	inStage, outStage := s, f.Stages()-1-s
+	ready := r.plan.all.ready
+	for k, i := range c.Conns {
+		cn := r.conns[i]
+		var t [2]float64
+		if s >= f.Levels()-1 { // the middle level: Route does not ask, but be general
+			for q := range 2 {
+				ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<s
+				in, out := f.LevelTraversals(cn.Src, cn.Dst, ch, s)
+				t[q] = r.levelStart(i, in, out, s, choices)
+				changes[q] += r.changed(in)
+			}
+		} else {
+			// The traversals LevelTraversals gives for child ch: input switch inSw from lane li
+			// to lane ch, output switch outSw from lane ch to lane lo.
+			anc := r.ancestors(i, s, choices)
+			b := r.ancBlock[i]
+			lin, lout := cn.Src>>s, cn.Dst>>s
+			inSw, outSw, li, lo := b*half+lin>>1, b*half+lout>>1, lin&1, lout&1
+			inID, outID := 4*(inStage*nh+inSw), 4*(outStage*nh+outSw)
+			inState, _, _ := r.plan.p.SwitchState(inStage, inSw)
+			outState, _, _ := r.plan.p.SwitchState(outStage, outSw)
+			for q := range 2 {
+				ch := int(c.Child0[k]) ^ q
+				t[q] = max(anc, ready[inID+li<<1|ch], ready[outID+ch<<1|lo])
+				if inState != benes.StateOf(li, ch) {
+					changes[q]++
+				}
+				if outState != benes.StateOf(ch, lo) {
+					changes[q]++
+				}
 			}
 		}
-		slices.SortFunc(costs, func(a, b float64) int { return cmp.Compare(b, a) })
-		r.costs[q] = costs
+		if t[0] != t[1] {
+			ws, wd := r.w[cn.Src], r.w[r.n+cn.Dst]
+			d0 = append(d0, t[0]-r.alpha+ws, t[0]-r.alpha+wd)
+			d1 = append(d1, t[1]-r.alpha+ws, t[1]-r.alpha+wd)
+		}
+	}
+	r.costs[0], r.costs[1] = d0, d1
+	order := 0
+	if len(d0) > 0 {
+		if m0, m1 := slices.Max(d0), slices.Max(d1); m0 != m1 {
+			order = cmp.Compare(m0, m1)
+		} else {
+			// Decreasing order compared from the front is increasing order compared from the back.
+			slices.Sort(d0)
+			slices.Sort(d1)
+			for j := len(d0) - 1; j >= 0 && order == 0; j-- {
+				order = cmp.Compare(d0[j], d1[j])
+			}
+		}
 	}
 	flip := false
-	switch slices.Compare(r.costs[0], r.costs[1]) {
+	switch order {
 	case 1:
 		flip = true
 	case 0:
 		flip = changes[1] < changes[0]
 	}
 	if r.rec != nil {
-		o := orientation{Level: c.Level, Block: c.Block, Changes: changes, Flip: flip}
-		for _, i := range c.Conns {
-			o.Conns = append(o.Conns, r.conns[i])
-		}
-		o.Costs[0] = slices.Clone(r.costs[0])
-		o.Costs[1] = slices.Clone(r.costs[1])
-		r.rec(o)
+		r.record(c, choices, changes, flip)
 	}
 	return flip
+}
+
+// record reports a decision with both orientations' whole cost vectors, for tests.
+func (r *router) record(c benes.Component, choices []uint32, changes [2]int, flip bool) {
+	o := orientation{Level: c.Level, Block: c.Block, Changes: changes, Flip: flip}
+	for _, i := range c.Conns {
+		o.Conns = append(o.Conns, r.conns[i])
+	}
+	for q := range 2 {
+		for k, i := range c.Conns {
+			cn := r.conns[i]
+			ch := choices[i] | uint32(c.Child0[k]^uint8(q))<<c.Level
+			t := r.partialStart(i, ch, c.Level, choices)
+			o.Costs[q] = append(o.Costs[q], t-r.alpha+r.w[cn.Src], t-r.alpha+r.w[r.n+cn.Dst])
+		}
+		slices.SortFunc(o.Costs[q], func(a, b float64) int { return cmp.Compare(b, a) })
+	}
+	r.rec(o)
 }
 
 // changed is 1 when the traversal needs a state other than its switch's planned state σ_s.

@@ -24,47 +24,62 @@ type selector struct {
 	thresholds []float64
 	walk       []walkItem
 	eps        []int32 // endpoints in walk order
-	head, fill []int32 // per endpoint, its candidates' range in items
+	head, fill []int32 // per key endpoint, its candidates' range in items
 	items      []int32
-	buf        []int32
-	seenTx     []bool
-	seenRx     []bool
-	snap       [4][]int32
+	room       []int
+	// indexed says head, fill and items already list the candidates of this iteration under
+	// their key endpoints (indexReset, indexAdd); greedy lists them itself otherwise.
+	indexed bool
+	buf     []int32
+	seenTx  []bool
+	seenRx  []bool
+	snap    [2]matchingSnapshot
+	// ref classifies the current key endpoint's candidates; epoch counts successful takes, so ref
+	// is valid while its epoch is the current one.
+	ref   *refusals
+	epoch int
+	w     []float64 // W_e of the walk in progress
 	// loaded says the side matchers hold A(loadedH) with both sides of C covered and no endpoint
 	// taken, as a successful covers call leaves them.
 	loaded  bool
 	loadedH float64
+	// graphOK says the matchers' adjacency is A(graphH) of the current candidates.
+	graphOK bool
+	graphH  float64
 }
 
 func newSelector(n int) *selector {
+	flags := make([]bool, 4*n)
 	s := &selector{
 		n:      n,
 		tx:     newSideMatcher(n),
 		rx:     newSideMatcher(n),
-		usedTx: make([]bool, n),
-		usedRx: make([]bool, n),
-		seenTx: make([]bool, n),
-		seenRx: make([]bool, n),
+		usedTx: flags[:n:n],
+		usedRx: flags[n : 2*n : 2*n],
+		seenTx: flags[2*n : 3*n : 3*n],
+		seenRx: flags[3*n:],
+		eps:    make([]int32, 0, 2*n),
 	}
 	for i := range s.snap {
-		s.snap[i] = make([]int32, n)
+		s.snap[i] = newMatchingSnapshot(n)
 	}
+	s.ref = newRefusals(n)
 	return s
 }
 
 // load builds the candidate graph A = {(u,v) : cost ≤ h} into both side matchers, with every
 // endpoint free and no matching.
 func (s *selector) load(cands []candidate, h float64) {
-	for i := 0; i < s.n; i++ {
-		s.tx.adj[i].reset()
-		s.rx.adj[i].reset()
-		s.usedTx[i], s.usedRx[i] = false, false
-	}
-	for _, c := range cands {
-		if c.cost <= h {
-			s.tx.adj[c.u].set(c.v)
-			s.rx.adj[c.v].set(c.u)
+	if !s.graphOK || s.graphH != h {
+		s.beginGraph(h)
+		for _, c := range cands {
+			if c.cost <= h {
+				s.addEdge(c.u, c.v)
+			}
 		}
+	}
+	for i := 0; i < s.n; i++ {
+		s.usedTx[i], s.usedRx[i] = false, false
 	}
 	for _, m := range []*sideMatcher{s.tx, s.rx} {
 		m.free.reset()
@@ -73,6 +88,23 @@ func (s *selector) load(cands []candidate, h float64) {
 		}
 		m.clearMatching()
 	}
+}
+
+// beginGraph empties the candidate graph, to be filled with A(h) by addEdge: the planner does so
+// while it builds this iteration's candidates, saving load a pass over them. greedy forgets the
+// graph, since the next iteration's candidates are new.
+func (s *selector) beginGraph(h float64) {
+	for i := 0; i < s.n; i++ {
+		s.tx.adj[i].reset()
+		s.rx.adj[i].reset()
+	}
+	s.graphOK, s.graphH = true, h
+}
+
+// addEdge adds candidate (u, v) to the graph.
+func (s *selector) addEdge(u, v int) {
+	s.tx.adj[u].set(v)
+	s.rx.adj[v].set(u)
 }
 
 // covers reports whether A(h) contains a matching covering every endpoint of C (cTx transmitters,
@@ -144,7 +176,9 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		s.tx.saturate(cTx)
 		s.rx.saturate(cRx)
 	}
-	s.loaded = false
+	s.loaded, s.graphOK = false, false
+	s.epoch++ // a new graph: no classification carries over
+	s.w = w
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.eps[:0]
@@ -161,39 +195,33 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		return int(a - b)
 	})
 	s.eps = eps
-	// List each candidate of A under its key endpoint (the transmitter when W ties).
-	head := s.head[:0]
-	for range 2*n + 1 {
-		head = append(head, 0)
-	}
 	keyOf := func(c *candidate) int {
 		if w[c.u] >= w[n+c.v] {
 			return c.u
 		}
 		return n + c.v
 	}
-	for i := range cands {
-		if c := &cands[i]; c.cost <= h {
-			head[keyOf(c)+1]++
+	if !s.indexed {
+		// List each candidate of A under its key endpoint (the transmitter when W ties).
+		room := s.room[:0]
+		for range 2 * n {
+			room = append(room, 0)
+		}
+		for i := range cands {
+			if c := &cands[i]; c.cost <= h {
+				room[keyOf(c)]++
+			}
+		}
+		s.room = room
+		s.indexReset(room[:n], room[n:])
+		for i := range cands {
+			if c := &cands[i]; c.cost <= h {
+				s.indexAdd(keyOf(c), i)
+			}
 		}
 	}
-	for e := 1; e <= 2*n; e++ {
-		head[e] += head[e-1]
-	}
-	items := s.items[:0]
-	for range head[2*n] {
-		items = append(items, 0)
-	}
-	fill := s.fill[:0]
-	fill = append(fill, head[:2*n]...)
-	for i := range cands {
-		if c := &cands[i]; c.cost <= h {
-			e := keyOf(c)
-			items[fill[e]] = int32(i)
-			fill[e]++
-		}
-	}
-	s.head, s.items, s.fill = head, items, fill
+	s.indexed = false
+	head, fill, items := s.head, s.fill, s.items
 	used := func(e int) bool {
 		if e < n {
 			return s.usedTx[e]
@@ -205,47 +233,81 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		for hi < len(eps) && w[eps[hi]] == w[eps[lo]] {
 			hi++
 		}
-		// The live candidates keyed on this group of equal-W endpoints.
+		if hi-lo == 1 {
+			// One endpoint (the usual case): offer its best live candidate in A (more bytes, then
+			// earlier: its list is in candidate order) before gathering the others, which only a
+			// refusal needs.
+			e := int(eps[lo])
+			lo = hi
+			if used(e) {
+				continue
+			}
+			best, bytes := int32(-1), int64(0)
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; c.cost <= h && (best < 0 || c.bytes > bytes) && !s.usedTx[c.u] && !s.usedRx[c.v] {
+					best, bytes = i, c.bytes
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			if s.offer(&cands[best], e) {
+				m = append(m, int(best))
+				continue
+			}
+			buf := s.buf[:0]
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; i != best && c.cost <= h && !s.usedTx[c.u] && !s.usedRx[c.v] {
+					buf = append(buf, i)
+				}
+			}
+			s.buf = buf
+			m = s.offerGroup(cands, buf, true, m)
+			continue
+		}
+		// The live candidates of A keyed on this group of equal-W endpoints.
 		buf := s.buf[:0]
 		for _, e := range eps[lo:hi] {
 			if used(int(e)) {
 				continue
 			}
-			for _, i := range items[head[e]:head[e+1]] {
-				if c := &cands[i]; !s.usedTx[c.u] && !s.usedRx[c.v] {
+			for _, i := range items[head[e]:fill[e]] {
+				if c := &cands[i]; c.cost <= h && !s.usedTx[c.u] && !s.usedRx[c.v] {
 					buf = append(buf, i)
 				}
 			}
 		}
-		// Offer them best first (more bytes, then earlier), dropping those a take made dead.
-		for len(buf) > 0 {
-			best, k := -1, 0
-			for _, i := range buf {
-				c := &cands[i]
-				if s.usedTx[c.u] || s.usedRx[c.v] {
-					continue
-				}
-				buf[k] = i
-				if best < 0 || c.bytes > cands[buf[best]].bytes || c.bytes == cands[buf[best]].bytes && i < buf[best] {
-					best = k
-				}
-				k++
-			}
-			buf = buf[:k]
-			if best < 0 {
-				break
-			}
-			i := buf[best]
-			buf[best] = buf[len(buf)-1]
-			buf = buf[:len(buf)-1]
-			if c := &cands[i]; s.take(c.u, c.v) {
-				m = append(m, int(i))
-			}
-		}
 		s.buf = buf
+		m = s.offerGroup(cands, buf, hi-lo == 1, m)
 		lo = hi
 	}
 	return m
+}
+
+// indexReset empties the walk's lists of candidates per key endpoint, giving transmitter e's list
+// room for txRoom[e] candidates and receiver e's for rxRoom[e] (bounds, such as the residual
+// degrees). The planner fills them while it builds the candidates, which saves the walk two passes
+// over them.
+func (s *selector) indexReset(txRoom, rxRoom []int) {
+	head, fill := s.head[:0], s.fill[:0]
+	off := int32(0)
+	for _, room := range [2][]int{txRoom, rxRoom} {
+		for _, r := range room {
+			head, fill = append(head, off), append(fill, off)
+			off += int32(r)
+		}
+	}
+	if cap(s.items) < int(off) {
+		s.items = make([]int32, off)
+	}
+	s.head, s.fill, s.items = head, fill, s.items[:off]
+	s.indexed = true
+}
+
+// indexAdd appends candidate i to key endpoint e's list; candidates must come in increasing i.
+func (s *selector) indexAdd(e, i int) {
+	s.items[s.fill[e]] = int32(i)
+	s.fill[e]++
 }
 
 // walkItem is one candidate in the greedy walk's heap.
@@ -334,40 +396,195 @@ func (s *selector) take(u, v int) bool {
 	tx, rx := s.tx, s.rx
 	repair := tx.matchR[v] >= 0 && int(tx.matchR[v]) != u || rx.matchR[u] >= 0 && int(rx.matchR[u]) != v
 	if repair {
-		tx.snapshot(s.snap[0], s.snap[1])
-		rx.snapshot(s.snap[2], s.snap[3])
+		tx.snapshot(&s.snap[0])
+		rx.snapshot(&s.snap[1])
 	}
 	s.usedTx[u], s.usedRx[v] = true, true
-	tx.free.clear(v)
-	rx.free.clear(u)
+	tx.remove(v)
+	rx.remove(u)
 	// u and v are matched now: they need no covering partner any more.
-	if r := tx.matchL[u]; r >= 0 {
-		tx.matchL[u], tx.matchR[r] = -1, -1
-	}
-	if r := rx.matchL[v]; r >= 0 {
-		rx.matchL[v], rx.matchR[r] = -1, -1
-	}
+	tx.unmatchLeft(u)
+	rx.unmatchLeft(v)
 	ok := true
 	// A required transmitter that was covered through receiver v needs another receiver, and a
 	// required receiver covered through transmitter u needs another transmitter.
-	if l := tx.matchR[v]; l >= 0 {
-		tx.matchL[l], tx.matchR[v] = -1, -1
+	if l := tx.unmatchRight(v); l >= 0 {
 		tx.seen.reset()
-		ok = tx.augment(int(l))
+		ok = tx.augment(l)
 	}
-	if l := rx.matchR[u]; ok && l >= 0 {
-		rx.matchL[l], rx.matchR[u] = -1, -1
-		rx.seen.reset()
-		ok = rx.augment(int(l))
+	if ok {
+		if l := rx.unmatchRight(u); l >= 0 {
+			rx.seen.reset()
+			ok = rx.augment(l)
+		}
 	}
 	if !ok {
 		s.usedTx[u], s.usedRx[v] = false, false
 		tx.free.set(v)
 		rx.free.set(u)
-		tx.restore(s.snap[0], s.snap[1])
-		rx.restore(s.snap[2], s.snap[3])
+		tx.restore(&s.snap[0])
+		rx.restore(&s.snap[1])
 	}
 	return ok
+}
+
+// refusals says, for one key endpoint and one state of the walk, which of its candidates take
+// would refuse, from two searches instead of one failed augmenting search per refused candidate.
+// The walk offers a key endpoint's candidates one after another, and a refusal leaves everything
+// as it was, so the refusals before a take succeeds all see the same state.
+//
+// For key endpoint e with matcher own (e is one of its left vertices: the transmitter side's
+// matcher for a transmitter) and other (e is one of its right vertices), taking (e, p) for a
+// partner p
+//   - on own's side frees e's partner and takes p away from own's partner of p, l, which must
+//     find another: possible exactly when l is recoverable with e's partner as an extra end;
+//   - on other's side frees p's partner t and takes e away from other's partner of e, l', which
+//     must find another: possible exactly when the search from l' without e reaches an exposed
+//     vertex, or reaches t.
+type refusals struct {
+	key, epoch int
+	good, ends bitset // recoverable left vertices of own
+	start      int    // l' (−1: other's side needs no repair)
+	any        bool   // l' reaches an exposed vertex
+	reach      bitset
+}
+
+func newRefusals(n int) *refusals {
+	w := (n + 63) / 64
+	b := make(bitset, 3*w)
+	return &refusals{key: -1, good: b[:w:w], ends: b[w : 2*w : 2*w], reach: b[2*w:]}
+}
+
+// sides are the matchers of key endpoint e: its own, the other, and e's index in both.
+func (s *selector) sides(e int) (own, other *sideMatcher, x int) {
+	if e < s.n {
+		return s.tx, s.rx, e
+	}
+	return s.rx, s.tx, e - s.n
+}
+
+// classify fills r for key endpoint e in the current state.
+func (s *selector) classify(r *refusals, e int) {
+	own, other, x := s.sides(e)
+	r.key, r.epoch = e, s.epoch
+	own.recoverable(int(own.matchL[x]), other.adj, r.good, r.ends)
+	r.start = int(other.matchR[x])
+	r.any = r.start < 0 || other.reachFrom(r.start, x, r.reach)
+}
+
+// refuses reports whether take would refuse the key endpoint's candidate with partner p.
+func (s *selector) refuses(r *refusals, p int) bool {
+	own, other, x := s.sides(r.key)
+	if l := int(own.matchR[p]); l >= 0 && l != x && !r.good.has(l) {
+		return true
+	}
+	if r.any || r.start == p {
+		return false
+	}
+	t := other.matchL[p]
+	return t < 0 || !r.reach.has(int(t))
+}
+
+// offerGroup offers a group's live candidates best first (more bytes, then earlier) and appends
+// those taken to m. single says they share one key endpoint, so that the first take makes the
+// rest dead.
+//
+// Each round offers the best candidate that is live and not foreseen to be refused (refused);
+// those foreseen to be refused that rank before it would have been offered, and refused, first:
+// a refusal changes nothing, so they are dropped with it. Those ranking after it stay, as the take
+// may change their fate. A round costs one pass over the group, and rounds are few: one per take
+// and one per refusal the classification did not foresee.
+func (s *selector) offerGroup(cands []candidate, buf []int32, single bool, m []int) []int {
+	before := func(i, j int32) bool {
+		return cands[i].bytes > cands[j].bytes || cands[i].bytes == cands[j].bytes && i < j
+	}
+	for len(buf) > 0 {
+		k, best := 0, -1
+		for _, i := range buf {
+			c := &cands[i]
+			if s.usedTx[c.u] || s.usedRx[c.v] {
+				continue
+			}
+			buf[k] = i
+			if (best < 0 || before(i, buf[best])) && !s.refused(c) {
+				best = k
+			}
+			k++
+		}
+		buf = buf[:k]
+		if best < 0 {
+			break
+		}
+		b := buf[best]
+		if s.ref.epoch == s.epoch {
+			k = 0
+			for _, i := range buf {
+				if i == b || before(i, b) && s.refused(&cands[i]) {
+					continue
+				}
+				buf[k] = i
+				k++
+			}
+			buf = buf[:k]
+		} else {
+			buf[best] = buf[len(buf)-1]
+			buf = buf[:len(buf)-1]
+		}
+		if s.offer(&cands[b], s.keyOf(&cands[b])) {
+			m = append(m, int(b))
+			if single {
+				break
+			}
+		}
+	}
+	return m
+}
+
+// keyOf is a candidate's key endpoint in the walk: the one with the larger W, the transmitter on
+// a tie.
+func (s *selector) keyOf(c *candidate) int {
+	if s.w[c.u] >= s.w[s.n+c.v] {
+		return c.u
+	}
+	return s.n + c.v
+}
+
+// refused reports whether the current classification foresees that take refuses c.
+func (s *selector) refused(c *candidate) bool {
+	r := s.ref
+	if r.epoch != s.epoch || r.key < 0 {
+		return false
+	}
+	switch r.key {
+	case c.u:
+		return s.refuses(r, c.v)
+	case s.n + c.v:
+		return s.refuses(r, c.u)
+	}
+	return false
+}
+
+// offer is take for the walk: it skips the candidates of a key endpoint that take would refuse,
+// once one refusal has shown the endpoint to be worth classifying.
+func (s *selector) offer(c *candidate, key int) bool {
+	r := s.ref
+	if r.key == key && r.epoch == s.epoch {
+		p := c.u
+		if key < s.n {
+			p = c.v
+		}
+		if s.refuses(r, p) {
+			return false
+		}
+	}
+	if s.take(c.u, c.v) {
+		s.epoch++
+		return true
+	}
+	if r.key != key || r.epoch != s.epoch {
+		s.classify(r, key)
+	}
+	return false
 }
 
 // greedyByCost is the no-degree-coverage ablation: every candidate is in A, walked by increasing

@@ -183,10 +183,13 @@ func TestSideMatcherAugments(t *testing.T) {
 
 // TestGreedyMatchesReference compares the greedy walk with a direct reading of step 5 — sort A,
 // and before each take re-check from scratch that the free endpoints can still cover C — on random
-// graphs with C the maximum-degree endpoints, and checks the result covers C.
+// graphs with C the maximum-degree endpoints, and checks the result covers C. Dense graphs with few
+// distinct W make refusals and ties common, which is what the walk's shortcuts (refusals foreseen
+// per key endpoint, groups of equal W) must get right.
 func TestGreedyMatchesReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.IntRange(1, 7).Draw(rt, "n")
+		n := rapid.IntRange(1, 12).Draw(rt, "n")
+		density := rapid.IntRange(3, 9).Draw(rt, "density") // edges in tenths
 		var cands []candidate
 		deg := make([]int, 2*n)
 		w := make([]float64, 2*n)
@@ -195,7 +198,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 		}
 		for u := 0; u < n; u++ {
 			for v := 0; v < n; v++ {
-				if rapid.Bool().Draw(rt, "edge") {
+				if rapid.IntRange(0, 9).Draw(rt, "edge") < density {
 					cands = append(cands, candidate{u: u, v: v, bytes: int64(rapid.IntRange(1, 3).Draw(rt, "bytes")), key: max(w[u], w[n+v])})
 					deg[u]++
 					deg[n+v]++
@@ -280,4 +283,95 @@ func TestGreedyMatchesReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRefusalsForeseeTake checks the walk's shortcut against take itself: after some takes on a
+// random graph with C its maximum-degree endpoints, one classification of a key endpoint must
+// say, for every partner at once, exactly what take would answer for that pair.
+func TestRefusalsForeseeTake(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 10).Draw(rt, "n")
+		// Mostly near-regular graphs (a few permutations, some pairs added or dropped): there
+		// nearly every endpoint is in C and many takes are refused.
+		edge := make([]bool, n*n)
+		ports := make([]int, n)
+		for i := range ports {
+			ports[i] = i
+		}
+		for range rapid.IntRange(1, 3).Draw(rt, "permutations") {
+			for u, v := range rapid.Permutation(ports).Draw(rt, "perm") {
+				edge[u*n+v] = true
+			}
+		}
+		for range rapid.IntRange(0, n).Draw(rt, "flips") {
+			i := rapid.IntRange(0, n*n-1).Draw(rt, "flip")
+			edge[i] = !edge[i]
+		}
+		var cands []candidate
+		deg := make([]int, 2*n)
+		for i, ok := range edge {
+			if u, v := i/n, i%n; ok {
+				cands = append(cands, candidate{u: u, v: v, bytes: 1})
+				deg[u]++
+				deg[n+v]++
+			}
+		}
+		if len(cands) == 0 {
+			return
+		}
+		delta := slices.Max(deg)
+		var cTx, cRx []int
+		for e, d := range deg {
+			if d == delta {
+				if e < n {
+					cTx = append(cTx, e)
+				} else {
+					cRx = append(cRx, e-n)
+				}
+			}
+		}
+		pre := rapid.SliceOfN(rapid.IntRange(0, len(cands)-1), 0, n).Draw(rt, "takes")
+		// state builds the same selector state every time: the graph, its covering matchings and
+		// the takes in pre that are possible.
+		state := func() *selector {
+			s := newSelector(n)
+			if !s.covers(cands, 0, cTx, cRx) {
+				rt.Fatalf("C is the maximum-degree set, so it can be covered")
+			}
+			for _, i := range pre {
+				if c := cands[i]; !s.usedTx[c.u] && !s.usedRx[c.v] {
+					s.take(c.u, c.v)
+				}
+			}
+			return s
+		}
+		for key := range 2 * n {
+			checkKey(rt, state, cands, n, key)
+		}
+	})
+}
+
+// checkKey compares one classification of key endpoint key with take on every live candidate of
+// that endpoint, each on a fresh copy of the state.
+func checkKey(rt *rapid.T, state func() *selector, cands []candidate, n, key int) {
+	s := state()
+	s.classify(s.ref, key)
+	for _, c := range cands {
+		if s.usedTx[c.u] || s.usedRx[c.v] {
+			continue
+		}
+		var p int
+		switch key {
+		case c.u:
+			p = c.v
+		case n + c.v:
+			p = c.u
+		default:
+			continue
+		}
+		want := !state().take(c.u, c.v)
+		if got := s.refuses(s.ref, p); got != want {
+			rt.Fatalf("key endpoint %d, candidate (%d,%d): classification says refused=%v, take says %v", key, c.u, c.v, got, want)
+		}
+	}
 }

@@ -37,6 +37,18 @@
 // after both its endpoints are free; in barrier mode (the no-partial ablation) each matching is a
 // round that starts when the previous one has ended and waits α_r if any switch (crossbar: any
 // transmitter) changes.
+//
+// Speed. The planner does the steps above literally but not naively; each shortcut returns what
+// the direct computation would, and testdata/corpus pins the schedule files of 260 plans (n = 8 to
+// 512, every ablation, snb, α_r from 0 to 1 ms) byte for byte. Step 3 answers every pair's query
+// with one dynamic programme per iteration (allPairs). Steps 4 and 5 test coverage with
+// augmenting paths whose answer depends only on the graph, not on the matching held, which leaves
+// freedom in how they search (an exposed neighbour first); a refused take changes nothing, so one
+// forward and one backward alternating search classify all of a key endpoint's candidates at once
+// (refusals), and the walk offers a group's best candidate from its endpoint's list, built while
+// the candidates are. Step 6 compares orientations by their largest differing cost before sorting
+// anything, and step 7 reads starts from the table step 3 refreshed, which committing a matching's
+// earlier circuits does not change.
 package tetris
 
 import (
@@ -197,10 +209,15 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 
 func (p *planner) init() {
 	n := p.n
-	p.resid = make([]int64, n*n)
-	p.txLoad, p.rxLoad = make([]int64, n), make([]int64, n)
-	p.txDeg, p.rxDeg = make([]int, n), make([]int, n)
-	p.a, p.w = make([]float64, 2*n), make([]float64, 2*n)
+	// One allocation per element type: at small n the allocations, not the work, dominate.
+	i64 := make([]int64, n*n+2*n)
+	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
+	ints := make([]int, 4*n)
+	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
+	f64 := make([]float64, 4*n)
+	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
+	p.matching = make([]int, 0, n)
+	p.conns = make([]benes.Conn, 0, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
 			x := p.d.At(u, v)
@@ -214,6 +231,11 @@ func (p *planner) init() {
 			p.rxDeg[v]++
 		}
 	}
+	pairs := 0
+	for _, x := range p.txDeg {
+		pairs += x
+	}
+	p.cands = make([]candidate, 0, pairs)
 	p.sel = newSelector(n)
 	if p.router != nil {
 		p.router.w = p.w
@@ -250,23 +272,56 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	// Step 3: candidate costs.
 	p.fp.refresh()
 	p.cands = p.cands[:0]
-	for u := 0; u < n; u++ {
-		for v := 0; v < n; v++ {
-			x := p.resid[u*n+v]
-			if x == 0 {
-				continue
-			}
-			start := p.fp.query(u, v)
-			key := max(p.w[u], p.w[n+v])
-			p.cands = append(p.cands, candidate{u: u, v: v, bytes: x, start: start,
-				cost: start - p.alpha + key, key: key})
-		}
-	}
-	// Steps 4 and 5: threshold and greedy selection.
+	// The walk of step 5 lists candidates under their key endpoint, the one with the larger W
+	// (the transmitter on a tie); listing them here saves it two passes.
+	index := !p.o.NoDegreeCoverage
+	// B of step 4, where the threshold search starts: the walk's graph A(B) is built here too.
 	b := 0.0
 	for e := range p.a {
 		b = max(b, p.a[e]+p.w[e])
 	}
+	if index {
+		p.sel.indexReset(p.txDeg, p.rxDeg)
+		p.sel.beginGraph(b)
+	}
+	all := p.fp.allPairs() // nil: ask query
+	// The loop runs over every residual pair of every iteration: what it touches is held in
+	// locals (indexAdd and addEdge, inlined by hand).
+	sel, cands, w := p.sel, p.cands, p.w
+	items, fill, rxAdj := sel.items, sel.fill, sel.rx.adj
+	for u := 0; u < n; u++ {
+		wu, txRow := w[u], sel.tx.adj[u]
+		uBit, uWord := uint64(1)<<(uint(u)&63), u>>6
+		for v, x := range p.resid[u*n : (u+1)*n] {
+			if x == 0 {
+				continue
+			}
+			var start float64
+			if all != nil {
+				start = all.start(u, v)
+			} else {
+				start = p.fp.query(u, v)
+			}
+			wv := w[n+v]
+			key := max(wu, wv)
+			cost := start - p.alpha + key
+			if index {
+				e := u
+				if wu < wv {
+					e = n + v
+				}
+				items[fill[e]] = int32(len(cands))
+				fill[e]++
+				if cost <= b {
+					txRow[v>>6] |= 1 << (uint(v) & 63)
+					rxAdj[v][uWord] |= uBit
+				}
+			}
+			cands = append(cands, candidate{u: u, v: v, bytes: x, start: start, cost: cost, key: key})
+		}
+	}
+	p.cands = cands
+	// Steps 4 and 5: threshold and greedy selection.
 	h := b
 	p.matching = p.matching[:0]
 	if p.o.NoDegreeCoverage {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
+)
+
+// denseTrace writes a one-layer trace on n GPUs where every GPU sends to every other (one
+// expert per GPU) and returns its path.
+func denseTrace(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "dense.json")
+	if out, code, err := cli(t, "trace", "gen", "--model", "mixtral-8x22b", "--gpus", strconv.Itoa(n), "--layers", "1",
+		"--tokens-per-gpu", "512", "--expert-per-gpu", "-o", path); code != 0 {
+		t.Fatalf("trace gen: exit %d: %v\n%s", code, err, out)
+	}
+	return path
+}
+
+// runChild runs the CLI as a separate process and returns its output, exit status and peak
+// resident memory in bytes.
+func runChild(t *testing.T, args ...string) (string, int, int64) {
+	t.Helper()
+	p := cliProcess(args...)
+	var out bytes.Buffer
+	p.Stdout, p.Stderr = &out, &out
+	err := p.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	st := p.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("%v: killed by signal %v (out of memory?)\n%s", args, ws.Signal(), out.String())
+	}
+	ru := st.SysUsage().(*syscall.Rusage)
+	return out.String(), st.ExitCode(), ru.Maxrss << 10 // Linux reports kilobytes
+}
+
+// TestEmulateDense256RefusedUpFront feeds a dense 256-port matrix to emulate --algo all under a
+// 2 GiB limit, in a child process: it is refused before anything is planned (one line naming
+// the algorithms over the limit, n and their estimates; little memory used), not killed.
+func TestEmulateDense256RefusedUpFront(t *testing.T) {
+	d := denseTrace(t, 256)
+	out, code, rss := runChild(t, "emulate", "--demand", d, "--matrix", "0", "--algo", "all", "--max-memory", "2GiB")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (refused):\n%s", code, out)
+	}
+	line := strings.TrimSpace(out)
+	for _, want := range []string{"refused before planning", "bvn on n = 256 needs about", "bvn-sinkhorn on n = 256",
+		"above the limit of 2GiB", "--max-memory"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("message lacks %q: %s", want, line)
+		}
+	}
+	if strings.Count(line, "\n") != 0 {
+		t.Errorf("refusal is not one line:\n%s", out)
+	}
+	if rss > 512<<20 && !raceEnabled {
+		t.Errorf("the refused run used %d MiB: it planned something", rss>>20)
+	}
+	t.Logf("refused with peak RSS %d MiB: %s", rss>>20, line)
+}
+
+// TestEmulateEstimateCoversPeak: bvn-sinkhorn on a dense 32-port matrix (the worst case of the
+// decomposition bound) peaks below its estimate, measured as the child's maximum resident set.
+func TestEmulateEstimateCoversPeak(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory: peak RSS says nothing about the estimate")
+	}
+	path := denseTrace(t, 32)
+	src := demandSource{path: path, matrix: 0, layer: -1, layout: "layers", maxPorts: 4096}
+	named, err := src.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []string{"bvn-sinkhorn", "tetris"} {
+		est := experiment.EstimateMemory([]experiment.Matrix{named[0].matrix()}, experiment.Config{Algorithms: []string{algo}}, 1)
+		out, code, rss := runChild(t, "emulate", "--demand", path, "--matrix", "0", "--algo", algo, "--max-memory", "0")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", algo, code, out)
+		}
+		if rss > est.Peak {
+			t.Errorf("%s on a dense 32-port matrix: peak RSS %d MiB above the estimate %d MiB", algo, rss>>20, est.Peak>>20)
+		}
+		t.Logf("%s: peak RSS %d MiB, estimate %d MiB (%d circuits at most)", algo, rss>>20, est.Peak>>20, est.Runs[0].Circuits)
+	}
+}

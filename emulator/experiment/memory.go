@@ -1,0 +1,160 @@
+package experiment
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// Memory estimates. A run's memory grows with its circuits: each holds its schedule entry and
+// path (one traversal per Beneš stage), its part of the dependency order (a few int32s per hop),
+// its walk state and its timeline entry. What decides the count is the algorithm:
+//
+//   - the Birkhoff–von Neumann family (bvn, bvn-maxmin, solstice, bvn-sinkhorn) takes at most
+//     n² − 2n + 2 slices of up to n circuits each (Birkhoff's bound on a stuffed n×n matrix):
+//     n³ circuits at worst, which bvn-sinkhorn reaches on dense demand (every pair gets a share of
+//     every slice) and plain bvn comes within a factor 5 of;
+//   - every other scheduler makes about one circuit per nonzero pair.
+//
+// The estimate takes the worst case, so that a run it lets through does not run out of memory
+// (at n = 32 and 64, dense, it is 1.1–1.3× what bvn-sinkhorn peaks at and about 5× what bvn does).
+
+// perCircuitBytes is the peak memory per circuit on a fabric with the given number of stages (0:
+// crossbar): about 64 bytes per hop and 260 per circuit live (schedule entry, path, order, walk,
+// timeline), times 4 for the garbage collector's headroom and the copies made while planning
+// (peak resident memory measured at n = 32 and 64: 2.7–4.5 KiB a circuit, varying with when the
+// collector runs; this gives 3.3 KiB at n = 32 and 3.8 KiB at n = 64).
+func perCircuitBytes(stages int) int64 { return 4 * (64*int64(stages) + 260) }
+
+// baseBytes is what a process needs whatever it runs: the runtime, the binary, the demand.
+const baseBytes = 48 << 20
+
+// decompositions are the schedulers whose circuit count is bounded by Birkhoff's n³.
+var decompositions = []string{"bvn", "bvn-maxmin", "bvn-sinkhorn", "solstice"}
+
+// RunEstimate is the memory estimate of one algorithm on one matrix.
+type RunEstimate struct {
+	Algorithm string
+	// Ports is the matrix's size n; Circuits the most circuits the estimate allows for.
+	Ports    int
+	Circuits int64
+	// Bytes is the estimated peak memory of planning and executing it, the process's base
+	// excluded.
+	Bytes int64
+}
+
+// EstimateRun estimates the peak memory of planning d with algo and executing it on fabric
+// (empty: Beneš, except for snb's crossbar).
+func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind) RunEstimate {
+	n := d.N()
+	nnz := int64(0)
+	for i := range n {
+		for j := range d.Bytes[i] {
+			if d.At(i, j) > 0 {
+				nnz++
+			}
+		}
+	}
+	circuits := nnz + int64(n)
+	if slices.Contains(decompositions, algo) {
+		nn := int64(n)
+		circuits = max(nn*nn-2*nn+2, 1) * nn
+	}
+	stages := 0
+	if fabric == schedules.Benes || fabric == "" && algo != "snb" {
+		size := 2
+		for size < n {
+			size <<= 1
+		}
+		stages = 2*(bits.Len(uint(size))-1) - 1
+	}
+	per := perCircuitBytes(stages)
+	if algo == "tetris+" {
+		per *= 2 // it keeps the best of its plans while making the next
+	}
+	// The demand's own copies (stuffing, residuals, cost matrices): a few n×n int64 matrices.
+	matrices := 16 * int64(n) * int64(n) * 8
+	return RunEstimate{Algorithm: algo, Ports: n, Circuits: circuits, Bytes: circuits*per + matrices}
+}
+
+// Estimate is the memory estimate of an experiment: every run's, and the peak of the process.
+type Estimate struct {
+	Runs []RunEstimate
+	// Peak is the process's estimated peak: its base, plus the runs kept to the end (KeepRuns) or
+	// the largest runs that may be under way at once (one per worker).
+	Peak int64
+}
+
+// EstimateMemory estimates the memory of running cfg on ms with jobs workers (≤ 0: one).
+func EstimateMemory(ms []Matrix, cfg Config, jobs int) Estimate {
+	var e Estimate
+	for _, m := range ms {
+		for _, a := range cfg.Algorithms {
+			e.Runs = append(e.Runs, EstimateRun(a, m.Demand, cfg.Options.Fabric))
+		}
+	}
+	sizes := make([]int64, len(e.Runs))
+	for i, r := range e.Runs {
+		sizes[i] = r.Bytes
+	}
+	slices.Sort(sizes)
+	slices.Reverse(sizes)
+	k := max(jobs, 1)
+	if cfg.KeepRuns {
+		k = len(sizes)
+	}
+	e.Peak = baseBytes
+	for _, b := range sizes[:min(k, len(sizes))] {
+		e.Peak += b
+	}
+	return e
+}
+
+// MemoryError is an experiment refused before planning: its estimated peak memory is above
+// the limit.
+type MemoryError struct {
+	Limit, Peak int64
+	// Over are the runs that alone would pass the limit (largest first; may be empty when only
+	// runs together do).
+	Over []RunEstimate
+}
+
+func (e *MemoryError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "estimated peak memory %s is above the limit of %s", units.FormatBytes(e.Peak), units.FormatBytes(e.Limit))
+	if len(e.Over) > 0 {
+		parts := make([]string, len(e.Over))
+		for i, r := range e.Over {
+			parts[i] = fmt.Sprintf("%s on n = %d needs about %s (up to %d circuits)", r.Algorithm, r.Ports, units.FormatBytes(r.Bytes), r.Circuits)
+		}
+		b.WriteString(": " + strings.Join(parts, "; "))
+	}
+	return b.String()
+}
+
+// checkMemory refuses cfg on ms when its estimate is above cfg.MaxMemory (0: no limit).
+func checkMemory(ms []Matrix, cfg Config, jobs int) error {
+	if cfg.MaxMemory <= 0 {
+		return nil
+	}
+	e := EstimateMemory(ms, cfg, jobs)
+	if e.Peak <= cfg.MaxMemory {
+		return nil
+	}
+	me := &MemoryError{Limit: cfg.MaxMemory, Peak: e.Peak}
+	seen := map[string]bool{}
+	for _, r := range e.Runs {
+		key := fmt.Sprint(r.Algorithm, r.Ports)
+		if baseBytes+r.Bytes > cfg.MaxMemory && !seen[key] {
+			seen[key] = true
+			me.Over = append(me.Over, r)
+		}
+	}
+	slices.SortStableFunc(me.Over, func(a, b RunEstimate) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return me
+}

@@ -1,0 +1,313 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/schedules"
+)
+
+// Sharding splits a grid into deterministic slices for separate processes or machines (a Slurm
+// job array: one shard per task) and joins them back into exactly the files one run writes.
+// The grid's units (one matrix in one cell, every algorithm on it) are numbered cell-major;
+// shard K of N takes units [K·U/N, (K+1)·U/N). A unit's numbers do not depend on which process
+// computes it, and the merge sums them in the same order as an unsharded run, so the merged CSV
+// is byte-identical to it.
+
+// Shard is the Index-th (from 0) of Count slices of a grid.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "K/N" (0 ≤ K < N).
+func ParseShard(s string) (Shard, error) {
+	k, n, ok := strings.Cut(s, "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("shard %q: want K/N, the K-th (from 0) of N slices", s)
+	}
+	ki, err1 := strconv.Atoi(strings.TrimSpace(k))
+	ni, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("shard %q: want K/N with whole numbers K and N", s)
+	}
+	sh := Shard{ki, ni}
+	if err := sh.check(); err != nil {
+		return Shard{}, err
+	}
+	return sh, nil
+}
+
+func (s Shard) check() error {
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("shard %d/%d: want K/N with N ≥ 1 and 0 ≤ K < N", s.Index, s.Count)
+	}
+	return nil
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// span is the range of units [lo, hi) of s among total.
+func (s Shard) span(total int) (lo, hi int) {
+	return s.Index * total / s.Count, (s.Index + 1) * total / s.Count
+}
+
+// ShardVersion is the version of the shard file.
+const ShardVersion = 1
+
+// ShardFileName is the file a shard run writes into its output directory.
+const ShardFileName = "sweep-shard.json"
+
+// ShardFile is one shard's results: what sweep merge joins.
+type ShardFile struct {
+	Version int `json:"version"`
+	Shard   int `json:"shard"`
+	Shards  int `json:"shards"`
+	// Units is the number of units of the whole grid; this shard holds FirstUnit up to
+	// FirstUnit+len(Results).
+	Units     int `json:"units"`
+	FirstUnit int `json:"first_unit"`
+	// DemandSHA256 fingerprints the matrices swept (after --layer, --phase and --matrix
+	// selected them), so shards of different selections from one file are told apart.
+	DemandSHA256 string `json:"demand_sha256"`
+	// Manifest is the sweep.json an unsharded run of the same grid would write.
+	Manifest *Manifest  `json:"manifest"`
+	Results  []UnitFile `json:"results"`
+
+	// Path and SHA256 are the file it was read from (ReadShard).
+	Path   string `json:"-"`
+	SHA256 string `json:"-"`
+}
+
+// UnitFile is one matrix in one cell: its lower bound and every algorithm's completion, in
+// seconds, in the manifest's algorithm order.
+type UnitFile struct {
+	Bandwidth   int       `json:"bandwidth_index"`
+	Reconfig    int       `json:"reconfig_index"`
+	Matrix      int       `json:"matrix"`
+	LowerBound  float64   `json:"lower_bound_seconds"`
+	Completions []float64 `json:"completion_seconds"`
+}
+
+// ShardSource is one merged shard in the merged manifest.
+type ShardSource struct {
+	Shard  int                `json:"shard"`
+	Shards int                `json:"shards"`
+	File   string             `json:"file"`
+	SHA256 string             `json:"sha256"`
+	Inputs []provenance.Input `json:"inputs"`
+}
+
+// DemandFingerprint is the SHA-256 of the matrices: count, then per matrix its size, whether the
+// diagonal counts, and its entries, as little-endian integers.
+func DemandFingerprint(demands []*schedules.Demand) string {
+	h := sha256.New()
+	var buf [8]byte
+	put := func(v int64) {
+		binary.LittleEndian.PutUint64(buf[:], uint64(v))
+		h.Write(buf[:])
+	}
+	put(int64(len(demands)))
+	for _, d := range demands {
+		put(int64(d.N()))
+		if d.CountDiagonal {
+			put(1)
+		} else {
+			put(0)
+		}
+		for _, row := range d.Bytes {
+			for _, v := range row {
+				put(v)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RunShard runs shard sh of the grid of cfg over demands, as Run would run the whole grid, and
+// returns its results with the manifest an unsharded run would write (tool and inputs as given).
+func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh Shard, tool string, inputs []provenance.Input) (*ShardFile, error) {
+	if err := sh.check(); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	if err := cfg.check(demands); err != nil {
+		return nil, err
+	}
+	nm, nr := len(demands), len(cfg.Reconfigs)
+	total := cfg.units(nm)
+	lo, hi := sh.span(total)
+	us, err := runUnits(ctx, demands, cfg, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	skeleton := &Result{Algorithms: cfg.Algorithms, Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
+		Reconfigs: cfg.Reconfigs, Matrices: nm}
+	sf := &ShardFile{Version: ShardVersion, Shard: sh.Index, Shards: sh.Count, Units: total, FirstUnit: lo,
+		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
+		Results: make([]UnitFile, len(us))}
+	for k, u := range us {
+		c, m := (lo+k)/nm, (lo+k)%nm
+		sf.Results[k] = UnitFile{Bandwidth: c / nr, Reconfig: c % nr, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions}
+	}
+	return sf, nil
+}
+
+// ReadShard reads a shard file, or the ShardFileName in a directory.
+func ReadShard(path string) (*ShardFile, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = path + string(os.PathSeparator) + ShardFileName
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sweep shard: %w", err)
+	}
+	var sf ShardFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sf); err != nil {
+		return nil, fmt.Errorf("sweep shard %s: %w", path, err)
+	}
+	if sf.Version != ShardVersion {
+		return nil, fmt.Errorf("sweep shard %s: field version: %d is not the supported %d", path, sf.Version, ShardVersion)
+	}
+	if sf.Manifest == nil {
+		return nil, fmt.Errorf("sweep shard %s: field manifest is missing", path)
+	}
+	sum := sha256.Sum256(b)
+	sf.Path, sf.SHA256 = path, hex.EncodeToString(sum[:])
+	return &sf, nil
+}
+
+// comparable is m without what may differ between shards of one sweep: where each shard found
+// its inputs (their hashes must agree) and the shard list.
+func (m *Manifest) comparable() ([]byte, error) {
+	c := *m
+	c.Inputs = make([]provenance.Input, len(m.Inputs))
+	for i, in := range m.Inputs {
+		c.Inputs[i] = provenance.Input{Role: in.Role, SHA256: in.SHA256}
+		if in.SHA256 == "" {
+			c.Inputs[i].Path = in.Path // built-in inputs are told apart by name
+		}
+	}
+	c.Shards = nil
+	return json.Marshal(&c)
+}
+
+// Merge joins the shards of one sweep (in any order) into the Result and the manifest an
+// unsharded run writes, the manifest listing every shard's file, hash and inputs. It refuses
+// shards from different inputs, grids, models or tools, a missing or repeated shard, and
+// results that do not cover the grid exactly.
+func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
+	if len(shards) == 0 {
+		return nil, nil, fmt.Errorf("sweep merge: no shards")
+	}
+	first := shards[0]
+	want, err := first.Manifest.comparable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep merge: %w", err)
+	}
+	mf := first.Manifest
+	nm, nb, nr, na := mf.Matrices, len(mf.Bandwidths), len(mf.Reconfigs), len(mf.Algorithms)
+	total := nb * nr * nm
+	if first.Units != total || nm < 1 || na < 1 {
+		return nil, nil, fmt.Errorf("sweep merge: %s: field units: %d, but the grid has %d bandwidths × %d delays × %d matrices",
+			first.Path, first.Units, nb, nr, nm)
+	}
+	seen := make([]*ShardFile, first.Shards)
+	us := make([]unitResult, total)
+	have := make([]bool, total)
+	for _, sf := range shards {
+		got, err := sf.Manifest.comparable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("sweep merge: %w", err)
+		}
+		switch {
+		case !bytes.Equal(got, want):
+			return nil, nil, fmt.Errorf("sweep merge: %s and %s come from different sweeps: %s",
+				first.Path, sf.Path, fieldDiff(want, got))
+		case sf.DemandSHA256 != first.DemandSHA256:
+			return nil, nil, fmt.Errorf("sweep merge: %s and %s swept different matrices (field demand_sha256: %s, %s)",
+				first.Path, sf.Path, first.DemandSHA256, sf.DemandSHA256)
+		case sf.Shards != first.Shards:
+			return nil, nil, fmt.Errorf("sweep merge: %s is shard %d/%d but %s is shard %d/%d: different shard counts",
+				first.Path, first.Shard, first.Shards, sf.Path, sf.Shard, sf.Shards)
+		case sf.Shard < 0 || sf.Shard >= sf.Shards:
+			return nil, nil, fmt.Errorf("sweep merge: %s: field shard: %d is not in 0..%d", sf.Path, sf.Shard, sf.Shards-1)
+		case seen[sf.Shard] != nil:
+			return nil, nil, fmt.Errorf("sweep merge: %s and %s are both shard %d/%d", seen[sf.Shard].Path, sf.Path, sf.Shard, sf.Shards)
+		}
+		seen[sf.Shard] = sf
+		lo, hi := Shard{sf.Shard, sf.Shards}.span(total)
+		if sf.Units != total || sf.FirstUnit != lo || len(sf.Results) != hi-lo {
+			return nil, nil, fmt.Errorf("sweep merge: %s: holds units %d..%d of %d, but shard %d/%d is units %d..%d",
+				sf.Path, sf.FirstUnit, sf.FirstUnit+len(sf.Results), sf.Units, sf.Shard, sf.Shards, lo, hi)
+		}
+		for k, u := range sf.Results {
+			at := lo + k
+			c, m := at/nm, at%nm
+			if u.Bandwidth != c/nr || u.Reconfig != c%nr || u.Matrix != m || len(u.Completions) != na || have[at] {
+				return nil, nil, fmt.Errorf("sweep merge: %s: result %d (bandwidth %d, α_r %d, matrix %d, %d completions) is not unit %d (bandwidth %d, α_r %d, matrix %d, %d algorithms)",
+					sf.Path, k, u.Bandwidth, u.Reconfig, u.Matrix, len(u.Completions), at, c/nr, c%nr, m, na)
+			}
+			have[at] = true
+			us[at] = unitResult{lowerBound: u.LowerBound, completions: u.Completions}
+		}
+	}
+	for k, sf := range seen {
+		if sf == nil {
+			return nil, nil, fmt.Errorf("sweep merge: shard %d/%d is missing (given %d of %d shards)", k, first.Shards, len(shards), first.Shards)
+		}
+	}
+	cfg := Config{Algorithms: mf.Algorithms, Reference: mf.Reference, Bandwidths: mf.Bandwidths, Reconfigs: mf.Reconfigs}
+	if !slices.Contains(cfg.Algorithms, cfg.Reference) {
+		return nil, nil, fmt.Errorf("sweep merge: %s: field reference: %q is not among the algorithms %v", first.Path, cfg.Reference, cfg.Algorithms)
+	}
+	res := build(cfg, nm, us)
+	merged := *mf
+	merged.Inputs = slices.Clone(seen[0].Manifest.Inputs)
+	merged.Shards = nil
+	for _, sf := range seen {
+		merged.Shards = append(merged.Shards, ShardSource{Shard: sf.Shard, Shards: sf.Shards, File: sf.Path,
+			SHA256: sf.SHA256, Inputs: sf.Manifest.Inputs})
+	}
+	return res, &merged, nil
+}
+
+// fieldDiff names the top-level fields of two JSON objects that differ, with both values.
+func fieldDiff(a, b []byte) string {
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return fmt.Sprintf("%s vs %s", a, b)
+	}
+	keys := make([]string, 0, len(ma)+len(mb))
+	for k := range ma {
+		keys = append(keys, k)
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var diffs []string
+	for _, k := range keys {
+		if !bytes.Equal(ma[k], mb[k]) {
+			diffs = append(diffs, fmt.Sprintf("%s: %s vs %s", k, orNone(ma[k]), orNone(mb[k])))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func orNone(v json.RawMessage) string {
+	if v == nil {
+		return "(none)"
+	}
+	return string(v)
+}
