@@ -113,7 +113,34 @@ func parseRunRecord(b []byte, name string) (*RunRecord, error) {
 	if rec.Timeline == nil {
 		return nil, fmt.Errorf("%s: field timeline: missing", name)
 	}
+	if err := checkTimelineTimes(rec.Timeline); err != nil {
+		return nil, fmt.Errorf("%s: field %w", name, err)
+	}
 	return &rec, nil
+}
+
+// checkTimelineTimes holds every time of a record's timeline to the model's limit
+// (schedules.CheckSeconds), as schedules.ReadTimeline does for a bare timeline.
+func checkTimelineTimes(tl *schedules.Timeline) error {
+	for i, c := range tl.Circuits {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"ready", c.Ready}, {"path_ready", c.PathReady}, {"reconfig_start", c.ReconfigStart}, {"transmit_start", c.TransmitStart}, {"end", c.End}} {
+			if err := schedules.CheckSeconds(fmt.Sprintf("timeline.circuits[%d].%s", i, f.name), f.v); err != nil {
+				return err
+			}
+		}
+	}
+	for i, ch := range tl.SwitchChanges {
+		if err := schedules.CheckSeconds(fmt.Sprintf("timeline.switch_changes[%d].start", i), ch.Start); err != nil {
+			return err
+		}
+		if err := schedules.CheckSeconds(fmt.Sprintf("timeline.switch_changes[%d].end", i), ch.End); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LoadRunRecord reads the run record at path.

@@ -67,6 +67,8 @@ func TestReadRunRecordErrors(t *testing.T) {
 		{"trailing", "{\"version\": 2, \"timeline\": {}}\n]]]", "line 2: data after the JSON value"},
 		{"syntax", "{\"version\": 2,\n \"timeline\": {,}}", "line 2: invalid character ','"},
 		{"no timeline", `{"version": 1, "algorithm": "a"}`, "field timeline: missing"},
+		{"time limit", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": 1e308}]}}`, "field timeline.circuits[0].end = 1e+308 s is above the limit of 1e+06 s"},
+		{"negative time", `{"version": 2, "timeline": {"switch_changes": [{"stage": 0, "switch": 0, "from": "bar", "to": "cross", "start": -1}]}}`, "field timeline.switch_changes[0].start = -1 s is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
