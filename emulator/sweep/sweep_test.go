@@ -590,3 +590,45 @@ func readManifest(t *testing.T, dir string) Manifest {
 	}
 	return m
 }
+
+// cancelAfter is a context whose Err turns to Canceled after n calls: a signal that arrives in
+// the middle of WriteFiles, between two files.
+type cancelAfter struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Interrupted between two files, WriteFiles leaves the files it wrote whole and the manifest,
+// written first, saying the set is incomplete: never results without their manifest.
+func TestWriteFilesInterruptedMidway(t *testing.T) {
+	cfg := handConfig()
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Err is asked before the clean-up and before each file: the third call stops it after
+	// sweep.csv.
+	_, err = res.WriteFiles(&cancelAfter{context.Background(), 2}, dir, NewManifest(res, cfg, "tool", nil))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("WriteFiles = %v, want Canceled", err)
+	}
+	var names []string
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	if want := []string{"sweep.csv", ManifestName}; !reflect.DeepEqual(names, want) {
+		t.Errorf("after the interruption: %v, want %v", names, want)
+	}
+	if m := readManifest(t, dir); m.Complete || len(m.Files) != 5 {
+		t.Errorf("manifest: complete %v, files %v; want incomplete, listing all 5", m.Complete, m.Files)
+	}
+}
