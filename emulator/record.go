@@ -186,25 +186,16 @@ func LoadTimelineRecord(path string) (*schedules.Timeline, *RunRecord, error) {
 	return tl, nil, nil
 }
 
-// MarshalSchedule is the canonical file form of a schedule (indented JSON, as emulate
-// --timeline writes it) and ScheduleDigest its SHA-256: two files that parse to the same
-// schedule have the same digest however they were formatted.
-func MarshalSchedule(s *schedules.Schedule) ([]byte, error) {
-	b, err := json.MarshalIndent(s, "", " ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
-
-// ScheduleDigest is the hex SHA-256 of MarshalSchedule(s).
+// ScheduleDigest is the hex SHA-256 of a schedule's canonical file form (Schedule.WriteJSON,
+// what emulate --timeline writes beside each record): two files that parse to the same schedule
+// have the same digest however they were formatted. The schedule is hashed as it is encoded,
+// never held as text.
 func ScheduleDigest(s *schedules.Schedule) (string, error) {
-	b, err := MarshalSchedule(s)
-	if err != nil {
+	h := sha256.New()
+	if err := s.WriteJSON(h); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ErrOtherSchedule is wrapped by CheckSchedule's error for a record of another schedule.

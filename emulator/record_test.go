@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -156,12 +157,12 @@ func writeTempSchedule(t *testing.T, dir string, rec *emulator.RunRecord) string
 	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: rec.Algorithm, N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
 		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)}}}
-	b, err := emulator.MarshalSchedule(s)
-	if err != nil {
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "s.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

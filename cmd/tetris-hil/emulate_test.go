@@ -197,6 +197,16 @@ func TestScheduleCommand(t *testing.T) {
 	if vs := schedules.Verify(s, dm); len(vs) > 0 || s.Params.BandwidthBytesPerSecond != 1e9 || s.Params.ReconfigSeconds != 1e-6 {
 		t.Errorf("schedule params %+v, violations %v", s.Params, vs)
 	}
+	// -o and standard output write the same bytes, MarshalIndent's and a newline.
+	file, _ := os.ReadFile(out)
+	want, err := json.MarshalIndent(s, "", " ")
+	if err != nil || !bytes.Equal(file, append(want, '\n')) {
+		t.Errorf("-o wrote %d bytes, not MarshalIndent's %d (err %v)", len(file), len(want)+1, err)
+	}
+	if stdout, _, code, err := runCLI(t, "schedule", "--algo", "tetris", "--demand", "testdata/emulate/hand4.csv",
+		"--bandwidth", "8Gbps", "--reconfig", "1us"); code != 0 || stdout != string(file) {
+		t.Errorf("standard output (exit %d, %v) differs from -o's file:\n%s", code, err, stdout)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -296,6 +298,12 @@ func TestWriteTimelines(t *testing.T) {
 		s, err := schedules.LoadSchedule(base + ".schedule.json")
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The schedule file is streamed; its bytes are still MarshalIndent's.
+		if got, err := os.ReadFile(base + ".schedule.json"); err != nil {
+			t.Fatal(err)
+		} else if want, err := json.MarshalIndent(r.Schedule, "", " "); err != nil || !bytes.Equal(got, append(want, '\n')) {
+			t.Errorf("%s.schedule.json: %d bytes, not MarshalIndent's %d (err %v)", r.Name(), len(got), len(want)+1, err)
 		}
 		if vs := schedules.VerifyTimeline(s, rec.Timeline); len(vs) > 0 || rec.Source != emulator.SourceEmulator ||
 			rec.Tool != "tool" || !reflect.DeepEqual(rec.Inputs, inputs) || rec.Result.Completion != r.CompletionSeconds {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,30 +111,27 @@ func WriteTimelines(ctx context.Context, dir string, recs []Record, exec emulato
 		}
 		r := &recs[i]
 		base := filepath.Join(dir, r.Name())
-		sb, err := emulator.MarshalSchedule(r.Schedule)
-		if err != nil {
-			return fmt.Errorf("%s.schedule.json: %w", base, err)
-		}
-		if err := safefile.WriteFile(base+".schedule.json", sb); err != nil {
+		// Streamed (Schedule.WriteJSON), and hashed on the way for the record's schedule_sha256.
+		h := sha256.New()
+		if err := safefile.WriteStream(base+".schedule.json", func(w io.Writer) error {
+			return r.Schedule.WriteJSON(io.MultiWriter(w, h))
+		}); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rec := r.RunRecord(exec, tool, inputs)
-		sum := sha256.Sum256(sb)
-		rec.ScheduleFile, rec.ScheduleSHA256 = r.Name()+".schedule.json", hex.EncodeToString(sum[:])
+		rec.ScheduleFile, rec.ScheduleSHA256 = r.Name()+".schedule.json", hex.EncodeToString(h.Sum(nil))
 		if err := rec.Write(base + ".timeline.json"); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var b bytes.Buffer
-		if err := emulator.WriteChromeTrace(&b, r.Schedule, r.Timeline); err != nil {
-			return err
-		}
-		if err := safefile.WriteFile(base+".trace.json", b.Bytes()); err != nil {
+		if err := safefile.WriteStream(base+".trace.json", func(w io.Writer) error {
+			return emulator.WriteChromeTrace(w, r.Schedule, r.Timeline)
+		}); err != nil {
 			return err
 		}
 	}

@@ -10,14 +10,19 @@
 //     directly, never replaced: running as root must not turn /dev/full into a regular file;
 //   - a directory is refused.
 //
+// WriteStream is WriteFile for output produced piece by piece (a schedule of 250 MB), with the
+// same rules.
+//
 // Check reports the errors that writing would meet (a missing or non-directory parent, a
 // directory at the path) before any work starts, so a long run does not fail at its end.
 package safefile
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,6 +92,18 @@ func resolve(path string) (string, fs.FileInfo, error) {
 
 // WriteFile writes data to path by the rules in the package doc.
 func WriteFile(path string, data []byte) error {
+	return WriteStream(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteStream writes to path, by the rules in the package doc, what write writes to w: a
+// buffered writer over the temporary file (or the device), flushed once write returns, so that
+// a large output (a schedule file of 250 MB) is produced piece by piece and never held whole in
+// memory. If write fails, the error is returned naming path; a regular or absent target is then
+// left as it was and the temporary file removed, while a device or FIFO keeps what reached it.
+func WriteStream(path string, write func(io.Writer) error) error {
 	target, info, err := resolve(path)
 	if err != nil {
 		return err
@@ -96,19 +113,33 @@ func WriteFile(path string, data []byte) error {
 			return fmt.Errorf("output %s is a directory", path)
 		}
 		if !info.Mode().IsRegular() {
-			return writeInto(path, target, data)
+			return writeInto(path, target, write)
 		}
 	}
-	return replace(path, target, info, data)
+	return replace(path, target, info, write)
+}
+
+// bufferSize is the buffer between a stream's writes and the file: large enough that a
+// schedule's many small pieces cost few system calls. A single write at least this large goes to
+// the file directly (bufio), so WriteFile's data is not copied.
+const bufferSize = 64 << 10
+
+// fill runs write through a buffer over f and flushes it.
+func fill(f *os.File, write func(io.Writer) error) error {
+	bw := bufio.NewWriterSize(f, bufferSize)
+	if err := write(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // writeInto writes into an existing non-regular file (device, FIFO) without replacing it.
-func writeInto(path, target string, data []byte) error {
+func writeInto(path, target string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(target, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f, write); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -119,7 +150,7 @@ func writeInto(path, target string, data []byte) error {
 }
 
 // replace writes a temporary file beside target and renames it into place.
-func replace(path, target string, existing fs.FileInfo, data []byte) error {
+func replace(path, target string, existing fs.FileInfo, write func(io.Writer) error) error {
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp*")
 	if err != nil {
@@ -146,7 +177,7 @@ func replace(path, target string, existing fs.FileInfo, data []byte) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return fail(err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := fill(tmp, write); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {

@@ -219,7 +219,7 @@ func TestUnprivileged(t *testing.T) {
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestRegularFileReplacedAndModeKept|TestNewFileFollowsUmask|TestSymlinkKeptTargetReplaced|TestFIFOWrittenInto|TestDeviceWrittenIntoNotReplaced|TestDirectoryRefused|TestCheck|TestUnprivileged)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run", "^(TestRegularFileReplacedAndModeKept|TestNewFileFollowsUmask|TestSymlinkKeptTargetReplaced|TestFIFOWrittenInto|TestDeviceWrittenIntoNotReplaced|TestDirectoryRefused|TestCheck|TestWriteStream|TestWriteStreamDevices|TestWriteStreamFailureKeepsTarget|TestUnprivileged)$", "-test.v")
 	cmd.Env = append(os.Environ(), "SAFEFILE_UNPRIVILEGED=1", "TMPDIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()

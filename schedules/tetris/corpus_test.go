@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -126,13 +125,15 @@ func corpusCases() []corpusCase {
 
 func (c corpusCase) slow() bool { return c.n >= 256 }
 
-// encodeSchedule is the schedule file exactly as the CLI writes it (safefile.WriteJSON).
+// encodeSchedule is the schedule file exactly as the CLI writes it (Schedule.WriteJSON). The
+// digests were recorded from json.MarshalIndent and a newline, the CLI's writer before
+// WriteJSON, so the corpus also proves the two byte-identical.
 func encodeSchedule(s *schedules.Schedule) ([]byte, error) {
-	b, err := json.MarshalIndent(s, "", " ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 func (c corpusCase) plan() ([]byte, error) {
