@@ -246,15 +246,27 @@ func measure(ctx context.Context, cfg Config, all []step, part *Partial) (err er
 		}
 		defer func() { err = errors.Join(err, s.loop.Close()) }()
 	}
+	// A receiver makes no call while senders copy into its buffer: without a watch its death
+	// would be noticed only at Close, after the whole plan.
+	wctx, stopSend := s.send.Watch(ctx)
+	defer stopSend()
+	if s.loop != nil {
+		var stopLoop func()
+		wctx, stopLoop = s.loop.Watch(wctx)
+		defer stopLoop()
+	}
 	total := len(all)
 	for i := len(part.Steps); i < total; i++ {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w after %d of %d steps: %w", ErrInterrupted, i, total, ctx.Err())
 		}
-		res, err := s.run(ctx, all[i])
+		res, err := s.run(wctx, all[i])
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w after %d of %d steps: %w", ErrInterrupted, i, total, ctx.Err())
+			}
+			if wctx.Err() != nil {
+				return context.Cause(wctx)
 			}
 			return err
 		}

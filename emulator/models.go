@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/internal/units"
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 // TransferModel gives the time one circuit needs to move its bytes once its path is established.
@@ -93,7 +94,7 @@ func (m *alphaBetaModel) Name() string { return m.name }
 
 func (m *alphaBetaModel) gpu(port int) (int, error) {
 	if m.gpuOf == nil {
-		if port >= m.gpus {
+		if port < 0 || port >= m.gpus {
 			return 0, fmt.Errorf("alphabeta model: port %d has no GPU (identity mapping, %d GPUs calibrated)", port, m.gpus)
 		}
 		return port, nil
@@ -182,6 +183,9 @@ func MeasuredModel(t *MeasuredTable) TransferModel {
 func (m *measuredModel) Name() string { return m.name }
 
 func (m *measuredModel) Seconds(src, dst int, bytes int64) (float64, error) {
+	if bytes < 0 {
+		return 0, fmt.Errorf("measured model: %d bytes for pair (%d, %d)", bytes, src, dst)
+	}
 	xs := m.pairs[[2]int{src, dst}]
 	switch len(xs) {
 	case 0:
@@ -254,6 +258,14 @@ func ReadMeasuredTable(r io.Reader, name string) (*MeasuredTable, error) {
 	for i, x := range t.Measurements {
 		if x.Src < 0 || x.Dst < 0 || x.Bytes < 0 || math.IsNaN(x.Seconds) || math.IsInf(x.Seconds, 0) || x.Seconds < 0 {
 			return nil, fmt.Errorf("%s: measurements[%d]: (src %d, dst %d, %d bytes, %g s) is not a measurement", name, i, x.Src, x.Dst, x.Bytes, x.Seconds)
+		}
+		// The model's limits (README "Limits"): interpolation between two measurements multiplies
+		// bytes by seconds, which stays exact only within them.
+		if x.Bytes > schedules.MaxBytes {
+			return nil, fmt.Errorf("%s: measurements[%d].bytes = %d is %w of %d bytes", name, i, x.Bytes, schedules.ErrLimit, schedules.MaxBytes)
+		}
+		if err := schedules.CheckSeconds(fmt.Sprintf("measurements[%d].seconds", i), x.Seconds); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return &t, nil

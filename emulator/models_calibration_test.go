@@ -43,3 +43,20 @@ func TestAlphaBetaModelPiecesPatternsLoopback(t *testing.T) {
 		}
 	}
 }
+
+// A port outside the calibration (negative, or past its GPUs) is an error, not an index panic
+// (FuzzAlphaBetaModel found the negative one).
+func TestAlphaBetaModelPortOutside(t *testing.T) {
+	c := &model.Calibration{Version: model.FormatVersion,
+		Inventory: model.Inventory{GPUs: []model.GPU{{Index: 0, Name: "a"}, {Index: 1, Name: "b"}}},
+		Pairs:     []model.PairFit{{Src: 0, Dst: 1, Alpha: 1, Beta: 1, R2: 1}}}
+	m, err := AlphaBetaModel(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][2]int{{-1, 0}, {0, -2}, {2, 0}, {0, 1 << 40}} {
+		if _, err := m.Seconds(p[0], p[1], 10); err == nil {
+			t.Errorf("ports %v: no error", p)
+		}
+	}
+}

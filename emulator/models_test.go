@@ -124,6 +124,8 @@ func TestReadMeasuredTableErrors(t *testing.T) {
 		{"t.csv", "a,b,c,d\n", "line 1: header must be src,dst,bytes,seconds"},
 		{"t.csv", "src,dst,bytes,seconds\n0,1,x,1\n", "line 2, column bytes"},
 		{"t.csv", "src,dst,bytes,seconds\n0,1,5,-1\n", "measurements[0]"},
+		{"t.csv", "src,dst,bytes,seconds\n0,1,9223372036854775807,1\n", "measurements[0].bytes = 9223372036854775807 is above the limit of 9007199254740992 bytes"},
+		{"t.csv", "src,dst,bytes,seconds\n0,1,5,1\n0,1,6,1e308\n", "measurements[1].seconds = 1e+308 s is above the limit"},
 		{"t.json", `{"version": 2, "measurements": []}`, "field version: 2"},
 		{"t.json", `{"version": 1, "measurements": [{"src": 0, "dst": 1, "bytes": 1, "seconds": 1, "x": 1}]}`, `unknown field "x"`},
 	}

@@ -2,10 +2,14 @@ package emulator
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -50,10 +54,16 @@ type RunRecord struct {
 	Matrix    MatrixRef          `json:"matrix"`
 	// TransferModel and ReconfigModel name the timing models (live: what was measured and how
 	// reconfiguration was injected or driven).
-	TransferModel string              `json:"transfer_model,omitempty"`
-	ReconfigModel string              `json:"reconfig_model,omitempty"`
-	Result        *Result             `json:"result"`
-	Timeline      *schedules.Timeline `json:"timeline"`
+	TransferModel string `json:"transfer_model,omitempty"`
+	ReconfigModel string `json:"reconfig_model,omitempty"`
+	// ScheduleFile and ScheduleSHA256 name the schedule the run executed: the file written
+	// beside the record (emulate --timeline's <name>.schedule.json, relative to the record's
+	// directory) and ScheduleDigest of its contents, so that a record checked against another
+	// schedule is told apart from a schedule that ran wrongly. Absent in older records.
+	ScheduleFile   string              `json:"schedule_file,omitempty"`
+	ScheduleSHA256 string              `json:"schedule_sha256,omitempty"`
+	Result         *Result             `json:"result"`
+	Timeline       *schedules.Timeline `json:"timeline"`
 }
 
 // Write writes the record to path (safefile rules: a reader never sees half a file).
@@ -64,13 +74,32 @@ func (r *RunRecord) Write(path string) error {
 	return nil
 }
 
-// ReadRunRecord reads a run record; name prefixes every error. Unknown fields are an error, so
-// that a misspelt field is noticed rather than read as zero.
+// ReadRunRecord reads a run record; name prefixes every error. Unknown fields, trailing data and
+// values of the wrong kind are errors naming the field's path and the value (field
+// timeline.switch_changes[0].to = "diagonal": ...), so that a misspelt or foreign field is
+// noticed rather than read as zero.
 func ReadRunRecord(r io.Reader, name string) (*RunRecord, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parseRunRecord(b, name)
+}
+
+func parseRunRecord(b []byte, name string) (*RunRecord, error) {
+	// The version first, so that a record of a newer format is reported as such and not by the
+	// first field this build does not know.
+	var probe struct {
+		Version json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(b, &probe); err == nil && probe.Version != nil {
+		var v int
+		if err := json.Unmarshal(probe.Version, &v); err != nil || v < 1 || v > RunRecordVersion {
+			return nil, fmt.Errorf("%s: field version = %s: not supported (this build reads versions 1..%d)", name, clip(probe.Version), RunRecordVersion)
+		}
+	}
 	var rec RunRecord
-	if err := dec.Decode(&rec); err != nil {
+	if err := decodeStrict(b, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if rec.Version < 1 || rec.Version > RunRecordVersion {
@@ -84,7 +113,34 @@ func ReadRunRecord(r io.Reader, name string) (*RunRecord, error) {
 	if rec.Timeline == nil {
 		return nil, fmt.Errorf("%s: field timeline: missing", name)
 	}
+	if err := checkTimelineTimes(rec.Timeline); err != nil {
+		return nil, fmt.Errorf("%s: field %w", name, err)
+	}
 	return &rec, nil
+}
+
+// checkTimelineTimes holds every time of a record's timeline to the model's limit
+// (schedules.CheckSeconds), as schedules.ReadTimeline does for a bare timeline.
+func checkTimelineTimes(tl *schedules.Timeline) error {
+	for i, c := range tl.Circuits {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"ready", c.Ready}, {"path_ready", c.PathReady}, {"reconfig_start", c.ReconfigStart}, {"transmit_start", c.TransmitStart}, {"end", c.End}} {
+			if err := schedules.CheckSeconds(fmt.Sprintf("timeline.circuits[%d].%s", i, f.name), f.v); err != nil {
+				return err
+			}
+		}
+	}
+	for i, ch := range tl.SwitchChanges {
+		if err := schedules.CheckSeconds(fmt.Sprintf("timeline.switch_changes[%d].start", i), ch.Start); err != nil {
+			return err
+		}
+		if err := schedules.CheckSeconds(fmt.Sprintf("timeline.switch_changes[%d].end", i), ch.End); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LoadRunRecord reads the run record at path.
@@ -100,24 +156,94 @@ func LoadRunRecord(path string) (*RunRecord, error) {
 // LoadTimeline reads the timeline of a run record (a JSON object with a "timeline" field) or a
 // bare schedules.Timeline, from any producer.
 func LoadTimeline(path string) (*schedules.Timeline, error) {
+	tl, _, err := LoadTimelineRecord(path)
+	return tl, err
+}
+
+// LoadTimelineRecord is LoadTimeline that also returns the run record (nil for a bare timeline),
+// e.g. for RunRecord.CheckSchedule.
+func LoadTimelineRecord(path string) (*schedules.Timeline, *RunRecord, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := decodeStrict(b, &probe); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if _, ok := probe["timeline"]; ok {
-		rec, err := ReadRunRecord(bytes.NewReader(b), path)
+		rec, err := parseRunRecord(b, path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return rec.Timeline, nil
+		return rec.Timeline, rec, nil
 	}
-	var tl schedules.Timeline
-	if err := json.Unmarshal(b, &tl); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	// A bare timeline: the model's strict reader, which also holds every time to its limit.
+	tl, err := schedules.ReadTimeline(bytes.NewReader(b), path)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &tl, nil
+	return tl, nil, nil
+}
+
+// ScheduleDigest is the hex SHA-256 of a schedule's canonical file form (Schedule.WriteJSON,
+// what emulate --timeline writes beside each record): two files that parse to the same schedule
+// have the same digest however they were formatted. The schedule is hashed as it is encoded,
+// never held as text.
+func ScheduleDigest(s *schedules.Schedule) (string, error) {
+	h := sha256.New()
+	if err := s.WriteJSON(h); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrOtherSchedule is wrapped by CheckSchedule's error for a record of another schedule.
+var ErrOtherSchedule = errors.New("the timeline belongs to another schedule")
+
+// CheckSchedule reports whether the record, read from recordPath, is the run of schedule s read
+// from schedulePath. Where the record names its schedule (ScheduleSHA256, or in older records
+// the SHA-256 of an input in role "schedule") and s is another, the error (wrapping
+// ErrOtherSchedule) says which schedule the timeline belongs to, rather than leaving the verifier
+// to list every circuit as missing or misplaced. A record that names no schedule passes.
+func (r *RunRecord) CheckSchedule(recordPath string, s *schedules.Schedule, schedulePath string) error {
+	var where, want, got string
+	var err error
+	switch {
+	case r.ScheduleSHA256 != "":
+		where, want = r.ScheduleFile, r.ScheduleSHA256
+		if where != "" && !filepath.IsAbs(where) {
+			where = filepath.Join(filepath.Dir(recordPath), where)
+		}
+		if got, err = ScheduleDigest(s); err != nil {
+			return err
+		}
+	default:
+		for _, in := range r.Inputs {
+			if in.Role == "schedule" && in.SHA256 != "" {
+				where, want = in.Path, in.SHA256
+			}
+		}
+		if want == "" {
+			return nil
+		}
+		if got, err = provenance.SHA256(schedulePath); err != nil {
+			return err
+		}
+	}
+	if got == want {
+		return nil
+	}
+	if where == "" {
+		where = "another schedule"
+	}
+	what := r.Algorithm
+	switch {
+	case r.Matrix.Index >= 0:
+		what += fmt.Sprintf(" on matrix %d", r.Matrix.Index)
+	case r.Matrix.Label != "":
+		what += " on " + r.Matrix.Label
+	}
+	return fmt.Errorf("%w: %s is the run of %s (%s, sha256 %.12s…), not of %s (sha256 %.12s…)",
+		ErrOtherSchedule, recordPath, where, what, want, schedulePath, got)
 }

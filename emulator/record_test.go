@@ -1,7 +1,9 @@
 package emulator_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +16,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-func exampleRecord(t *testing.T) *emulator.RunRecord {
+func exampleRecord(t testing.TB) *emulator.RunRecord {
 	t.Helper()
 	f, _ := benes.New(2)
 	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: "hand", N: 2, Ports: 2,
@@ -52,10 +54,22 @@ func TestRunRecordRoundTrip(t *testing.T) {
 
 func TestReadRunRecordErrors(t *testing.T) {
 	tests := []struct{ name, json, want string }{
-		{"version", `{"version": 3, "algorithm": "a", "matrix": {"index": 0, "layer": 0}, "result": null, "timeline": {}}`, "field version: 3"},
+		{"version", `{"version": 3, "algorithm": "a", "matrix": {"index": 0, "layer": 0}, "result": null, "timeline": {}}`, "field version = 3: not supported"},
+		// A newer version is reported as such, not by the first field this build does not know.
+		{"version 99", `{"version": 99, "future": 1, "timeline": {}}`, "field version = 99: not supported (this build reads versions 1..2)"},
+		{"version string", `{"version": "2", "timeline": {}}`, `field version = "2": not supported`},
 		{"source", `{"version": 2, "source": "dream", "algorithm": "a", "matrix": {"index": 0, "layer": 0}, "timeline": {}}`, `field source: "dream"`},
-		{"unknown", `{"version": 2, "algo": "a", "timeline": {}}`, `unknown field "algo"`},
+		{"unknown", `{"version": 2, "algo": "a", "timeline": {}}`, `field algo: unknown field`},
+		{"unknown nested", `{"version": 2, "timeline": {"circuits": [{"circuit": 0}, {"circuit": 1, "begin": 0}]}}`, `field timeline.circuits[1].begin: unknown field`},
+		{"state", `{"version": 2, "timeline": {"switch_changes": [{"stage": 0, "switch": 0, "from": "bar", "to": "diagonal"}]}}`,
+			`field timeline.switch_changes[0].to = "diagonal": switch state "diagonal" is not "bar" or "cross"`},
+		{"type", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": "soon"}]}}`, `field timeline.circuits[0].end = "soon": json: cannot unmarshal string`},
+		{"matrix type", `{"version": 2, "matrix": {"index": 1.5}, "timeline": {}}`, `field matrix.index = 1.5`},
+		{"trailing", "{\"version\": 2, \"timeline\": {}}\n]]]", "line 2: data after the JSON value"},
+		{"syntax", "{\"version\": 2,\n \"timeline\": {,}}", "line 2: invalid character ','"},
 		{"no timeline", `{"version": 1, "algorithm": "a"}`, "field timeline: missing"},
+		{"time limit", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": 1e308}]}}`, "field timeline.circuits[0].end = 1e+308 s is above the limit of 1e+06 s"},
+		{"negative time", `{"version": 2, "timeline": {"switch_changes": [{"stage": 0, "switch": 0, "from": "bar", "to": "cross", "start": -1}]}}`, "field timeline.switch_changes[0].start = -1 s is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,4 +101,69 @@ func TestLoadTimelineOlderForms(t *testing.T) {
 			t.Errorf("%s: timeline %+v, want one circuit ending at 1", name, tl)
 		}
 	}
+}
+
+// CheckSchedule tells a record of another schedule from the run of this one: by the digest
+// written beside the record, or by the SHA-256 of an older record's schedule input.
+func TestCheckSchedule(t *testing.T) {
+	rec := exampleRecord(t)
+	dir := t.TempDir()
+	s, err := schedules.LoadSchedule(writeTempSchedule(t, dir, rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := emulator.ScheduleDigest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ScheduleFile, rec.ScheduleSHA256 = "m2-a.schedule.json", sum
+	recPath := filepath.Join(dir, "m2-a.timeline.json")
+	if err := rec.CheckSchedule(recPath, s, "any.json"); err != nil {
+		t.Errorf("the record's own schedule: %v", err)
+	}
+	other := *s
+	other.Circuits = other.Circuits[1:]
+	err = rec.CheckSchedule(recPath, &other, "other.json")
+	for _, want := range []string{"belongs to another schedule", filepath.Join(dir, "m2-a.schedule.json"), "on matrix 2", sum[:12], "not of other.json"} {
+		if !errors.Is(err, emulator.ErrOtherSchedule) || !strings.Contains(err.Error(), want) {
+			t.Errorf("another schedule: %v, want ErrOtherSchedule containing %q", err, want)
+		}
+	}
+	// An older record: only the schedule input's file hash.
+	rec.ScheduleFile, rec.ScheduleSHA256 = "", ""
+	in, err := provenance.File("schedule", filepath.Join(dir, "s.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Inputs = []provenance.Input{in}
+	if err := rec.CheckSchedule(recPath, s, in.Path); err != nil {
+		t.Errorf("older record, its schedule: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.CheckSchedule(recPath, s, filepath.Join(dir, "t.json")); !errors.Is(err, emulator.ErrOtherSchedule) {
+		t.Errorf("older record, another file: %v", err)
+	}
+	rec.Inputs = nil
+	if err := rec.CheckSchedule(recPath, s, "x.json"); err != nil {
+		t.Errorf("a record naming no schedule: %v", err)
+	}
+}
+
+func writeTempSchedule(t *testing.T, dir string, rec *emulator.RunRecord) string {
+	t.Helper()
+	f, _ := benes.New(2)
+	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: rec.Algorithm, N: 2, Ports: 2,
+		Fabric: schedules.Benes, Mode: schedules.Partial,
+		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)}}}
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

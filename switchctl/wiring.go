@@ -143,7 +143,7 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 		}
 		return fmt.Errorf("wiring map %s: %s", name, fmt.Sprintf(format, a...))
 	}
-	file, err := parser.ParseBytes(data, 0)
+	file, err := parseYAML(data)
 	if err != nil {
 		return nil, fail(0, "%s", yaml.FormatError(err, false, false))
 	}
@@ -152,7 +152,7 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 	}
 	body := file.Docs[0].Body
 	var raw rawWiring
-	if err := yaml.NodeToValue(body, &raw, yaml.DisallowUnknownField()); err != nil {
+	if err := nodeToValue(body, &raw); err != nil {
 		return nil, fail(0, "%s", yaml.FormatError(err, false, false))
 	}
 	at := func(path ...any) int { return lineOf(body, path...) }
@@ -422,4 +422,25 @@ func (w *Wiring) Check(changes []Change) error {
 		twice[c.Switch] = true
 	}
 	return errors.Join(errs...)
+}
+
+// parseYAML and nodeToValue call the YAML library, turning a panic inside it (FuzzParseWiring
+// found a nil dereference in go-yaml v1.19.2 on a tagged empty sequence entry) into an error:
+// a malformed map is bad input, never a crash.
+func parseYAML(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed YAML (the YAML parser failed: %v)", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+func nodeToValue(n ast.Node, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed YAML (the YAML decoder failed: %v)", r)
+		}
+	}()
+	return yaml.NodeToValue(n, v, yaml.DisallowUnknownField())
 }

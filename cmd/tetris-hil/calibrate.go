@@ -288,6 +288,9 @@ func (f *calibrateFlags) plan(gpus []int, n int) (model.Plan, error) {
 	if f.reps < 1 || f.warmup < 0 || f.verifyEvery < 0 {
 		return p, usagef("--reps %d --warmup %d --verify-every %d: want reps >= 1, the others >= 0", f.reps, f.warmup, f.verifyEvery)
 	}
+	if err := checkReps(f.reps, f.warmup); err != nil {
+		return p, err
+	}
 	var err error
 	if p.Sizes, err = f.sizeList(); err != nil {
 		return p, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -166,7 +167,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
 		return err
 	}
-	return f.writeOutputs(out, cfg, ganttFormat)
+	return f.writeOutputs(cmd.Context(), out, cfg, ganttFormat)
 }
 
 // checkOutputs checks every output path before any work starts and returns the chart format.
@@ -194,6 +195,10 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 	}
 	if f.timelineDir != "" {
 		if err := checkOutDir(f.timelineDir); err != nil {
+			return "", usagef("--timeline %q: %v", f.timelineDir, err)
+		}
+		// The manifest there says which files a rerun replaces: unreadable, it is refused now.
+		if _, err := experiment.ReadTimelinesManifest(f.timelineDir); err != nil {
 			return "", usagef("--timeline %q: %v", f.timelineDir, err)
 		}
 	}
@@ -298,7 +303,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 }
 
 // writeOutputs writes the run records, charts and report the flags ask for.
-func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
+func (f *emulateFlags) writeOutputs(ctx context.Context, out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
 	if f.timelineDir == "" && f.gantt == "" && f.jsonOut == "" {
 		return nil
 	}
@@ -312,16 +317,19 @@ func (f *emulateFlags) writeOutputs(out *experiment.Outcome, cfg experiment.Conf
 		inputs = inputs[1:] // a schedule file alone: no demand was read
 	}
 	if f.timelineDir != "" {
-		if err := experiment.WriteTimelines(f.timelineDir, out.Records, cfg.Exec, provenance.Tool(), inputs); err != nil {
+		if err := experiment.WriteTimelines(ctx, f.timelineDir, out.Records, cfg.Exec, provenance.Tool(), inputs); err != nil {
 			return fmt.Errorf("--timeline %s: %w", f.timelineDir, err)
 		}
 	}
 	if f.gantt != "" {
-		if err := experiment.WriteGantts(f.gantt, ganttFormat, out.Records); err != nil {
+		if err := experiment.WriteGantts(ctx, f.gantt, ganttFormat, out.Records); err != nil {
 			return fmt.Errorf("--gantt %s: %w", f.gantt, err)
 		}
 	}
 	if f.jsonOut != "" {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := experiment.NewReport(out, cfg, provenance.Tool(), inputs).Write(f.jsonOut); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}

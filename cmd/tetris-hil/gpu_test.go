@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
@@ -30,7 +28,7 @@ func TestMain(m *testing.M) {
 	workertest.Main(m, map[string]workertest.Role{
 		// As main does: the first SIGINT cancels the context (a calibration keeps its partial file).
 		cliRole: func(args []string) int {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(context.Background())
 			defer stop()
 			code := run(ctx, args)
 			if path := os.Getenv(envHWMFile); path != "" {
@@ -38,6 +36,7 @@ func TestMain(m *testing.M) {
 			}
 			return code
 		},
+		signalRole: signalTwice,
 	})
 }
 

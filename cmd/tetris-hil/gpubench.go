@@ -68,6 +68,9 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			if reps < 1 || warmup < 0 {
 				return usagef("--reps %d --warmup %d: want reps >= 1, warmup >= 0", reps, warmup)
 			}
+			if err := checkReps(reps, warmup); err != nil {
+				return err
+			}
 			if jsonPath != "" {
 				if err := safefile.Check(jsonPath); err != nil {
 					return usagef("--json %q: %v", jsonPath, err)
@@ -163,6 +166,18 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 	f.StringVar(&jsonPath, "json", "", "also write the result, with every copy's time, to this JSON file")
 	f.BoolVar(&unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
 	return cmd
+}
+
+// checkReps bounds --reps and --warmup by transfer.MaxReps, so that a typo cannot grow a worker
+// by gigabytes of times or its reply past the worker protocol's limit.
+func checkReps(reps, warmup int) error {
+	if reps > transfer.MaxReps {
+		return usagef("--reps %d: at most %d timed copies per size (the worker protocol's limit)", reps, transfer.MaxReps)
+	}
+	if warmup > transfer.MaxReps {
+		return usagef("--warmup %d: at most %d untimed copies per size", warmup, transfer.MaxReps)
+	}
+	return nil
 }
 
 func uniq(a, b int) []int {

@@ -9,22 +9,65 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal cancels the context so hardware is put safe and partial results are not
-	// written; restoring the default handlers then lets a second signal end the process at once.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, stop := signalContext(context.Background())
 	code := run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// interrupted is the cancellation cause when a signal stops the run; exitCode maps it to
+// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell reports a process that
+// the signal killed.
+type interrupted struct{ sig syscall.Signal }
+
+func (e *interrupted) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted (SIGINT)"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	}
+	return "stopped by " + e.sig.String()
+}
+
+// onSignalsReady is called once signalContext's handlers are in place: a test that signals a
+// child process waits for it, since a signal before then would kill the child outright.
+var onSignalsReady = func() {}
+
+// signalContext returns a context that the first SIGINT or SIGTERM cancels, with an *interrupted
+// as its cause. The first signal lets every phase stop at its next check and hardware be put
+// safe; the default handlers are then restored, so a second signal ends the process at once.
+// stop releases the handlers.
+func signalContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			sig, _ := s.(syscall.Signal)
+			cancel(&interrupted{sig})
+		case <-done:
+		}
+	}()
+	onSignalsReady()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			cancel(nil)
+		})
+	}
 }
 
 // run executes the CLI, prints a failure's message, and returns the exit status (see exitCode).
@@ -32,6 +75,16 @@ func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := asUsage(root.ExecuteContext(ctx))
+	var sig *interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		// Whatever the command made of the cancellation (an error, or none once its work was
+		// done), a signalled run reports the signal.
+		if err == nil {
+			err = sig
+		} else if !errors.As(err, new(*interrupted)) {
+			err = fmt.Errorf("%w: %w", sig, err)
+		}
+	}
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
@@ -40,15 +93,19 @@ func run(ctx context.Context, args []string) int {
 	return code
 }
 
-// exitCode maps a command's error to the exit status: 0 for none, whatever an exitError says
-// (verify's 1 for an invalid schedule), 2 for bad usage or input (usageError, or a value above
-// one of the model's limits: schedules.ErrLimit), 1 for the rest.
+// exitCode maps a command's error to the exit status: 0 for none, 128 + the signal for a run a
+// signal stopped (130 SIGINT, 143 SIGTERM), whatever an exitError says (verify's 1 for an
+// invalid schedule), 2 for bad usage or input (usageError, or a value above one of the model's
+// limits: schedules.ErrLimit), 1 for the rest.
 func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
+	var sig *interrupted
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &sig):
+		return 128 + int(sig.sig)
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue), errors.Is(err, schedules.ErrLimit):

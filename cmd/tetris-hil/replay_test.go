@@ -101,7 +101,7 @@ func TestReplayFakeSharedGPU(t *testing.T) {
 }
 
 // Ctrl-C in a real tetris-hil process (this test binary as the CLI) in the middle of a replay
-// through the fake switch controller: it exits 1 saying where the measurements are, the manifest
+// through the fake switch controller: it exits 130 (SIGINT) saying where the measurements are, the manifest
 // says interrupted, every JSON file it wrote parses, the locked clocks were restored, and the
 // change log ends with the switches put safe.
 func TestReplaySIGINT(t *testing.T) {
@@ -129,7 +129,7 @@ func TestReplaySIGINT(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "interrupted") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(out.String(), "interrupted") {
 		t.Fatalf("exit %v, output:\n%s", err, out.String())
 	}
 	var m hil.Manifest

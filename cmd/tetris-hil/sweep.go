@@ -231,7 +231,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	files, err := res.WriteFiles(f.out, sweep.NewManifest(res, cfg, provenance.Tool(), inputs))
+	files, err := res.WriteFiles(cmd.Context(), f.out, sweep.NewManifest(res, cfg, provenance.Tool(), inputs))
 	if err != nil {
 		return err
 	}

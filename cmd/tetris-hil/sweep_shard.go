@@ -124,7 +124,7 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return usagef("--out %q: %v", out, err)
 	}
-	files, err := res.WriteFiles(out, m)
+	files, err := res.WriteFiles(cmd.Context(), out, m)
 	if err != nil {
 		return err
 	}

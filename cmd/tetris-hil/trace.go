@@ -326,12 +326,22 @@ func runTraceGen(cmd *cobra.Command, f *traceGenFlags) error {
 			}
 		}
 	}
-	t, err := synth.Generate(synth.Config{Model: m, GPUs: f.gpus, TokensPerGPU: f.tokens, Layers: f.layers,
-		Skew: f.skew, Seed: f.seed, DtypeBytes: f.dtypeBytes, Placement: f.placement, ExpertPerGPU: f.expertPerGPU})
+	ctx := cmd.Context()
+	t, err := interruptible(ctx, func() (*trace.Trace, error) {
+		return synth.Generate(synth.Config{Model: m, GPUs: f.gpus, TokensPerGPU: f.tokens, Layers: f.layers,
+			Skew: f.skew, Seed: f.seed, DtypeBytes: f.dtypeBytes, Placement: f.placement, ExpertPerGPU: f.expertPerGPU})
+	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return usagef("%v", err)
 	}
-	if err := writeTrace(f.out, t); err != nil {
+	b, err := interruptible(ctx, t.Marshal)
+	if err != nil {
+		return err
+	}
+	if err := safefile.WriteFile(f.out, b); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d GPUs, %d matrices\n", f.out, m.Name, f.gpus, len(t.Matrices))

@@ -197,7 +197,8 @@ func TestVerifyTimelineOfAnotherSchedule(t *testing.T) {
 	}
 	out, code, err := cli(t, "verify", bvn, "--matrix", "0", "--timeline", filepath.Join(tl, "m0-tetris.timeline.json"))
 	if code != 2 || err == nil || strings.Contains(out, "missing from the timeline") ||
-		!strings.Contains(err.Error(), "the timeline is of another schedule; its run record says tetris on matrix 0") {
+		!strings.Contains(err.Error(), "the timeline belongs to another schedule") || !strings.Contains(err.Error(), "tetris on matrix 0") ||
+		strings.Count(err.Error(), "\n") != 0 {
 		t.Errorf("exit %d (%v)\n%s", code, err, out)
 	}
 }

@@ -46,7 +46,7 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 			}
 			vs := schedules.Verify(s, ds[0].Demand)
 			if timelinePath != "" {
-				tl, err := readTimeline(timelinePath)
+				tl, err := readTimelineOf(timelinePath, s, args[0])
 				if err != nil {
 					return err
 				}
@@ -77,6 +77,21 @@ func readTimeline(path string) (*schedules.Timeline, error) {
 	tl, err := emulator.LoadTimeline(path)
 	if err != nil {
 		return nil, usagef("--timeline %q: %v", path, err)
+	}
+	return tl, nil
+}
+
+// readTimelineOf is readTimeline for schedule s read from schedulePath: a run record of another
+// schedule is a usage error saying whose run it is, not hundreds of violations.
+func readTimelineOf(path string, s *schedules.Schedule, schedulePath string) (*schedules.Timeline, error) {
+	tl, rec, err := emulator.LoadTimelineRecord(path)
+	if err != nil {
+		return nil, usagef("--timeline %q: %v", path, err)
+	}
+	if rec != nil {
+		if err := rec.CheckSchedule(path, s, schedulePath); err != nil {
+			return nil, usagef("--timeline %q: %v", path, err)
+		}
 	}
 	return tl, nil
 }

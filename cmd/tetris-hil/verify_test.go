@@ -128,7 +128,53 @@ func TestVerifyReadsRunRecords(t *testing.T) {
 	if err := os.WriteFile(bad, bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 9`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, code, err := cli(t, "verify", sched, "--demand", csv, "--timeline", bad); code != 2 || !strings.Contains(err.Error(), "field version: 9") {
+	if _, code, err := cli(t, "verify", sched, "--demand", csv, "--timeline", bad); code != 2 || !strings.Contains(err.Error(), "field version = 9") {
 		t.Errorf("version 9: exit %d, %v", code, err)
+	}
+}
+
+// verify --timeline does not hide a record's parse errors behind "missing from the timeline", and
+// a record of another schedule is named as such: each a one-line exit-2 error naming the field
+// and the value, or the schedule the record belongs to.
+func TestVerifyTimelineHostileRecords(t *testing.T) {
+	dir := t.TempDir()
+	sched, csv := "testdata/emulate/hand4.schedule.json", "testdata/emulate/hand4.csv"
+	if out, code, err := cli(t, "emulate", "--schedule", sched, "--demand", csv, "--timeline", dir); code != 0 {
+		t.Fatalf("emulate: exit %d: %v\n%s", code, err, out)
+	}
+	rec := filepath.Join(dir, "m0-hand.timeline.json")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "tetris.json")
+	if out, code, err := cli(t, "schedule", "--algo", "tetris", "--demand", csv, "-o", other); code != 0 {
+		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
+	}
+	for _, c := range []struct {
+		name, from, to, schedule, want string
+	}{
+		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `field timeline.switch_changes[0].to = "diagonal"`},
+		{"unknown field", `"circuit": 1,`, `"circuit": 1, "colour": "red",`, sched, `field timeline.circuits[1].colour: unknown field`},
+		{"version 99", `"version": 2`, `"version": 99`, sched, `field version = 99: not supported`},
+		{"trailing", "\n}\n", "\n}\n]]]\n", sched, `data after the JSON value`},
+		{"another schedule", "", "", other, "belongs to another schedule: " + rec + " is the run of " + filepath.Join(dir, "m0-hand.schedule.json")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := rec
+			if c.from != "" {
+				if !bytes.Contains(b, []byte(c.from)) {
+					t.Fatalf("the record has no %q", c.from)
+				}
+				p = filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".json")
+				if err := os.WriteFile(p, bytes.Replace(b, []byte(c.from), []byte(c.to), 1), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, code, err := cli(t, "verify", c.schedule, "--demand", csv, "--timeline", p)
+			if code != 2 || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || out != "" {
+				t.Errorf("exit %d, %v, output %q: want exit 2, one line containing %q", code, err, out, c.want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -285,7 +286,7 @@ func TestWriteTimelines(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "runs")
 	inputs := []provenance.Input{provenance.Builtin("demand", "hand")}
-	if err := WriteTimelines(dir, out.Records, cfg.Exec, "tool", inputs); err != nil {
+	if err := WriteTimelines(context.Background(), dir, out.Records, cfg.Exec, "tool", inputs); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range out.Records {
@@ -313,7 +314,7 @@ func TestWriteTimelines(t *testing.T) {
 		}
 	}
 	out.Records[0].Timeline = nil
-	if err := WriteTimelines(dir, out.Records, cfg.Exec, "tool", nil); err == nil || !strings.Contains(err.Error(), "not kept") {
+	if err := WriteTimelines(context.Background(), dir, out.Records, cfg.Exec, "tool", nil); err == nil || !strings.Contains(err.Error(), "not kept") {
 		t.Errorf("run not kept: %v", err)
 	}
 }
@@ -335,5 +336,58 @@ func TestWriteTable(t *testing.T) {
 		len(f1) != 9 || f1[2] != "3.500" || f1[3] != "3.500" || f1[5] != "1.750" || f1[6] != "2" || f1[7] != "rounds" ||
 		!strings.Contains(lines[2], "1 groups") || !strings.HasPrefix(strings.TrimSpace(lines[5]), "total (2)") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// A rerun into the same directory with fewer runs removes the files only the earlier run wrote,
+// but never one of this run's inputs; a cancelled write leaves the manifest marked incomplete.
+func TestWriteTimelinesRerunAndCancel(t *testing.T) {
+	cfg := handConfig(1e-6)
+	cfg.KeepRuns = true
+	out, err := Run(context.Background(), handMatrices(t), cfg, Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteTimelines(context.Background(), dir, out.Records, cfg.Exec, "tool", nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadTimelinesManifest(dir)
+	if err != nil || m == nil || !m.Complete || len(m.Files) != 3*len(out.Records) {
+		t.Fatalf("manifest %+v (%v): want complete, 3 files per run", m, err)
+	}
+	// The rerun keeps only the first run and reads the last run's schedule as an input.
+	input := filepath.Join(dir, out.Records[len(out.Records)-1].Name()+".schedule.json")
+	inputs := []provenance.Input{{Role: "schedule", Path: input}}
+	if err := WriteTimelines(context.Background(), dir, out.Records[:1], cfg.Exec, "tool", inputs); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	first, last := out.Records[0].Name(), out.Records[len(out.Records)-1].Name()
+	want := []string{first + ".schedule.json", first + ".timeline.json", first + ".trace.json",
+		last + ".schedule.json", TimelinesManifestName}
+	sort.Strings(want)
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("after the rerun: %v, want %v", names, want)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WriteTimelines(ctx, dir, out.Records, cfg.Exec, "tool", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if m, err := ReadTimelinesManifest(dir); err != nil || m.Complete || len(m.Files) != 3*len(out.Records) {
+		t.Errorf("manifest of a cancelled write %+v (%v): want incomplete, listing every file", m, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TimelinesManifestName), []byte(`{"version":7}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTimelines(context.Background(), dir, out.Records, cfg.Exec, "tool", nil); err == nil ||
+		!strings.Contains(err.Error(), "field version: 7") {
+		t.Errorf("a manifest of another version: %v", err)
 	}
 }

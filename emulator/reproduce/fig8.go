@@ -34,7 +34,7 @@ func Fig8(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 	if err != nil {
 		return nil, err
 	}
-	files, err := res.WriteFiles(dir, sweep.NewManifest(res, cfg, in.Tool, in.Files))
+	files, err := res.WriteFiles(ctx, dir, sweep.NewManifest(res, cfg, in.Tool, in.Files))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
+	"github.com/tetris-hil/tetris-hil/internal/outdir"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -47,6 +49,11 @@ type Manifest struct {
 	ResultsFile string   `json:"results"`
 	// Shards, written by sweep merge, lists the shards the results were joined from.
 	Shards []ShardSource `json:"shards,omitempty"`
+	// Complete is false from the moment WriteFiles starts until every file beside the manifest
+	// is written: a manifest that says false belongs to an interrupted or failed write.
+	Complete bool `json:"complete"`
+	// Files are the names of the files this run writes beside the manifest.
+	Files []string `json:"files,omitempty"`
 }
 
 // NewManifest describes res, swept under cfg by tool from inputs.
@@ -87,35 +94,45 @@ func (m *Manifest) write(w io.Writer) error {
 	return err
 }
 
+// ManifestName is the manifest's file name in the output directory.
+const ManifestName = "sweep.json"
+
+// Owned reports whether name is one that WriteFiles writes (for any set of algorithms): the
+// outputs a rerun into the same directory replaces or removes.
+func Owned(name string) bool {
+	switch name {
+	case ManifestName, "sweep.csv", "completion-vs-lower-bound.svg", "completion-vs-lower-bound.png":
+		return true
+	}
+	if strings.HasPrefix(name, "speedup-") {
+		for _, format := range plot.Formats {
+			if strings.HasSuffix(name, "."+format) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // WriteFiles writes into dir (which must exist) sweep.csv, a speedup heatmap per baseline
 // (speedup-<algo>.svg and .png), the distribution of completion over lower bound per matrix at
 // the cell nearest DistributionBandwidth and DistributionReconfig
 // (completion-vs-lower-bound.svg and .png), and, when m is not nil, m as sweep.json. It returns
 // the paths written.
-func (res *Result) WriteFiles(dir string, m *Manifest) ([]string, error) {
-	var files []string
-	write := func(name string, fill func(io.Writer) error) error {
-		var buf bytes.Buffer
-		if err := fill(&buf); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		path := filepath.Join(dir, name)
-		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
-			return err
-		}
-		files = append(files, path)
-		return nil
+//
+// Order, so that an interrupted write never leaves results without their manifest: sweep.json
+// first, marked incomplete and listing every file to come; then the files this run does not
+// write that an earlier run left (Owned names) are removed; then the files, each whole; then
+// sweep.json again, marked complete. When ctx is cancelled between two files WriteFiles stops
+// and returns ctx's error, leaving the manifest marked incomplete (a cancelled ctx at the start
+// leaves only that manifest).
+func (res *Result) WriteFiles(ctx context.Context, dir string, m *Manifest) ([]string, error) {
+	type output struct {
+		name string
+		fill func(io.Writer) error
 	}
-	// The manifest goes last: its presence says the files beside it are complete.
-	writeManifest := func() error {
-		if m == nil {
-			return nil
-		}
-		return write("sweep.json", m.write)
-	}
-	if err := write("sweep.csv", res.WriteCSV); err != nil {
-		return nil, err
-	}
+	var outs []output
+	outs = append(outs, output{"sweep.csv", res.WriteCSV})
 	rows, cols := res.axisLabels()
 	for _, algo := range res.Algorithms {
 		if algo == res.Reference {
@@ -132,9 +149,7 @@ func (res *Result) WriteFiles(dir string, m *Manifest) ([]string, error) {
 			Rows: rows, Cols: cols, Values: values,
 		}
 		for _, format := range plot.Formats {
-			if err := write("speedup-"+algo+"."+format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }); err != nil {
-				return nil, err
-			}
+			outs = append(outs, output{"speedup-" + algo + "." + format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }})
 		}
 	}
 	r, c := res.Nearest(DistributionBandwidth, DistributionReconfig)
@@ -145,24 +160,64 @@ func (res *Result) WriteFiles(dir string, m *Manifest) ([]string, error) {
 			series = append(series, plot.Series{Name: algo, Values: vs})
 		}
 	}
-	if len(series) == 0 {
-		// Every matrix is empty: there is no bound to compare with.
-		if err := writeManifest(); err != nil {
-			return nil, err
-		}
-		return files, nil
-	}
-	title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
-		units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
-	for _, format := range plot.Formats {
-		if err := write("completion-vs-lower-bound."+format, func(w io.Writer) error {
-			return plot.Distribution(w, format, title, BoundLabel, series)
-		}); err != nil {
-			return nil, err
+	// With every matrix empty there is no bound to compare with, and no distribution.
+	if len(series) > 0 {
+		title := fmt.Sprintf("completion / lower bound per matrix at %s, α_r = %s (%d matrices)",
+			units.FormatBandwidth(cell.Bandwidth), units.FormatSeconds(cell.Reconfig), len(series[0].Values))
+		for _, format := range plot.Formats {
+			outs = append(outs, output{"completion-vs-lower-bound." + format, func(w io.Writer) error {
+				return plot.Distribution(w, format, title, BoundLabel, series)
+			}})
 		}
 	}
-	if err := writeManifest(); err != nil {
+	next := make([]string, 0, len(outs)+1)
+	for _, o := range outs {
+		next = append(next, o.name)
+	}
+	var files []string
+	write := func(name string, fill func(io.Writer) error) error {
+		var buf bytes.Buffer
+		if err := fill(&buf); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := safefile.WriteFile(path, buf.Bytes()); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+	if m != nil {
+		mc := *m
+		mc.Complete, mc.Files = false, next
+		if err := write(ManifestName, mc.write); err != nil {
+			return nil, err
+		}
+		files = files[:0]
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	owned, err := outdir.Names(dir, Owned)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := outdir.Clean(dir, owned, append(next, ManifestName), nil); err != nil {
+		return nil, err
+	}
+	for _, o := range outs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := write(o.name, o.fill); err != nil {
+			return nil, err
+		}
+	}
+	if m != nil {
+		m.Complete, m.Files = true, next
+		if err := write(ManifestName, m.write); err != nil {
+			return nil, err
+		}
 	}
 	return files, nil
 }

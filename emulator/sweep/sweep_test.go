@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -499,7 +500,7 @@ func TestWriteFilesAndManifest(t *testing.T) {
 		t.Errorf("manifest %+v", m)
 	}
 	dir := t.TempDir()
-	files, err := res.WriteFiles(dir, m)
+	files, err := res.WriteFiles(context.Background(), dir, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,5 +516,119 @@ func TestWriteFilesAndManifest(t *testing.T) {
 	var buf bytes.Buffer
 	if err := res.WriteSummary(&buf); err != nil || !strings.Contains(buf.String(), serialAlgo+" / "+parallelAlgo) {
 		t.Errorf("summary (%v):\n%s", err, buf.String())
+	}
+}
+
+// A rerun into the same directory with fewer algorithms removes the plots it no longer writes
+// (but not files it does not own); a write cancelled before it starts leaves the manifest, marked
+// incomplete and listing the files to come, and none of them.
+func TestWriteFilesRerunAndCancel(t *testing.T) {
+	dir := t.TempDir()
+	both := handConfig()
+	both.Algorithms = []string{serialAlgo, slowAlgo, parallelAlgo}
+	res, err := Run(context.Background(), handDemands(t), both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.WriteFiles(context.Background(), dir, NewManifest(res, both, "tool", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "speedup-"+slowAlgo+".svg")
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatal(err)
+	}
+	one := handConfig()
+	res1, err := Run(context.Background(), handDemands(t), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res1.WriteFiles(context.Background(), dir, NewManifest(res1, one, "tool", nil)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	want := []string{"completion-vs-lower-bound.png", "completion-vs-lower-bound.svg", "notes.txt",
+		"speedup-" + serialAlgo + ".png", "speedup-" + serialAlgo + ".svg", "sweep.csv", "sweep.json"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("after the rerun the directory holds %v, want %v", names, want)
+	}
+	m := readManifest(t, dir)
+	if !m.Complete || len(m.Files) != 5 {
+		t.Errorf("manifest after a whole write: complete %v, files %v", m.Complete, m.Files)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cdir := t.TempDir()
+	if _, err := res1.WriteFiles(ctx, cdir, NewManifest(res1, one, "tool", nil)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled write: %v", err)
+	}
+	es, _ = os.ReadDir(cdir)
+	if len(es) != 1 || es[0].Name() != ManifestName {
+		t.Errorf("a write cancelled before it began left %v, want only %s", es, ManifestName)
+	}
+	if m := readManifest(t, cdir); m.Complete || len(m.Files) != 5 {
+		t.Errorf("manifest of a cancelled write: complete %v, files %v", m.Complete, m.Files)
+	}
+}
+
+func readManifest(t *testing.T, dir string) Manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// cancelAfter is a context whose Err turns to Canceled after n calls: a signal that arrives in
+// the middle of WriteFiles, between two files.
+type cancelAfter struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Interrupted between two files, WriteFiles leaves the files it wrote whole and the manifest,
+// written first, saying the set is incomplete: never results without their manifest.
+func TestWriteFilesInterruptedMidway(t *testing.T) {
+	cfg := handConfig()
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Err is asked before the clean-up and before each file: the third call stops it after
+	// sweep.csv.
+	_, err = res.WriteFiles(&cancelAfter{context.Background(), 2}, dir, NewManifest(res, cfg, "tool", nil))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("WriteFiles = %v, want Canceled", err)
+	}
+	var names []string
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	if want := []string{"sweep.csv", ManifestName}; !reflect.DeepEqual(names, want) {
+		t.Errorf("after the interruption: %v, want %v", names, want)
+	}
+	if m := readManifest(t, dir); m.Complete || len(m.Files) != 5 {
+		t.Errorf("manifest: complete %v, files %v; want incomplete, listing all 5", m.Complete, m.Files)
 	}
 }

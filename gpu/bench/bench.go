@@ -125,18 +125,27 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, ws.Close()) }()
+	// The receiver only holds the buffer while the sender copies into it: without a watch, its
+	// death would go unnoticed until Close, after the whole sweep.
+	wctx, stop := ws.Watch(ctx)
+	defer stop()
+	defer func() {
+		if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+			err = context.Cause(wctx)
+		}
+	}()
 	src, dst := ws.Device(cfg.Src), ws.Device(cfg.Dst)
 	sw, rw := ws.Worker(cfg.Src), ws.Worker(cfg.Dst)
 	res = &Result{Src: src, Dst: dst, Engine: cfg.Engine, Kind: cfg.Kind, Reps: cfg.Reps, Warmup: cfg.Warmup}
 	res.SrcCPUs, res.DstCPUs = sw.Hello().CPUs, rw.Hello().CPUs
 
-	buf, via, err := Connect(ctx, sw, rw, dst, slices.Max(cfg.Sizes))
+	buf, via, err := Connect(wctx, sw, rw, dst, slices.Max(cfg.Sizes))
 	if err != nil {
 		return nil, err
 	}
 	res.Via = via
 	copyTmpl := transfer.Copy{Reps: cfg.Reps, Warmup: cfg.Warmup, Kind: cfg.Kind}
-	if res.Rows, err = Sweep(ctx, cfg.Lib, sw, buf, cfg.Sizes, copyTmpl, ws.timeout); err != nil {
+	if res.Rows, err = Sweep(wctx, cfg.Lib, sw, buf, cfg.Sizes, copyTmpl, ws.timeout); err != nil {
 		return nil, fmt.Errorf("copies from GPU %d to GPU %d: %w", src.GPU, dst.GPU, err)
 	}
 	return res, nil
@@ -196,6 +205,26 @@ func (ws *Workers) Worker(gpu int) *worker.Worker { return ws.workers[gpu] }
 
 // Device is how GPU gpu's worker names its GPU (NVML index, CUDA ordinal, bus id).
 func (ws *Workers) Device(gpu int) transfer.Device { return ws.devices[gpu] }
+
+// Watch returns a context derived from ctx that is cancelled as soon as one of the workers exits
+// unasked, with that worker's error (worker.Worker.Died: GPU, pid, signal) as its cause, so that a
+// sweep driving one worker stops when another one it depends on is gone. stop releases it.
+func (ws *Workers) Watch(ctx context.Context) (wctx context.Context, stop func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	for _, gpu := range ws.gpus {
+		w := ws.workers[gpu]
+		go func() {
+			select {
+			case <-w.Exited():
+				if err := w.Died(); err != nil {
+					cancel(err)
+				}
+			case <-wctx.Done():
+			}
+		}()
+	}
+	return wctx, func() { cancel(context.Canceled) }
+}
 
 // Close stops every worker, last started first, and joins their errors (a worker that died
 // unasked is one, naming its GPU, pid and signal).

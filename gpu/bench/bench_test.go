@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,4 +274,66 @@ func TestSweepThroughConsumerInterface(t *testing.T) {
 			t.Errorf("%d bytes: host span [%d, %d]", r.Bytes, r.HostStartNS, r.HostEndNS)
 		}
 	}
+}
+
+// A destination worker killed while the sender copies into its buffer stops the sweep at once
+// with an error naming its GPU, pid and signal (the receiver makes no call of its own during the
+// sweep, so only a watch on its process notices), and the error is not reported twice.
+func TestRunNoticesKilledReceiver(t *testing.T) {
+	cfg := config(t, 0, 1, fake.Defaults)
+	cfg.Sizes, _ = Sizes(1, 1<<30)
+	cfg.Reps, cfg.Warmup = transfer.MaxReps, transfer.MaxReps
+	killed := make(chan int, 1)
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if pid := childWorker(t, 1); pid > 0 {
+				time.Sleep(100 * time.Millisecond) // into the sweep
+				syscall.Kill(pid, syscall.SIGKILL)
+				killed <- pid
+				return
+			}
+		}
+		killed <- 0
+	}()
+	t0 := time.Now()
+	_, err := Run(context.Background(), cfg)
+	took := time.Since(t0)
+	pid := <-killed
+	if pid == 0 {
+		t.Fatal("no worker for GPU 1 was found to kill")
+	}
+	t.Logf("Run returned %v after start: %v", took.Round(time.Millisecond), err)
+	for _, want := range []string{"GPU 1", fmt.Sprintf("pid %d", pid), "exited unasked", "signal: killed"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v, want it to contain %q", err, want)
+		}
+	}
+	if err != nil && strings.Count(err.Error(), "GPU 1") != 1 {
+		t.Errorf("the receiver's death is reported more than once: %v", err)
+	}
+}
+
+// childWorker is the pid of this process's worker child for gpu, or 0.
+func childWorker(t *testing.T, gpu int) int {
+	es, _ := os.ReadDir("/proc")
+	for _, e := range es {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		fields := strings.Fields(rest)
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmdline, []byte(fmt.Sprintf("--gpu=%d\x00", gpu))) {
+			return pid
+		}
+	}
+	return 0
 }

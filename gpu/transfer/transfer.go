@@ -107,10 +107,19 @@ func WaitUntil(ctx context.Context, t time.Duration) error {
 	}
 }
 
+// MaxReps bounds Copy.Reps and Copy.Warmup: one batch's times must fit one reply of the worker
+// protocol (at most 21 bytes each in JSON, 2.1 MB for MaxReps, well inside its 16 MiB line
+// limit), and a worker must not grow by a gigabyte of times because a flag had a typo. A
+// statistic needs tens of copies; a longer measurement takes several batches.
+const MaxReps = 100_000
+
 // Validate checks the numbers of a Copy.
 func (c Copy) Validate() error {
 	if c.Bytes <= 0 || c.Reps <= 0 || c.Warmup < 0 || c.StartAt < 0 {
 		return fmt.Errorf("copy of %d bytes, %d reps, %d warmup: want bytes > 0, reps > 0, warmup >= 0", c.Bytes, c.Reps, c.Warmup)
+	}
+	if c.Reps > MaxReps || c.Warmup > MaxReps {
+		return fmt.Errorf("copy of %d reps, %d warmup: at most %d each (transfer.MaxReps)", c.Reps, c.Warmup, MaxReps)
 	}
 	if _, err := ParseKind(string(c.Kind)); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,12 +41,15 @@ type Worker struct {
 	lines   chan []byte
 	dead    chan struct{} // closed once stdout is drained and the process reaped
 	exitErr error         // valid after dead is closed
+	readErr error         // why reading stopped before the output ended (a line over MaxMessage); valid after dead
 	stderr  *tailWriter
 	hello   Hello
 	cpus    affinity.Set
 
 	stopKill func() bool
 	ctx      context.Context // Start's: once it ends, the kill it causes is not a failure
+
+	closing atomic.Bool // set by Close: the exit that follows was asked for
 
 	mu     sync.Mutex // one call at a time
 	nextID uint64
@@ -117,9 +121,18 @@ func Start(ctx context.Context, spec Spec) (*Worker, error) {
 
 func (w *Worker) read(stdout io.Reader) {
 	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), MaxMessage)
 	for sc.Scan() {
 		w.lines <- append([]byte(nil), sc.Bytes()...)
+	}
+	if err := sc.Err(); err != nil {
+		// A line over the limit cannot be answered to; the protocol is lost, so the worker goes
+		// (and the call waiting on it learns why at once, not at its timeout).
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = ErrTooLong
+		}
+		w.readErr = err
+		_ = w.cmd.Process.Kill()
 	}
 	// Drain what is left so the process can exit, then reap it.
 	_, _ = io.Copy(io.Discard, stdout)
@@ -198,6 +211,9 @@ func (w *Worker) await(ctx context.Context, id uint64, op string, timeout time.D
 			}
 			e := base
 			e.Failure, e.Detail, e.Stderr = Crashed, exitDetail(w.exitErr), w.stderr.Tail()
+			if w.readErr != nil {
+				e.Detail, e.Err = fmt.Sprintf("reading its answer: %v; killed it", w.readErr), w.readErr
+			}
 			w.broken = &e
 			return Response{}, w.broken
 		case <-timer.C:
@@ -261,6 +277,7 @@ func exitDetail(err error) string {
 // status; a failure some call has already returned, or the end of Start's context, is not
 // reported again.
 func (w *Worker) Close() error {
+	w.closing.Store(true)
 	w.mu.Lock()
 	broken := w.broken
 	w.mu.Unlock()
@@ -301,6 +318,34 @@ func (w *Worker) Close() error {
 	}
 	w.stopKill()
 	return err
+}
+
+// Exited is closed once the worker process has exited, asked to or not: a coordinator that waits
+// on another worker (a sender's copies into this receiver's buffer) selects on it to notice at
+// once that this one is gone.
+func (w *Worker) Exited() <-chan struct{} { return w.dead }
+
+// Died is, once Exited is closed, the error for an exit nobody asked for: an *Error (Failure
+// Crashed) naming the GPU, the pid and the exit status or signal. It is nil while the worker
+// runs, after Close, after a failure a call has already returned, and once Start's context has
+// ended (that kill was asked for). Reported here, the exit is not reported again by Close.
+func (w *Worker) Died() error {
+	select {
+	case <-w.dead:
+	default:
+		return nil
+	}
+	if w.closing.Load() || w.ctx.Err() != nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != nil {
+		return nil
+	}
+	e := &Error{GPU: w.GPU(), PID: w.pid(), Failure: Crashed, Detail: "exited unasked: " + exitDetail(w.exitErr), Stderr: w.stderr.Tail()}
+	w.broken = e
+	return e
 }
 
 // Export allocates a destination buffer of n bytes on the worker's GPU and returns its id and IPC

@@ -17,6 +17,13 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 )
 
+// MaxMessage is the longest line, request or response, either side reads: a longer one is an
+// error naming this limit (the reader stops and the worker is gone), never a wait for the rest.
+const MaxMessage = 16 << 20
+
+// ErrTooLong is wrapped by the error for a line over MaxMessage.
+var ErrTooLong = fmt.Errorf("message over the worker protocol's limit of %d bytes (16 MiB)", MaxMessage)
+
 // Operations a worker understands.
 const (
 	OpExport = "export" // Bytes -> Buffer, Handle
@@ -106,7 +113,7 @@ func (e *Error) Error() string {
 	var msg string
 	switch e.Failure {
 	case Crashed:
-		if e.Op == "close" {
+		if e.Op == "close" || e.Op == "" {
 			msg = fmt.Sprintf("worker for GPU %d (pid %d) %s", e.GPU, e.PID, e.Detail)
 			break
 		}

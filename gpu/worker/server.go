@@ -113,7 +113,7 @@ func check(cfg Config) (Hello, error) {
 
 func serve(ctx context.Context, cfg Config, eng transfer.Engine, in io.Reader, enc *json.Encoder) error {
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), MaxMessage)
 	for sc.Scan() {
 		var req Request
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
@@ -130,6 +130,9 @@ func serve(ctx context.Context, cfg Config, eng transfer.Engine, in io.Reader, e
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return fmt.Errorf("reading a request: %w", ErrTooLong)
 	}
 	return sc.Err()
 }

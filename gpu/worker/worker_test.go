@@ -2,7 +2,9 @@ package worker_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -26,10 +28,22 @@ import (
 const (
 	noisyRole       = "noisy-worker"
 	coordinatorRole = "coordinator"
+	hugeReplyRole   = "huge-reply-worker"
 )
 
 func TestMain(m *testing.M) {
 	workertest.Main(m, map[string]workertest.Role{
+		// A worker that says hello, then answers its first request with a line one byte over
+		// the protocol's limit and keeps running (a coordinator must not wait for the rest).
+		hugeReplyRole: func([]string) int {
+			json.NewEncoder(os.Stdout).Encode(worker.Response{Hello: &worker.Hello{PID: os.Getpid()}})
+			sc := bufio.NewScanner(os.Stdin)
+			if sc.Scan() {
+				os.Stdout.Write(bytes.Repeat([]byte("1"), worker.MaxMessage+1))
+				time.Sleep(time.Minute)
+			}
+			return 0
+		},
 		noisyRole: func(args []string) int {
 			return workertest.Serve(args, func() {
 				fmt.Println("a library printing to stdout") // must not reach the coordinator as protocol
@@ -388,5 +402,104 @@ func TestCopyReportsHostClockAndCorruption(t *testing.T) {
 	}
 	if _, _, err := w.Export(ctx, 4096); err != nil {
 		t.Errorf("worker stopped serving after a corrupt copy: %v", err)
+	}
+}
+
+// A reply over the protocol's limit is an error naming the limit, at once, not a hang reported
+// at the call's timeout; the worker is killed.
+func TestReplyOverLimit(t *testing.T) {
+	s := spec(4, "")
+	_, s.Env = workertest.Command(hugeReplyRole)
+	w, err := worker.Start(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	_, _, err = w.Export(context.Background(), 1)
+	if !errors.Is(err, worker.ErrTooLong) || !worker.IsDead(err) {
+		t.Fatalf("err = %v, want a dead worker and ErrTooLong", err)
+	}
+	for _, want := range []string{"GPU 4", "16 MiB", fmt.Sprint(worker.MaxMessage)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("noticed after %v", d)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close after the reported failure: %v (reported twice)", err)
+	}
+}
+
+// The repetition limit keeps every reply inside the protocol's limit, and more repetitions are
+// refused by the worker with the limit named.
+func TestRepsLimit(t *testing.T) {
+	times := make([]int64, transfer.MaxReps)
+	for i := range times {
+		times[i] = math.MaxInt64
+	}
+	b, err := json.Marshal(worker.Response{ID: math.MaxUint64, TimesNS: times, HostStartNS: math.MaxInt64, HostEndNS: math.MaxInt64})
+	if err != nil || len(b) >= worker.MaxMessage {
+		t.Fatalf("a reply of MaxReps times is %d bytes (%v), the limit %d", len(b), err, worker.MaxMessage)
+	}
+	ctx := context.Background()
+	w := start(t, spec(2, ""))
+	buf, _, err := w.Export(ctx, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []transfer.Copy{
+		{Bytes: 4096, Reps: transfer.MaxReps + 1, Kind: transfer.CE},
+		{Bytes: 4096, Reps: 1, Warmup: transfer.MaxReps + 1, Kind: transfer.CE},
+	} {
+		_, err = w.Copy(ctx, buf, c, 0)
+		if err == nil || worker.IsDead(err) || !strings.Contains(err.Error(), fmt.Sprintf("at most %d", transfer.MaxReps)) {
+			t.Errorf("copy of %d reps, %d warmup: %v, want a refusal naming the limit", c.Reps, c.Warmup, err)
+		}
+	}
+	if _, err := w.Copy(ctx, buf, transfer.Copy{Bytes: 4096, Reps: 2, Kind: transfer.CE}, 0); err != nil {
+		t.Errorf("the worker stopped serving after the refusals: %v", err)
+	}
+}
+
+// Died names an exit nobody asked for (GPU, pid, signal) once, and Close does not report it
+// again; a worker closed as asked has not died.
+func TestDiedReportsUnaskedExitOnce(t *testing.T) {
+	w, err := worker.Start(context.Background(), spec(5, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Died(); err != nil {
+		t.Errorf("Died of a running worker: %v", err)
+	}
+	pid := w.Hello().PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Exited not closed 5 s after SIGKILL")
+	}
+	err = w.Died()
+	for _, want := range []string{"GPU 5", fmt.Sprintf("pid %d", pid), "exited unasked", "signal: killed"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Died = %v, want it to contain %q", err, want)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close after Died reported the exit: %v", err)
+	}
+	ok, err := worker.Start(context.Background(), spec(1, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-ok.Exited()
+	if err := ok.Died(); err != nil {
+		t.Errorf("Died after Close: %v", err)
 	}
 }
