@@ -321,7 +321,7 @@ func (m parallelModel) Command(t float64, _ int) (float64, float64) { return t, 
 
 type controllerModel struct{ tr, tw float64 }
 
-// ControllerReconfig is seed 001 §2.3.3's model, T_c = T_r + T_w: one controller handles the
+// ControllerReconfig is Er-El and Feitelson §2.3.3's model, T_c = T_r + T_w: one controller handles the
 // requests one at a time, each taking T_r, in order of request (first come, first served); the
 // settle time T_w that follows each request overlaps with later requests. A command that sets many
 // switches at once (a barrier round, or everything one completion event unlocks) is one request.

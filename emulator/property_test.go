@@ -11,7 +11,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-// seedStart computes every circuit's transmit start with seed 000 §3.3's planning rule, applied
+// seedStart computes every circuit's transmit start with Tetris §3.3's planning rule, applied
 // circuit by circuit in schedule order: Start(S, p) = max over (s, i, j) ∈ p of {I_{s,i},
 // O_{s,j}, q_{s,i,j}} (and the endpoints' release times), where q = Q_s if the switch's last
 // planned state σ_s is state(i, j), and F_s + α_r otherwise. On a crossbar the transmitter's

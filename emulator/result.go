@@ -14,7 +14,7 @@ type EndpointTime struct {
 	// Reconfiguring is time the endpoint's next circuit had its path free but waited for switch
 	// reconfiguration (including waiting for the controller).
 	Reconfiguring float64 `json:"reconfiguring_seconds"`
-	// Idle is the rest: the "bubbles" of seed 000 §2.2 (waiting for a partner endpoint, for a
+	// Idle is the rest: the "bubbles" of Tetris §2.2 (waiting for a partner endpoint, for a
 	// path held by another circuit, for a barrier, or done early).
 	Idle float64 `json:"idle_seconds"`
 }

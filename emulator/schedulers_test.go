@@ -97,7 +97,7 @@ func TestEverySchedulerTimelineVerifies(t *testing.T) {
 	}
 }
 
-// TestTetrisPlannedEqualsEmulated: the Tetris planner applies seed 000 §3.3's Start rule, the
+// TestTetrisPlannedEqualsEmulated: the Tetris planner applies Tetris §3.3's Start rule, the
 // emulator the same dependencies on events; under the bandwidth model and parallel
 // reconfiguration at the planning b and α_r, each circuit's planned start and end must be its
 // emulated ones (to 1e-9 relative), in partial mode and with the no-partial ablation. The barrier

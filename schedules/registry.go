@@ -18,7 +18,7 @@ type Options struct {
 	// Fabric is the fabric to plan for; empty means the scheduler's natural fabric.
 	Fabric FabricKind
 
-	// Tetris ablations (seed 000 Figure 6).
+	// Tetris ablations (Tetris Figure 6).
 	NoPartial        bool // execute each planning matching as a barrier round
 	NaiveRouting     bool // route with plain looping (first orientation), not Algorithm 3
 	NoDegreeCoverage bool // select by cost alone, without covering the max-degree endpoints

@@ -30,7 +30,7 @@ type Mode string
 
 const (
 	// Partial reconfiguration: each circuit starts as soon as its own endpoints, lanes and switch
-	// states are free (seed 000 §3.3).
+	// states are free (Tetris §3.3).
 	Partial Mode = "partial"
 	// Barrier rounds: a round starts when the previous one has fully completed.
 	Barrier Mode = "barrier"

@@ -22,7 +22,7 @@ type Series struct {
 
 // Distribution draws one box plot per series (median, quartiles, whiskers to the furthest points
 // within 1.5 IQR, outliers as circles) in format "svg" or "png", with a dashed rule at y = 1, the
-// lower bound: seed 000 Figure 7(b).
+// lower bound: Tetris Figure 7(b).
 func Distribution(w io.Writer, format, title, yLabel string, series []Series) error {
 	if len(series) == 0 {
 		return fmt.Errorf("distribution %q: no series to draw", title)

@@ -1,5 +1,5 @@
 // Package plot draws the pictures a person would rather look at than read: Gantt charts of one
-// execution of a schedule (per transmitter and per 2×2 switch, like seed 000 Figures 4 and 6),
+// execution of a schedule (per transmitter and per 2×2 switch, like Tetris Figures 4 and 6),
 // speedup heatmaps over bandwidth × reconfiguration delay (Figure 8), the distribution of
 // completion time over the lower bound (Figure 7(b)), grouped bars (Figure 7(a)) and line plots
 // against fabric size (Figure 9).

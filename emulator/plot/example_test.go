@@ -8,7 +8,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 )
 
-// A speedup grid in the layout of seed 000 Figure 8: rows bandwidth, columns α_r.
+// A speedup grid in the layout of Tetris Figure 8: rows bandwidth, columns α_r.
 func ExampleHeatmap() {
 	g := plot.Grid{
 		Title:    "BvN / Tetris completion",
@@ -27,7 +27,7 @@ func ExampleHeatmap() {
 	// Output: true true
 }
 
-// The completion-over-lower-bound distribution of seed 000 Figure 7(b).
+// The completion-over-lower-bound distribution of Tetris Figure 7(b).
 func ExampleDistribution() {
 	var png bytes.Buffer
 	err := plot.Distribution(&png, "png", "completion / lower bound", "ratio", []plot.Series{

@@ -68,7 +68,7 @@ func RatioColour(v, logMax float64) color.RGBA {
 }
 
 // Heatmap draws g in format "svg" or "png" with the first row at the top and the first column at
-// the left, every cell annotated with its value to two decimals (seed 000 Figure 8's layout: rows
+// the left, every cell annotated with its value to two decimals (Tetris Figure 8's layout: rows
 // bandwidth, columns α_r, one grid per baseline).
 func Heatmap(w io.Writer, format string, g Grid) error {
 	if err := g.Check(); err != nil {

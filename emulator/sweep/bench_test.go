@@ -38,7 +38,7 @@ func passTrace(b *testing.B) []*schedules.Demand {
 	return ds
 }
 
-// BenchmarkSweep is the target: seed 000 Figure 8's 4×7 grid (100–800 Gbps, 10 ns–10 ms)
+// BenchmarkSweep is the target: Tetris Figure 8's 4×7 grid (100–800 Gbps, 10 ns–10 ms)
 // × every registered algorithm × 112 matrices, on every core. One iteration is the whole sweep;
 // runs/s counts (cell, matrix, algorithm) schedule-and-emulate runs.
 func BenchmarkSweep(b *testing.B) {

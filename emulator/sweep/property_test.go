@@ -32,7 +32,7 @@ func genDemand(t *rapid.T, label string) *schedules.Demand {
 }
 
 // TestRunProperties: for random traces and grids, over every registered scheduler,
-//   - no emulated completion beats the lower bound of seed 000 §2.3 (with reconfiguration);
+//   - no emulated completion beats the lower bound of Tetris §2.3 (with reconfiguration);
 //   - each sum is its matrices' completions added in order, and each ratio is sum ÷ reference sum;
 //   - two workers give exactly the result of one.
 func TestRunProperties(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package barrier holds the baseline circuit schedulers that run in barrier rounds (seed 000 §2.2,
+// Package barrier holds the baseline circuit schedulers that run in barrier rounds (Tetris §2.2,
 // §4.1): every circuit of a round is set up together, and the next round starts only when the
 // whole round has finished.
 //

@@ -2,7 +2,7 @@ package benes
 
 import "math"
 
-// Plan is the schedule-so-far state S of seed 000 §3.3, kept per switch: its planned state σ_s
+// Plan is the schedule-so-far state S of Tetris §3.3, kept per switch: its planned state σ_s
 // (Bar before anything is committed), F_s (the end of its latest user), Q_s (the completion time
 // of the reconfiguration that set σ_s, 0 initially), and the release time of each of its input
 // lanes (I_{s,i}) and output lanes (O_{s,j}). Query, Start and PartialStart only read it, so they
@@ -83,7 +83,7 @@ func (p *Plan) AllTraversalReady(dst []float64) {
 	}
 }
 
-// Query returns the path from src to dst with the earliest Start(S,p) (seed 000 §3.3) over all
+// Query returns the path from src to dst with the earliest Start(S,p) (Tetris §3.3) over all
 // n/2 paths, with that start and its number of switch state changes. Among paths with the minimum
 // start it returns one with the fewest state changes, and among those the smallest choices. Ports
 // must lie in [0, n). It allocates nothing and, in the worst case, visits each of the n−2 edges and

@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// bruteStart computes Start(S,p) of seed 000 §3.3 straight from its definition over the traversals
+// bruteStart computes Start(S,p) of Tetris §3.3 straight from its definition over the traversals
 // PathFrom builds, reading S only through the accessors: max over (s,i,j) of {I_{s,i}, O_{s,j},
 // q_{s,i,j}}, q = Q_s if σ_s = state(i,j) else F_s + α_r; and the number of state changes.
 func bruteStart(p *Plan, src, dst int, choices uint32) (float64, int) {

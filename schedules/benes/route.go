@@ -9,7 +9,7 @@ import (
 type Conn struct{ Src, Dst int }
 
 // Component is one connected set of routing constraints at one block of one recursion level
-// (seed 000 §3.2). Under orientation 0, connection Conns[i] goes to child Child0[i] (0 upper,
+// (Tetris §3.2). Under orientation 0, connection Conns[i] goes to child Child0[i] (0 upper,
 // 1 lower); orientation 1 flips every one. Conns is ordered by local input port, so Conns[0] is
 // the connection with the smallest local input port, and orientation 0 always sends it upper.
 // Route never reuses the slices after the Chooser returns, so a Chooser may keep them.

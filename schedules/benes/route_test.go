@@ -473,7 +473,7 @@ func TestRouteProperty(t *testing.T) {
 	})
 }
 
-// checkComponent checks one component against the constraints of seed 000 §3.2, from the global
+// checkComponent checks one component against the constraints of Tetris §3.2, from the global
 // ports: at level s the local input port of a connection is src>>s, its input switch src>>(s+1);
 // likewise for outputs.
 func checkComponent(t *rapid.T, f *Fabric, conns []Conn, c Component, choices []uint32) {

@@ -9,7 +9,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/internal/moetest"
 )
 
-// BenchmarkBFF plans and maps onto the Beneš fabric at 800 Gb/s and α_r = 10 µs (seed 000 §4.1
+// BenchmarkBFF plans and maps onto the Beneš fabric at 800 Gb/s and α_r = 10 µs (Tetris §4.1
 // defaults).
 func BenchmarkBFF(b *testing.B) {
 	o := schedules.Options{Bandwidth: 100e9, Reconfig: 10e-6}

@@ -1,9 +1,9 @@
 // Package bff is Best First Fit (Liu, Gong, Yang, Xu, Fortnow, "Best First Fit (BFF): An Approach
 // to Partially Reconfigurable Hybrid Circuit and Packet Switching", IEEE CLOUD 2018, pp. 426–433;
-// arXiv 1712.06634), one of seed 000's partial-reconfiguration baselines (§2.3, §4.1).
+// arXiv 1712.06634), one of the Tetris paper's partial-reconfiguration baselines (§2.3, §4.1).
 //
 // This is a reading, not a transcription. The paper's full text is not in the public material
-// this project could search (see README.md here for what was searched and found); seed 000 says
+// this project could search (see README.md here for what was searched and found); the Tetris paper says
 // only that BFF tracks when individual transmitters and receivers become free, assigns them new
 // connections, assumes a strictly non-blocking fabric, and charges the reconfiguration delay only
 // to the ports being reconfigured. The algorithm below is the one its name gives, first-fit

@@ -1,6 +1,6 @@
 // Package rnbmap puts the plans of partial-reconfiguration schedulers that assume a strictly
 // non-blocking (SNB) fabric, Sunflow and BFF, onto the rearrangeably non-blocking Beneš fabric
-// (seed 000 §2.3, §4.1).
+// (Tetris §2.3, §4.1).
 //
 // Those schedulers only track when transmitters and receivers are free; they never model the
 // fabric's internal 2×2 switches. Tetris §4.1 executes "all schedules over the same Beneš

@@ -1,7 +1,7 @@
 // Package stuffing makes a non-negative square matrix doubly stochastic up to scale, so that a
 // Birkhoff–von Neumann decomposition applies: every row and column is raised to the same sum, the
 // norm, by adding "stuffing" that carries no real bytes (Solstice's QuickStuff, Liu et al.,
-// CoNEXT 2015; seed 000 §2.2: the added entries are idle capacity when the permutations run).
+// CoNEXT 2015; Tetris §2.2: the added entries are idle capacity when the permutations run).
 //
 // Order of filling, which fixes the result exactly:
 //  1. norm = the largest row or column sum.

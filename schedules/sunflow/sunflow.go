@@ -1,5 +1,5 @@
 // Package sunflow is the Sunflow circuit scheduler (Huang, Sun, Ng, "Sunflow: Efficient Optical
-// Circuit Scheduling for Coflows", CoNEXT 2016), one of seed 000's partial-reconfiguration
+// Circuit Scheduling for Coflows", CoNEXT 2016), one of the Tetris paper's partial-reconfiguration
 // baselines (§2.3, §4.1). The whole demand matrix is one coflow.
 //
 // Sunflow plans on a strictly non-blocking model: only transmitters and receivers conflict. At

@@ -23,7 +23,7 @@ func timesOf(s *schedules.Schedule) []timed {
 	return ts
 }
 
-// TestAblationsHandWorked runs each option of seed 000 Figure 6 on small demands whose schedules
+// TestAblationsHandWorked runs each option of Tetris Figure 6 on small demands whose schedules
 // were worked out by hand (b = 1 byte/s, α_r = 1 s unless stated).
 func TestAblationsHandWorked(t *testing.T) {
 	d4 := demandOf(4, map[pair]int64{{0, 1}: 4, {0, 2}: 2, {1, 0}: 3, {2, 1}: 1, {3, 2}: 5})

@@ -33,7 +33,7 @@ func ExampleSchedule() {
 	// matching 1: Tx2→Rx1 1 bytes over 6..7 s
 }
 
-// The ablations of seed 000 Figure 6 are options of the same planner.
+// The ablations of Tetris Figure 6 are options of the same planner.
 func ExampleSchedule_ablation() {
 	d, _ := schedules.DemandFromRows([][]int64{
 		{0, 1, 5},

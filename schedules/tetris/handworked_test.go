@@ -9,7 +9,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-// The cases below were worked by hand from seed 000 §3.1–§3.3 (with b = 1 byte/s, so a demand's
+// The cases below were worked by hand from Tetris §3.1–§3.3 (with b = 1 byte/s, so a demand's
 // bytes are its transmission time, and α_r = 1 s) before the code ran; the comments carry the
 // arithmetic so a reader can follow each step of the algorithm.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-// router is Algorithm 3 (seed 000 §3.2): benes.Route decides the Beneš levels from the root down
+// router is Algorithm 3 (Tetris §3.2): benes.Route decides the Beneš levels from the root down
 // and asks it to orient each constraint component. For each of the two legal orientations it forms
 // every affected connection's partial path (the ancestor traversals already fixed plus the entry and
 // exit switches of this level), takes the time t that partial path becomes available against S, and

@@ -14,7 +14,7 @@ type candidate struct {
 	key   float64 // max(W_u, W_v): the greedy walk's order
 }
 
-// selector picks one planning matching (seed 000 §3.1, Algorithm 2). Its buffers are reused
+// selector picks one planning matching (Tetris §3.1, Algorithm 2). Its buffers are reused
 // across iterations so that planning does not allocate per matching.
 type selector struct {
 	n          int

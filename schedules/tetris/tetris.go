@@ -1,7 +1,7 @@
-// Package tetris is the Tetris circuit scheduler of seed 000 §3: bottleneck-driven matching
+// Package tetris is the circuit scheduler of Tetris §3: bottleneck-driven matching
 // selection with a degree-coverage progress guarantee, RNB-aware Beneš routing (Algorithm 3), and
 // independent per-circuit start times under partial reconfiguration. The same planner on the ideal
-// crossbar is the strictly non-blocking reference ("snb"), and the three ablations of seed 000
+// crossbar is the strictly non-blocking reference ("snb"), and the three ablations of Tetris
 // Figure 6 are options of the same code. "tetris+" (plus.go) plans with several cost weightings
 // and keeps the plan that completes first.
 //
@@ -61,7 +61,7 @@ import (
 )
 
 func init() {
-	schedules.Register("tetris", "Tetris (seed 000 §3): degree-covering bottleneck-driven matchings, RNB-aware Beneš routing, partial reconfiguration",
+	schedules.Register("tetris", "Tetris (§3 of the Tetris paper): degree-covering bottleneck-driven matchings, RNB-aware Beneš routing, partial reconfiguration",
 		schedules.SchedulerFunc(func(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
 			return Schedule(ctx, d, o)
 		}))

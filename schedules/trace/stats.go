@@ -4,7 +4,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
-// Summary describes one matrix the way seed 000 §2.2 looks at it: loads, bottleneck endpoints,
+// Summary describes one matrix the way Tetris §2.2 looks at it: loads, bottleneck endpoints,
 // degree, skew, and the two lower bounds on completion time.
 type Summary struct {
 	Index   int

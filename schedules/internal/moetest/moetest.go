@@ -16,7 +16,7 @@ const TokenBytes = 4096 * 2
 
 // Demand is a seeded MoE-like All-to-All dispatch: n GPUs each send about 2048 tokens (±50%) to
 // experts placed one per GPU, expert popularity following a Zipf law of exponent skew over a random
-// ranking (a few hot receivers, as in seed 000 Figure 3), each entry scaled by a log-normal factor,
+// ranking (a few hot receivers, as in Tetris Figure 3), each entry scaled by a log-normal factor,
 // and each pair dropped with probability sparse (so that residual degrees differ). The diagonal is
 // left empty. Deterministic for a given seed.
 func Demand(seed uint64, n int, skew, sparse float64) *schedules.Demand {

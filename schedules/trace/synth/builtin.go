@@ -24,7 +24,7 @@ func RealCounts() (*ExpertCounts, error) {
 
 // DefaultConfig is how the built-in default trace is made: Mixtral-8x7B on 8 GPUs (expert e on
 // GPU e), all five datasets, layers 0, 7 and 15, dispatch and combine: 30 matrices. The measured
-// totals are scaled to 2048 tokens per GPU (bf16), the batch size of seed 000's 2K workloads.
+// totals are scaled to 2048 tokens per GPU (bf16), the batch size of the Tetris paper's 2K workloads.
 var DefaultConfig = CountsConfig{
 	Model: "mixtral-8x7b", GPUs: 8, TokensPerGPU: 2048, DtypeBytes: 2, Placement: "contiguous",
 	Seed: 20260101, License: CountsLicense,

@@ -1,5 +1,5 @@
 // Package synth makes demand traces without a GPU: synthetic MoE All-to-All traffic with the skew
-// and layer-to-layer variation of seed 000 §4.2 (Generate), and GPU-to-GPU matrices from measured
+// and layer-to-layer variation of Tetris §4.2 (Generate), and GPU-to-GPU matrices from measured
 // per-expert routing totals (FromCounts), which is how the built-in default trace is made.
 //
 // Everything is deterministic per seed on every platform: the random numbers come from this

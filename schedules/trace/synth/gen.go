@@ -44,7 +44,7 @@ type Config struct {
 // Generate makes a trace of MoE All-to-All traffic: for every MoE layer a dispatch matrix and its
 // transpose, the combine matrix.
 //
-// Model of the traffic (seed 000 §4.2: keep the skew and the layer-to-layer variation, use the
+// Model of the traffic (Tetris §4.2: keep the skew and the layer-to-layer variation, use the
 // model's hidden size): every GPU holds TokensPerGPU tokens (data parallel). Expert popularity
 // is Zipf-like: the expert of rank r has weight (r+1)^-Skew. Each layer draws its own ranking
 // (a seeded permutation) and scales each weight by a factor in 1 ± LayerJitter‰; each source GPU

@@ -18,7 +18,7 @@ type Model struct {
 	DenseLayers   []int // layers with a dense FFN instead of experts: no All-to-All
 }
 
-// Presets are the models of seed 000 §4.1.
+// Presets are the models of Tetris §4.1.
 var Presets = map[string]Model{
 	"mixtral-8x7b":     {Name: "mixtral-8x7b", HFName: "mistralai/Mixtral-8x7B-v0.1", Hidden: 4096, Experts: 8, TopK: 2, Layers: 32},
 	"mixtral-8x22b":    {Name: "mixtral-8x22b", HFName: "mistralai/Mixtral-8x22B-v0.1", Hidden: 6144, Experts: 8, TopK: 2, Layers: 56},

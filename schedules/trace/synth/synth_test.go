@@ -102,7 +102,7 @@ func TestGenerateDenseLayerAndShared(t *testing.T) {
 	}
 }
 
-// Skew makes a few receivers hot (seed 000 Figure 3); skew 0 is uniform popularity, up to the
+// Skew makes a few receivers hot (Tetris Figure 3); skew 0 is uniform popularity, up to the
 // jitter. Hot receivers move between layers.
 func TestGenerateSkew(t *testing.T) {
 	maxMean := func(tr *trace.Trace) (lo, hi float64, hot map[int]bool) {
