@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
+	"github.com/tetris-hil/tetris-hil/gpu/nvml"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/hil"
@@ -128,13 +130,79 @@ and prints median, p99 and worst; nothing else runs.`,
 }
 
 func runReplay(cmd *cobra.Command, f *replayFlags) error {
-	ctx := cmd.Context()
-	out := cmd.OutOrStdout()
+	r := &replayRun{f: f, cmd: cmd, ctx: cmd.Context(), out: cmd.OutOrStdout()}
+	defer r.close()
+	if err := r.prepare(); err != nil || f.selftest {
+		return err
+	}
+	if err := r.loadJobs(); err != nil {
+		return err
+	}
+	if err := r.openGPUs(); err != nil {
+		return err
+	}
+	if err := r.openSwitches(); err != nil {
+		return err
+	}
+	if err := r.predictionModel(); err != nil {
+		return err
+	}
+	if err := r.manifest(); err != nil {
+		return err
+	}
+	if err := r.startTransfers(); err != nil {
+		return err
+	}
+	return r.run()
+}
+
+// replayRun is one replay command's state as its steps build it; close undoes, in reverse
+// order, what the steps opened (GPU library, switch controller, workers).
+type replayRun struct {
+	f        *replayFlags
+	cmd      *cobra.Command
+	ctx      context.Context
+	out      io.Writer
+	closers  []func()
+	injector delay.Injector
+
+	opts        schedules.Options
+	jobs        []hil.Job
+	kind        transfer.Kind
+	callTimeout float64
+	ports       int
+
+	lib    *nvml.Lib
+	inv    *nvml.Inventory
+	gpuOf  []int
+	shared bool
+
+	env          hil.Env
+	man          hil.Manifest
+	reconfig     emulator.ReconfigModel
+	liveReconfig string
+
+	predict            emulator.TransferModel
+	engine, engineOpts string
+	notes              []string
+	cfg                hil.Config
+}
+
+func (r *replayRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// prepare sets up delay injection and the process priority, and runs the delay self-test when
+// asked for.
+func (r *replayRun) prepare() error {
+	f := r.f
 	spin, err := units.ParseDuration(f.spin)
 	if err != nil || spin < 0 {
 		return usagef("--spin %q: want a duration ≥ 0 such as 1ms", f.spin)
 	}
-	injector := delay.Injector{SleepThreshold: max(secondsToDuration(spin), 1)}
+	r.injector = delay.Injector{SleepThreshold: max(secondsToDuration(spin), 1)}
 	if f.nice < -20 || f.nice > 19 {
 		return usagef("--nice %d: want -20..19", f.nice)
 	}
@@ -148,12 +216,18 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 		if f.selftestReps < 1 {
 			return usagef("--selftest-reps %d: want at least 1", f.selftestReps)
 		}
-		stats, err := injector.SelfTest(ctx, delay.SelfTestDelays, f.selftestReps, nil)
+		stats, err := r.injector.SelfTest(r.ctx, delay.SelfTestDelays, f.selftestReps, nil)
 		if err != nil {
 			return err
 		}
-		return writeSelfTest(out, stats, injector)
+		return writeSelfTest(r.out, stats, r.injector)
 	}
+	return nil
+}
+
+// loadJobs checks the flags and plans (or reads) the schedules to replay.
+func (r *replayRun) loadJobs() error {
+	f := r.f
 	if f.out == "" {
 		return usagef("--out: missing (the run directory to write)")
 	}
@@ -163,25 +237,21 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	if f.inProcess && !f.ff.fake {
 		return usagef("--in-process: only with --fake (real copies run in pinned worker processes)")
 	}
-	kind, err := transfer.ParseKind(f.copyKind)
-	if err != nil {
+	var err error
+	if r.kind, err = transfer.ParseKind(f.copyKind); err != nil {
 		return usagef("--copy %q: %v", f.copyKind, err)
 	}
-	callTimeout, err := units.ParseDuration(f.timeout)
-	if err != nil || callTimeout <= 0 {
+	if r.callTimeout, err = units.ParseDuration(f.timeout); err != nil || r.callTimeout <= 0 {
 		return usagef("--timeout %q: want a positive duration such as 60s", f.timeout)
 	}
-	opts, err := f.plan.options()
-	if err != nil {
+	if r.opts, err = f.plan.options(); err != nil {
 		return err
 	}
-	jobs, err := f.jobs(cmd, opts)
-	if err != nil {
+	if r.jobs, err = f.jobs(r.cmd, r.opts); err != nil {
 		return err
 	}
-	ports := 0
-	for _, j := range jobs {
-		ports = max(ports, j.Schedule.Ports)
+	for _, j := range r.jobs {
+		r.ports = max(r.ports, j.Schedule.Ports)
 		for i, c := range j.Schedule.Circuits {
 			if c.Src >= j.Schedule.Ports || c.Dst >= j.Schedule.Ports {
 				return usagef("%s: circuit %d runs %d→%d on a padding port (the schedule has %d real ports): only real endpoints have GPUs",
@@ -189,67 +259,77 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 			}
 		}
 	}
+	return nil
+}
 
-	lib, err := f.ff.open()
+// openGPUs opens NVML (real or fake), reads the inventory and maps endpoints to GPUs.
+func (r *replayRun) openGPUs() error {
+	lib, err := r.f.ff.open()
 	if err != nil {
 		return err
 	}
-	defer lib.Close()
-	inv, err := lib.Inventory(cudaVisible())
-	if err != nil {
+	r.lib = lib
+	r.closers = append(r.closers, func() { lib.Close() })
+	if r.inv, err = lib.Inventory(cudaVisible()); err != nil {
 		return err
 	}
-	gpuOf, shared, err := f.endpoints(ports, len(inv.GPUs))
+	r.gpuOf, r.shared, err = r.f.endpoints(r.ports, len(r.inv.GPUs))
+	return err
+}
+
+// openSwitches opens the switch controller of --wiring, before any worker so that a missing
+// board fails fast; without --wiring, α_r is injected.
+func (r *replayRun) openSwitches() error {
+	f, ctx := r.f, r.ctx
+	r.env = hil.Env{Injector: r.injector, AlphaR: secondsToDuration(r.opts.Reconfig)}
+	r.reconfig = emulator.ParallelReconfig(r.opts.Reconfig)
+	r.man.Reconfiguration = "injected α_r = " + units.FormatSeconds(r.opts.Reconfig) + " per command, commands in parallel (no switch controller)"
+	r.liveReconfig = r.man.Reconfiguration
+	if f.wiring == "" {
+		return nil
+	}
+	w, err := switchctl.LoadWiring(f.wiring)
 	if err != nil {
-		return err
+		return usagef("--wiring %q: %v", f.wiring, err)
 	}
-
-	// The switch controller, opened before any worker so a missing board fails fast.
-	env := hil.Env{Injector: injector, AlphaR: secondsToDuration(opts.Reconfig)}
-	var man hil.Manifest
-	var reconfig emulator.ReconfigModel = emulator.ParallelReconfig(opts.Reconfig)
-	man.Reconfiguration = "injected α_r = " + units.FormatSeconds(opts.Reconfig) + " per command, commands in parallel (no switch controller)"
-	liveReconfig := man.Reconfiguration
-	if f.wiring != "" {
-		w, err := switchctl.LoadWiring(f.wiring)
-		if err != nil {
-			return usagef("--wiring %q: %v", f.wiring, err)
+	for _, j := range r.jobs {
+		if j.Schedule.Fabric == schedules.Benes && j.Schedule.N != w.Ports {
+			return usagef("--wiring %q: the map is for %d ports, schedule %s has %d", f.wiring, w.Ports, j.Schedule.Algorithm, j.Schedule.N)
 		}
-		for _, j := range jobs {
-			if j.Schedule.Fabric == schedules.Benes && j.Schedule.N != w.Ports {
-				return usagef("--wiring %q: the map is for %d ports, schedule %s has %d", f.wiring, w.Ports, j.Schedule.Algorithm, j.Schedule.N)
-			}
-		}
-		backend := w.Backend
-		if f.ff.fake {
-			backend = "fake"
-		}
-		env.SwitchLog = &switchctl.ChangeLog{}
-		c, err := switchctl.OpenBackend(ctx, backend, w, switchctl.Options{Log: env.SwitchLog, Port: f.port})
-		if err != nil {
-			if errors.Is(err, switchctl.ErrNoHardware) {
-				return fmt.Errorf("--wiring %s: %w (run with --fake for the in-memory controller)", f.wiring, err)
-			}
-			return fmt.Errorf("--wiring %s: %w", f.wiring, err)
-		}
-		defer func() {
-			if err := c.Close(ctx); err != nil {
-				logger.Error().Err(err).Msg("closing the switch controller")
-			}
-		}()
-		env.Switches = c
-		reconfig = hil.SerialControllerModel(w.TR.Seconds(), w.TW.Seconds())
-		man.Wiring = hil.WiringRefOf(w, backend)
-		man.Reconfiguration = fmt.Sprintf("switch controller %s (%s): one command at a time, T_r = %s per change, T_w = %s", backend, f.wiring, w.TR, w.TW)
-		liveReconfig = "measured: " + man.Reconfiguration
 	}
-
-	// The prediction's transfer model.
-	var model fake.Model
-	var predict emulator.TransferModel
-	engine, engineOpts := "cuda", ""
+	backend := w.Backend
 	if f.ff.fake {
-		model = fake.Defaults
+		backend = "fake"
+	}
+	r.env.SwitchLog = &switchctl.ChangeLog{}
+	c, err := switchctl.OpenBackend(ctx, backend, w, switchctl.Options{Log: r.env.SwitchLog, Port: f.port})
+	if err != nil {
+		if errors.Is(err, switchctl.ErrNoHardware) {
+			return fmt.Errorf("--wiring %s: %w (run with --fake for the in-memory controller)", f.wiring, err)
+		}
+		return fmt.Errorf("--wiring %s: %w", f.wiring, err)
+	}
+	r.closers = append(r.closers, func() {
+		if err := c.Close(ctx); err != nil {
+			logger.Error().Err(err).Msg("closing the switch controller")
+		}
+	})
+	r.env.Switches = c
+	r.reconfig = hil.SerialControllerModel(w.TR.Seconds(), w.TW.Seconds())
+	r.man.Wiring = hil.WiringRefOf(w, backend)
+	r.man.Reconfiguration = fmt.Sprintf("switch controller %s (%s): one command at a time, T_r = %s per change, T_w = %s", backend, f.wiring, w.TR, w.TW)
+	r.liveReconfig = "measured: " + r.man.Reconfiguration
+	return nil
+}
+
+// predictionModel chooses the prediction's transfer model: the fake engine's α-β under --fake,
+// the calibration's with --calibration, else bytes / --bandwidth (with a warning).
+func (r *replayRun) predictionModel() error {
+	f := r.f
+	r.engine = "cuda"
+	if f.ff.fake {
+		model := fake.Defaults
+		var err error
 		if model.Alpha, err = units.ParseDuration(f.fakeAlpha); err != nil {
 			return usagef("--fake-alpha %q: %v", f.fakeAlpha, err)
 		}
@@ -261,22 +341,28 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 		}
 		// Outliers are left out: a replay compares against the model, not a calibration's fit.
 		model.Noise, model.Outliers, model.OutlierFactor, model.Seed = f.fakeNoise, 0, 1, f.fakeSeed
-		engine, engineOpts = "fake", model.String()
-		predict = hil.FakeTransferModel(model, gpuOf)
+		r.engine, r.engineOpts = "fake", model.String()
+		r.predict = hil.FakeTransferModel(model, r.gpuOf)
 	}
 	if f.calibration != "" {
-		spec := emulator.TransferSpec{Calibration: f.calibration, GPUMap: joinInts(gpuOf)}
-		if predict, err = spec.Model(); err != nil {
+		spec := emulator.TransferSpec{Calibration: f.calibration, GPUMap: joinInts(r.gpuOf)}
+		var err error
+		if r.predict, err = spec.Model(); err != nil {
 			return specUsage(err)
 		}
 	}
-	var notes []string
-	if predict == nil {
-		predict = emulator.BandwidthModel(opts.Bandwidth)
-		notes = append(notes, "no --calibration: the prediction's transfers take bytes / --bandwidth ("+units.FormatBandwidth(opts.Bandwidth)+"), not this machine's α-β; calibrate for a like-for-like comparison")
-		logger.Warn().Msg(notes[0])
+	if r.predict == nil {
+		r.predict = emulator.BandwidthModel(r.opts.Bandwidth)
+		r.notes = append(r.notes, "no --calibration: the prediction's transfers take bytes / --bandwidth ("+units.FormatBandwidth(r.opts.Bandwidth)+"), not this machine's α-β; calibrate for a like-for-like comparison")
+		logger.Warn().Msg(r.notes[0])
 	}
+	return nil
+}
 
+// manifest fills what the run directory's manifest says of the inputs, tool, engine, GPUs and
+// flags.
+func (r *replayRun) manifest() error {
+	f := r.f
 	inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
 		[2]string{"calibration", f.calibration}, [2]string{"wiring", f.wiring})
 	if err != nil {
@@ -285,81 +371,94 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	if f.schedule != "" && f.src.path == "" {
 		inputs = inputs[1:]
 	}
-	man.Inputs, man.Tool, man.Engine, man.EngineOptions, man.SharedGPU, man.Inventory = inputs, provenance.Tool(), engine, engineOpts, shared, inv
-	man.Flags = map[string]string{}
+	m := &r.man
+	m.Inputs, m.Tool, m.Engine, m.EngineOptions, m.SharedGPU, m.Inventory = inputs, provenance.Tool(), r.engine, r.engineOpts, r.shared, r.inv
+	m.Flags = map[string]string{}
 	// Every flag with its value, defaults included: the manifest alone says how the run was made.
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) { man.Flags[fl.Name] = fl.Value.String() })
+	r.cmd.Flags().VisitAll(func(fl *pflag.Flag) { m.Flags[fl.Name] = fl.Value.String() })
 	if f.calibration != "" {
 		sum, _ := provenance.SHA256(f.calibration)
-		man.Calibration = &hil.FileRef{Path: f.calibration, SHA256: sum, Summary: predict.Name()}
+		m.Calibration = &hil.FileRef{Path: f.calibration, SHA256: sum, Summary: r.predict.Name()}
 	}
+	return nil
+}
 
-	// Clocks, then workers: both are undone on every exit path.
-	cfg := hil.Config{Dir: f.out, Jobs: jobs, Env: env, Notes: notes,
-		Predict:      emulator.Config{Transfer: predict, Reconfig: reconfig, BoundBandwidth: opts.Bandwidth},
-		LiveTransfer: "measured: " + engine + " copies, one worker per endpoint"}
+// startTransfers locks clocks if asked, then starts the transfer engines: fake engines in this
+// process, or one pinned worker per endpoint. Both are undone on every exit path.
+func (r *replayRun) startTransfers() error {
+	f, ctx, inv := r.f, r.ctx, r.inv
+	r.cfg = hil.Config{Dir: f.out, Jobs: r.jobs, Env: r.env, Notes: r.notes,
+		Predict:      emulator.Config{Transfer: r.predict, Reconfig: r.reconfig, BoundBandwidth: r.opts.Bandwidth},
+		LiveTransfer: "measured: " + r.engine + " copies, one worker per endpoint"}
 	if f.lockClocks {
-		lock, err := lib.LockClocks(ctx, distinct(gpuOf), uint32(f.clockMHz))
+		lock, err := r.lib.LockClocks(ctx, distinct(r.gpuOf), uint32(f.clockMHz))
 		if err != nil {
 			return err
 		}
-		cfg.Clocks = lock
+		r.cfg.Clocks = lock
 	}
-	pairs := hil.Pairs(schedulesOf(jobs)...)
+	pairs := hil.Pairs(schedulesOf(r.jobs)...)
 	var closeTransfers func() error
 	if f.inProcess {
-		devs := make([]transfer.Device, len(gpuOf))
-		for e, g := range gpuOf {
+		devs := make([]transfer.Device, len(r.gpuOf))
+		for e, g := range r.gpuOf {
 			devs[e] = transfer.Device{GPU: g, CUDAOrdinal: inv.GPUs[g].CUDAOrdinal, BusID: inv.GPUs[g].PCIBusID}
 		}
-		es, err := hil.OpenEngines(ctx, engine, engineOpts, devs, pairs, kind)
+		es, err := hil.OpenEngines(ctx, r.engine, r.engineOpts, devs, pairs, r.kind)
 		if err != nil {
-			return errors.Join(err, restore(cfg.Clocks))
+			return errors.Join(err, restore(r.cfg.Clocks))
 		}
-		env.Transfers, closeTransfers = es, es.Close
-		cfg.LiveTransfer = "measured: fake engines in this process, one per endpoint"
+		r.env.Transfers, closeTransfers = es, es.Close
+		r.cfg.LiveTransfer = "measured: fake engines in this process, one per endpoint"
 	} else {
 		exe, err := os.Executable()
 		if err != nil {
-			return errors.Join(fmt.Errorf("finding this binary to start workers: %w", err), restore(cfg.Clocks))
+			return errors.Join(fmt.Errorf("finding this binary to start workers: %w", err), restore(r.cfg.Clocks))
 		}
-		bc := bench.Config{Lib: lib, Engine: engine, EngineOptions: engineOpts, Command: []string{exe, "worker"},
-			Visible: cudaVisible(), Unpinned: f.unpinned, Timeout: secondsToDuration(callTimeout), Log: os.Stderr}
-		logger.Info().Int("endpoints", len(gpuOf)).Str("engine", engine).Msg("starting one worker per endpoint")
-		ws, err := hil.StartWorkers(ctx, bc, gpuOf, pairs, kind)
+		bc := bench.Config{Lib: r.lib, Engine: r.engine, EngineOptions: r.engineOpts, Command: []string{exe, "worker"},
+			Visible: cudaVisible(), Unpinned: f.unpinned, Timeout: secondsToDuration(r.callTimeout), Log: os.Stderr}
+		logger.Info().Int("endpoints", len(r.gpuOf)).Str("engine", r.engine).Msg("starting one worker per endpoint")
+		ws, err := hil.StartWorkers(ctx, bc, r.gpuOf, pairs, r.kind)
 		if err != nil {
-			return errors.Join(err, restore(cfg.Clocks))
+			return errors.Join(err, restore(r.cfg.Clocks))
 		}
-		env.Transfers, closeTransfers = ws, ws.Close
+		r.env.Transfers, closeTransfers = ws, ws.Close
 		cpus := ws.CPUs()
-		for e, g := range gpuOf {
-			man.Endpoints = append(man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID, CPUs: cpus[e]})
+		for e, g := range r.gpuOf {
+			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID, CPUs: cpus[e]})
 		}
 	}
-	defer func() {
+	r.closers = append(r.closers, func() {
 		if err := closeTransfers(); err != nil && ctx.Err() == nil {
 			logger.Error().Err(err).Msg("stopping the workers")
 		}
-	}()
-	if man.Endpoints == nil {
-		for e, g := range gpuOf {
-			man.Endpoints = append(man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
+	})
+	if r.man.Endpoints == nil {
+		for e, g := range r.gpuOf {
+			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
 		}
 	}
-	cfg.Env, cfg.Manifest, cfg.LiveReconfig = env, man, liveReconfig
+	return nil
+}
+
+// run replays the jobs with a progress bar, prints the live-against-predicted table and says
+// where the run directory is.
+func (r *replayRun) run() error {
+	f, out := r.f, r.out
+	r.cfg.Env, r.cfg.Manifest, r.cfg.LiveReconfig = r.env, r.man, r.liveReconfig
 	total := 0
-	for _, j := range jobs {
+	for _, j := range r.jobs {
 		total += len(j.Schedule.Circuits)
 	}
 	finish := func() {}
 	done := 0
 	if total > 0 {
 		var p func(int, int)
-		if p, finish = newProgress(cmd.ErrOrStderr(), "auto", "replay", total); p != nil {
-			cfg.Env.Progress = func(int, int) { done++; p(done, total) }
+		if p, finish = newProgress(r.cmd.ErrOrStderr(), "auto", "replay", total); p != nil {
+			r.cfg.Env.Progress = func(int, int) { done++; p(done, total) }
 		}
 	}
-	sum, err := hil.Run(ctx, cfg)
+	sum, err := hil.Run(r.ctx, r.cfg)
 	finish()
 	if sum != nil && len(sum.Runs) > 0 {
 		if werr := writeReplayTable(out, sum); werr != nil {
@@ -367,7 +466,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if r.ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w; %s keeps what was measured, its manifest says incomplete", err, f.out)
 		}
 		return err
