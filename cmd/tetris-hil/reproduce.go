@@ -87,36 +87,87 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
 
 func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	start := time.Now()
-	figs, err := reproduce.Check(args)
+	figs, err := f.check(args)
 	if err != nil {
-		return usagef("%v", err)
-	}
-	if err := f.checkOutputs(figs); err != nil {
 		return err
 	}
+	s := reproduce.Default()
+	s.Jobs = f.jobs
+	bars := &figureBars{w: cmd.ErrOrStderr(), mode: f.progress}
+	s.Progress = bars.update
+	in, err := f.inputs(cmd, figs)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	last := time.Now()
+	_, err = reproduce.Run(cmd.Context(), figs, s, in, f.out, func(fig *reproduce.Figure) {
+		bars.finish()
+		_ = fig.WriteText(out)
+		fmt.Fprintf(out, "(%s: %.1f s)\n\n", fig.ID, time.Since(last).Seconds())
+		last = time.Now()
+	})
+	bars.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Wrote %s (plots and data under %s/<figure>/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), f.out,
+		time.Since(start).Seconds())
+	return nil
+}
+
+// check parses the figure arguments and checks the flags and outputs before any work.
+func (f *reproduceFlags) check(args []string) ([]string, error) {
+	figs, err := reproduce.Check(args)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if err := f.checkOutputs(figs); err != nil {
+		return nil, err
+	}
 	if f.jobs < 0 {
-		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+		return nil, usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
 	}
 	switch f.progress {
 	case "auto", "on", "off":
 	default:
-		return usagef("--progress %q: want auto, on or off", f.progress)
+		return nil, usagef("--progress %q: want auto, on or off", f.progress)
 	}
-	s := reproduce.Default()
-	s.Jobs = f.jobs
-	// One bar per figure (and per fabric size of Figure 9), cleared before its table prints.
-	var bar func(done, total int)
-	finish, current := func() {}, ""
-	s.Progress = func(what string, done, total int) {
-		if what != current {
-			finish()
-			current = what
-			bar, finish = newProgress(cmd.ErrOrStderr(), f.progress, what, total)
-		}
-		if bar != nil {
-			bar(done, total)
-		}
+	return figs, nil
+}
+
+// figureBars draws one progress bar per figure (and per fabric size of Figure 9), cleared
+// before the figure's table prints.
+type figureBars struct {
+	w       io.Writer
+	mode    string
+	bar     func(done, total int)
+	end     func()
+	current string
+}
+
+func (b *figureBars) update(what string, done, total int) {
+	if what != b.current {
+		b.finish()
+		b.current = what
+		b.bar, b.end = newProgress(b.w, b.mode, what, total)
 	}
+	if b.bar != nil {
+		b.bar(done, total)
+	}
+}
+
+func (b *figureBars) finish() {
+	if b.end != nil {
+		b.end()
+	}
+	b.bar, b.end, b.current = nil, nil, ""
+}
+
+// inputs loads what the figures need: the trace (Figures 6, 7, 8, 10), a measured table or a
+// calibration (Figure 10), the calibration (Figure 13; a fake one made here without
+// --calibration), and the inputs' provenance.
+func (f *reproduceFlags) inputs(cmd *cobra.Command, figs []string) (reproduce.Inputs, error) {
 	in := reproduce.Inputs{Tool: provenance.Tool()}
 	needs := func(ids ...string) bool {
 		return slices.ContainsFunc(figs, func(x string) bool { return slices.Contains(ids, x) })
@@ -128,7 +179,7 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if needs("fig6", "fig7", "fig8", "fig10") {
 		named, err := f.demand.load()
 		if err != nil {
-			return err
+			return in, err
 		}
 		for _, nd := range named {
 			in.Trace = append(in.Trace, nd.matrix())
@@ -141,56 +192,53 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	measuredPath := ""
 	if f.measured != "" && needs("fig10") {
 		measuredPath = f.measured
+		var err error
 		if in.Measured, err = emulator.LoadMeasuredTable(f.measured); err != nil {
-			return usagef("--measured %q: %v", f.measured, err)
+			return in, usagef("--measured %q: %v", f.measured, err)
 		}
 		in.MeasuredName = f.measured
 	}
-	calPath := f.calibration
+	calPath := ""
 	if needs("fig13") || (needs("fig10") && in.Measured == nil) {
-		if calPath == "" {
-			calPath = filepath.Join(f.out, fakeCalibrationName)
-			// Enough fake GPUs for every port of the demand (port i is GPU i), 8 at least.
-			gpus := 8
-			for _, m := range in.Trace {
-				gpus = max(gpus, m.Demand.N())
-			}
-			if err := makeFakeCalibration(cmd, calPath, gpus); err != nil {
-				return fmt.Errorf("making the fake calibration: %w", err)
-			}
-			in.CalibrationName = "a fake calibration made by this run (calibrate --fake, " + calPath + ")"
-			fmt.Fprintf(cmd.OutOrStdout(), "No --calibration: Figures 10 and 13 use a fake calibration (fake GPUs and calibrate --fake's α-β model with seeded noise, not a measurement), written to %s\n\n", calPath)
-		} else {
-			in.CalibrationName = calPath
+		var err error
+		if calPath, err = f.loadCalibration(cmd, &in); err != nil {
+			return in, err
 		}
-		if in.Calibration, err = model.Load(calPath); err != nil {
-			return usagef("--calibration %q: %v", calPath, err)
-		}
-	} else {
-		calPath = ""
 	}
+	var err error
 	if in.Files, err = describeInputs([2]string{"demand", demandPath}, [2]string{"calibration", calPath}, [2]string{"measured", measuredPath}); err != nil {
-		return err
+		return in, err
 	}
 	if demandPath == "" && len(in.Trace) == 0 {
 		in.Files = slices.DeleteFunc(in.Files, func(i provenance.Input) bool { return i.Role == "demand" })
 	}
-	out := cmd.OutOrStdout()
-	last := time.Now()
-	_, err = reproduce.Run(cmd.Context(), figs, s, in, f.out, func(fig *reproduce.Figure) {
-		finish()
-		finish, current = func() {}, ""
-		_ = fig.WriteText(out)
-		fmt.Fprintf(out, "(%s: %.1f s)\n\n", fig.ID, time.Since(last).Seconds())
-		last = time.Now()
-	})
-	finish()
-	if err != nil {
-		return err
+	return in, nil
+}
+
+// loadCalibration loads --calibration into in, or makes a fake one in --out when none is given
+// (saying so), and returns the file's path.
+func (f *reproduceFlags) loadCalibration(cmd *cobra.Command, in *reproduce.Inputs) (string, error) {
+	calPath := f.calibration
+	if calPath == "" {
+		calPath = filepath.Join(f.out, fakeCalibrationName)
+		// Enough fake GPUs for every port of the demand (port i is GPU i), 8 at least.
+		gpus := 8
+		for _, m := range in.Trace {
+			gpus = max(gpus, m.Demand.N())
+		}
+		if err := makeFakeCalibration(cmd, calPath, gpus); err != nil {
+			return "", fmt.Errorf("making the fake calibration: %w", err)
+		}
+		in.CalibrationName = "a fake calibration made by this run (calibrate --fake, " + calPath + ")"
+		fmt.Fprintf(cmd.OutOrStdout(), "No --calibration: Figures 10 and 13 use a fake calibration (fake GPUs and calibrate --fake's α-β model with seeded noise, not a measurement), written to %s\n\n", calPath)
+	} else {
+		in.CalibrationName = calPath
 	}
-	fmt.Fprintf(out, "Wrote %s (plots and data under %s/<figure>/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), f.out,
-		time.Since(start).Seconds())
-	return nil
+	var err error
+	if in.Calibration, err = model.Load(calPath); err != nil {
+		return "", usagef("--calibration %q: %v", calPath, err)
+	}
+	return calPath, nil
 }
 
 // checkOutputs checks --out and what will be written in it before any work.
