@@ -65,20 +65,9 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	if err := checkProgress(f.progress); err != nil {
 		return err
 	}
-	dir := f.out
-	if dir == "" {
-		d, err := os.MkdirTemp("", "tetris-hil-demo-")
-		if err != nil {
-			return fmt.Errorf("demo: creating its directory: %w", err)
-		}
-		dir = d
-	} else {
-		if err := checkOutDir(dir); err != nil {
-			return usagef("--out %q: %v", dir, err)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("--out %q: %w", dir, err)
-		}
+	dir, err := makeDemoDir(f.out)
+	if err != nil {
+		return err
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "tetris-hil demo: fake GPUs, the built-in Mixtral-8x7B trace; every file goes to %s\n\n", dir)
@@ -96,10 +85,8 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 			args:   []string{"emulate", "--calibration", p("calibration.json"), "--reconfig", "10us", "--json", p("emulate.json"), "--progress", f.progress},
 			stdout: "emulate.txt"},
 	}
-	for _, s := range first {
-		if err := runDemoStep(cmd, s, dir); err != nil {
-			return err
-		}
+	if err := runDemoSteps(cmd, first, dir); err != nil {
+		return err
 	}
 	sum, err := report.ReadEmulate(p("emulate.json"))
 	if err != nil {
@@ -121,16 +108,57 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 				"--algo", "tetris,bvn,sunflow", "--out", p("sweep"), "--progress", f.progress},
 			stdout: "sweep.txt", show: true},
 	}
-	for _, s := range rest {
+	if err := runDemoSteps(cmd, rest, dir); err != nil {
+		return err
+	}
+	if err := writeDemoCommands(dir, first, rest); err != nil {
+		return err
+	}
+	if err := runDemoStep(cmd, demoStep{what: "write the report", args: []string{"report", dir, "-o", p("report.html")}, stdout: "report.txt", show: true}, dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nfiles in %s:\n", dir)
+	fmt.Fprintln(w, "  report.html          everything below on one page (open it in a browser)")
+	fmt.Fprintln(w, "  calibration.json     the α-β fits of the 56 pairs (emulate --calibration reads it); calibration.png plots them")
+	fmt.Fprintln(w, "  emulate.json         every run: inputs with hashes, models, completion, bounds (emulate.txt: the full table)")
+	fmt.Fprintf(w, "  %-20s Gantt charts of tetris and %s on the worst matrix\n", fmt.Sprintf("gantt-m%d-*.svg", worst.Index), best)
+	fmt.Fprintln(w, "  sweep/               the bandwidth × α_r grid: sweep.csv, sweep.json, heatmaps, completion/lower-bound plot")
+	return nil
+}
+
+// makeDemoDir makes the demo's directory: --out (checked, created if missing), or a fresh one.
+func makeDemoDir(out string) (string, error) {
+	if out == "" {
+		d, err := os.MkdirTemp("", "tetris-hil-demo-")
+		if err != nil {
+			return "", fmt.Errorf("demo: creating its directory: %w", err)
+		}
+		return d, nil
+	}
+	if err := checkOutDir(out); err != nil {
+		return "", usagef("--out %q: %v", out, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("--out %q: %w", out, err)
+	}
+	return out, nil
+}
+
+func runDemoSteps(cmd *cobra.Command, steps []demoStep, dir string) error {
+	for _, s := range steps {
 		if err := runDemoStep(cmd, s, dir); err != nil {
 			return err
 		}
 	}
-	// What reproduces each figure, for the report's captions.
+	return nil
+}
+
+// writeDemoCommands writes commands.json: what reproduces each file, for the report's captions.
+func writeDemoCommands(dir string, first, rest []demoStep) error {
 	commands := map[string]string{}
 	calibrated := "tetris-hil " + shellJoin(first[0].args) + " && tetris-hil " + shellJoin(first[1].args)
-	matches, _ := filepath.Glob(p("*"))
-	sweepFiles, _ := filepath.Glob(p("sweep/*"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "*"))
+	sweepFiles, _ := filepath.Glob(filepath.Join(dir, "sweep", "*"))
 	for _, m := range append(matches, sweepFiles...) {
 		rel, _ := filepath.Rel(dir, m)
 		switch {
@@ -142,18 +170,9 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 			commands[rel] = "tetris-hil " + shellJoin(rest[1].args)
 		}
 	}
-	if err := safefile.WriteJSON(p("commands.json"), commands); err != nil {
+	if err := safefile.WriteJSON(filepath.Join(dir, "commands.json"), commands); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := runDemoStep(cmd, demoStep{what: "write the report", args: []string{"report", dir, "-o", p("report.html")}, stdout: "report.txt", show: true}, dir); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nfiles in %s:\n", dir)
-	fmt.Fprintln(w, "  report.html          everything below on one page (open it in a browser)")
-	fmt.Fprintln(w, "  calibration.json     the α-β fits of the 56 pairs (emulate --calibration reads it); calibration.png plots them")
-	fmt.Fprintln(w, "  emulate.json         every run: inputs with hashes, models, completion, bounds (emulate.txt: the full table)")
-	fmt.Fprintf(w, "  %-20s Gantt charts of tetris and %s on the worst matrix\n", fmt.Sprintf("gantt-m%d-*.svg", worst.Index), best)
-	fmt.Fprintln(w, "  sweep/               the bandwidth × α_r grid: sweep.csv, sweep.json, heatmaps, completion/lower-bound plot")
 	return nil
 }
 
