@@ -24,27 +24,9 @@ REPS=${REPS:-20}
 WARMUP=${WARMUP:-3}
 # EXTRA adds flags to both calibrations: EXTRA=--fake smoke-tests the script without a GPU.
 read -r -a EXTRA <<<"${EXTRA:-}"
-mkdir -p "$OUT"
 LOG="$OUT/gpu_calibrate_check.log"
-: >"$LOG"
-exec > >(tee -a "$LOG") 2>&1
-
+. "$(dirname "$0")/lib/gpu_check_common.sh"
 T0=$(date +%s)
-FAILED=()
-
-# step NAME TIMEOUT_S CMD...: runs CMD with a hard timeout and logs its exit status and duration.
-step() {
-	local name=$1 limit=$2
-	shift 2
-	echo
-	echo "=== $name (limit ${limit}s): $*"
-	local s=$(date +%s%N)
-	timeout -k 5 "$limit" "$@"
-	local rc=$?
-	local ms=$((($(date +%s%N) - s) / 1000000))
-	echo "=== $name: exit $rc after ${ms} ms"
-	[ "$rc" -eq 0 ] || FAILED+=("$name(rc=$rc)")
-}
 
 echo "tetris-hil calibrate GPU check, $(date -u +%FT%TZ), $(uname -srm), $(nproc) CPUs"
 echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-<unset>}"

@@ -14,27 +14,9 @@ set -u
 
 BIN=${BIN:-bin/tetris-hil}
 OUT=${OUT:-/tmp/tetris-hil-gpu-check}
-mkdir -p "$OUT"
 LOG="$OUT/gpu_check.log"
-: >"$LOG"
-exec > >(tee -a "$LOG") 2>&1
-
+. "$(dirname "$0")/lib/gpu_check_common.sh"
 T0=$(date +%s)
-FAILED=()
-
-# step NAME TIMEOUT_S CMD...: runs CMD with a hard timeout and logs its exit status and duration.
-step() {
-	local name=$1 limit=$2
-	shift 2
-	echo
-	echo "=== $name (limit ${limit}s): $*"
-	local s=$(date +%s%N)
-	timeout -k 5 "$limit" "$@"
-	local rc=$?
-	local ms=$((($(date +%s%N) - s) / 1000000))
-	echo "=== $name: exit $rc after ${ms} ms"
-	[ "$rc" -eq 0 ] || FAILED+=("$name(rc=$rc)")
-}
 
 echo "tetris-hil GPU check, $(date -u +%FT%TZ), $(uname -srm), $(nproc) CPUs"
 echo "allowed CPUs: $(grep Cpus_allowed_list /proc/self/status | cut -f2)"

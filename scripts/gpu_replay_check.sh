@@ -31,27 +31,8 @@ read -r -a EXTRA <<<"${EXTRA:-}"
 # so that the noise of a shared machine is small against them.
 FAKEHW=()
 case " ${EXTRA[*]-} " in *" --fake "*) FAKEHW=(--fake-alpha 5ms --fake-bandwidth 1GB/s) ;; esac
-mkdir -p "$OUT"
 LOG="$OUT/gpu_replay_check.log"
-: >"$LOG"
-exec > >(tee -a "$LOG") 2>&1
-
-FAILED=()
-
-# step NAME TIMEOUT_S CMD...: runs CMD with a hard timeout and logs its exit status and duration.
-step() {
-	local name=$1 limit=$2
-	shift 2
-	echo
-	echo "=== $name (limit ${limit}s): $*"
-	local s=$(date +%s%N)
-	timeout -k 5 "$limit" "$@"
-	local rc=$?
-	local ms=$((($(date +%s%N) - s) / 1000000))
-	echo "=== $name: exit $rc after ${ms} ms"
-	[ "$rc" -eq 0 ] || FAILED+=("$name(rc=$rc)")
-	return "$rc"
-}
+. "$(dirname "$0")/lib/gpu_check_common.sh"
 
 echo "tetris-hil replay GPU check, $(date -u +%FT%TZ), $(uname -srm), $(nproc) CPUs"
 echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-<unset>}"
