@@ -283,6 +283,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	if cfg.MaxMemory, err = f.maxMemory.limit(); err != nil {
 		return nil, cfg, err
 	}
+	softMemoryLimit(cfg.MaxMemory)
 	ds, err := f.src.load()
 	if err != nil {
 		return nil, cfg, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,7 @@ type memoryFlag struct{ value string }
 
 func (m *memoryFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.value, "max-memory", "auto",
-		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB); auto: half of physical memory; 0: no limit")
+		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory; 0: no limit")
 }
 
 // limit is the limit in bytes (0: none).
@@ -52,6 +53,16 @@ func physicalMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// softMemoryLimit makes limit (bytes; 0: none) the runtime's soft memory limit, as GOMEMLIMIT
+// would, unless GOMEMLIMIT is set: without it the garbage collector lets the heap grow to about
+// twice what is live before it collects, so a run the estimate lets through could still hold
+// twice its estimate. The limit only changes when the collector runs, never a result.
+func softMemoryLimit(limit int64) {
+	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // memoryRefusal turns an experiment refused for its memory estimate into one line that says what

@@ -39,6 +39,7 @@ type sweepFlags struct {
 	reconfigs  string
 	out        string
 	jobs       int
+	maxMemory  memoryFlag
 	progress   string
 	shard      string
 }
@@ -88,6 +89,7 @@ The work runs on --jobs workers (default: every core).`,
 	fs.StringVar(&f.out, "out", "", "directory for the CSV and the plots (created if missing)")
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
+	f.maxMemory.register(fs)
 	f.plan.registerShape(fs)
 	f.models.register(fs)
 	registerSweepShard(cmd, f)
@@ -157,6 +159,10 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 	if cfg.Jobs == 0 {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
+	if cfg.MaxMemory, err = f.maxMemory.limit(); err != nil {
+		return cfg, err
+	}
+	softMemoryLimit(cfg.MaxMemory)
 	return cfg, nil
 }
 
@@ -223,7 +229,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	res, err := sweep.Run(cmd.Context(), demands, cfg)
 	finish()
 	if err != nil {
-		return err
+		return memoryRefusal(err)
 	}
 	logger.Info().Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("sweep done")
 	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},

@@ -56,7 +56,7 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	sf, err := sweep.RunShard(cmd.Context(), demands, cfg, sh, provenance.Tool(), inputs)
 	finish()
 	if err != nil {
-		return err
+		return memoryRefusal(err)
 	}
 	logger.Info().Dur("elapsed", time.Since(start)).Msg("sweep shard done")
 	path := filepath.Join(f.out, sweep.ShardFileName)

@@ -61,8 +61,9 @@ type Config struct {
 	// KeepRuns keeps each record's Schedule and Timeline (for timeline files and charts).
 	KeepRuns bool
 	// MaxMemory, when positive, is a limit in bytes on the estimated peak memory
-	// (EstimateMemory): above it, RunMany refuses the Config before planning anything, with a
-	// *MemoryError.
+	// (EstimateMemory): when one run alone is above it, RunMany refuses the Config before
+	// planning anything, with a *MemoryError; runs that fit alone but not together run fewer at
+	// a time, so that those under way never hold more than the limit between them.
 	MaxMemory int64
 }
 
@@ -224,6 +225,14 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		plans[i] = p
 		total += len(ms) * len(c.Algorithms)
 	}
+	// One memory gate for the pool: the tightest limit of any Config.
+	var budget int64
+	for i := range cfgs {
+		if l := cfgs[i].MaxMemory; l > 0 && (budget == 0 || l-baseBytes < budget) {
+			budget = max(l-baseBytes, 1)
+		}
+	}
+	mem := newGate(budget)
 	recs := make([]Record, total)
 	errs := make([]error, total)
 	// Task t belongs to the plan whose base is the largest not above t; within it, algorithms
@@ -257,7 +266,15 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 				}
 				k, m, a := locate(t)
 				p := plans[k]
+				var need int64
+				if budget > 0 {
+					need = EstimateRun(p.cfg.Algorithms[a], ms[m].Demand, p.cfg.Options.Fabric).Bytes
+				}
+				if mem.acquire(ctx, need) != nil {
+					return // cancelled: reported below
+				}
 				rec, err := runOne(ctx, p.scheds[a], p.cfg.Algorithms[a], ms[m], p.cfg)
+				mem.release(need)
 				if err != nil {
 					// A run that fails because another failure (or the caller) cancelled the
 					// context is not the cause: only failures under a live context are kept.

@@ -2,10 +2,12 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -137,16 +139,15 @@ func (e *MemoryError) Error() string {
 	return b.String()
 }
 
-// checkMemory refuses cfg on ms when its estimate is above cfg.MaxMemory (0: no limit).
+// checkMemory refuses cfg on ms when one of its runs alone is estimated above cfg.MaxMemory (0:
+// no limit). Runs that fit alone but not together are not refused: RunMany's memory gate holds
+// them back until enough of the others have finished (see gate).
 func checkMemory(ms []Matrix, cfg Config, jobs int) error {
 	if cfg.MaxMemory <= 0 {
 		return nil
 	}
 	e := EstimateMemory(ms, cfg, jobs)
-	if e.Peak <= cfg.MaxMemory {
-		return nil
-	}
-	me := &MemoryError{Limit: cfg.MaxMemory, Peak: e.Peak}
+	me := &MemoryError{Limit: cfg.MaxMemory}
 	seen := map[string]bool{}
 	for _, r := range e.Runs {
 		key := fmt.Sprint(r.Algorithm, r.Ports)
@@ -155,6 +156,66 @@ func checkMemory(ms []Matrix, cfg Config, jobs int) error {
 			me.Over = append(me.Over, r)
 		}
 	}
+	if len(me.Over) == 0 {
+		return nil
+	}
 	slices.SortStableFunc(me.Over, func(a, b RunEstimate) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	// The peak reported is what the runs over the limit need, each alone: the gate never lets
+	// anything run beside them.
+	me.Peak = baseBytes + me.Over[0].Bytes
 	return me
+}
+
+// gate admits runs while the sum of their estimates fits a budget, so that workers never hold
+// more than the limit between them: a run that would pass it waits for others to finish. A run
+// is always admitted when nothing else holds the gate (checkMemory has refused any that alone
+// is above the limit), so the gate cannot deadlock.
+type gate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	budget  int64 // ≤ 0: no limit
+	inUse   int64
+	holders int
+}
+
+func newGate(budget int64) *gate {
+	g := &gate{budget: budget}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// acquire waits until bytes fit beside the runs under way, or ctx is done.
+func (g *gate) acquire(ctx context.Context, bytes int64) error {
+	if g.budget <= 0 {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})
+	defer stop()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.holders > 0 && g.inUse+bytes > g.budget {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		g.cond.Wait()
+	}
+	g.inUse += bytes
+	g.holders++
+	return nil
+}
+
+// release returns what acquire took.
+func (g *gate) release(bytes int64) {
+	if g.budget <= 0 {
+		return
+	}
+	g.mu.Lock()
+	g.inUse -= bytes
+	g.holders--
+	g.cond.Broadcast()
+	g.mu.Unlock()
 }

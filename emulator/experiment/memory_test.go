@@ -3,8 +3,11 @@ package experiment
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -70,6 +73,110 @@ func TestMaxMemoryRefusesBeforePlanning(t *testing.T) {
 	// Within the limit it runs.
 	cfg.Algorithms, cfg.MaxMemory = []string{"tetris"}, 4<<30
 	if _, err := Run(context.Background(), []Matrix{{Demand: dense(16)}}, cfg, Pool{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// overlapAlgo is a test scheduler that records how many of its runs are under way at once. With
+// rendezvous set, a run waits (up to ten seconds) for a second one to start beside it, so that
+// concurrency, where allowed, is observed whatever the host's load.
+const overlapAlgo = "experimenttest-overlap"
+
+var overlap struct {
+	mu         sync.Mutex
+	now, most  int
+	rendezvous bool
+	arrived    chan struct{}
+}
+
+func init() {
+	schedules.Register(overlapAlgo, "test", schedules.SchedulerFunc(
+		func(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+			overlap.mu.Lock()
+			overlap.now++
+			overlap.most = max(overlap.most, overlap.now)
+			wait := overlap.rendezvous
+			overlap.mu.Unlock()
+			if wait {
+				select {
+				case overlap.arrived <- struct{}{}:
+				case <-overlap.arrived:
+				case <-time.After(10 * time.Second):
+				}
+			} else {
+				time.Sleep(5 * time.Millisecond)
+			}
+			overlap.mu.Lock()
+			overlap.now--
+			overlap.mu.Unlock()
+			s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: overlapAlgo, N: d.N(), Ports: d.N(),
+				Fabric: schedules.Crossbar, Mode: schedules.Partial,
+				Params: schedules.Params{BandwidthBytesPerSecond: o.Bandwidth, ReconfigSeconds: o.Reconfig}}
+			for _, p := range d.Pairs() {
+				s.Circuits = append(s.Circuits, schedules.Circuit{Src: p.Src, Dst: p.Dst, Bytes: p.Bytes})
+			}
+			return s, nil
+		}))
+}
+
+// TestMaxMemoryRunsFewerAtOnce: runs that fit the limit alone but not two together are not
+// refused; they run one at a time on a two-worker pool, and give the same outcome as without a
+// limit (where two do run at once).
+func TestMaxMemoryRunsFewerAtOnce(t *testing.T) {
+	d := dense(16)
+	one := EstimateRun(overlapAlgo, d, "").Bytes
+	ms := []Matrix{{Demand: d}, {Demand: d}, {Demand: d}, {Demand: d}}
+	cfg := Config{Algorithms: []string{overlapAlgo}, Options: schedules.Options{Bandwidth: 1e11, Reconfig: 1e-6},
+		Exec: emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(1e-6)}}
+	run := func(limit int64, rendezvous bool) (*Outcome, int) {
+		overlap.mu.Lock()
+		overlap.most, overlap.rendezvous, overlap.arrived = 0, rendezvous, make(chan struct{})
+		overlap.mu.Unlock()
+		c := cfg
+		c.MaxMemory = limit
+		out, err := Run(context.Background(), ms, c, Pool{Jobs: 2})
+		if err != nil {
+			t.Fatalf("limit %d: %v", limit, err)
+		}
+		return out, overlap.most
+	}
+	free, most := run(0, true)
+	if most != 2 {
+		t.Fatalf("without a limit at most %d run at once, want 2", most)
+	}
+	gated, most := run(baseBytes+one+one/2, false)
+	if most != 1 {
+		t.Errorf("with room for one run, %d ran at once", most)
+	}
+	if !reflect.DeepEqual(free.Records, gated.Records) {
+		t.Errorf("gated outcome differs from the free one")
+	}
+	// Room for two: both run at once again.
+	if _, most := run(baseBytes+2*one, true); most != 2 {
+		t.Errorf("with room for two runs, at most %d ran at once", most)
+	}
+}
+
+// TestGateCancel: a run waiting at the gate gives up when its context is cancelled.
+func TestGateCancel(t *testing.T) {
+	g := newGate(10)
+	if err := g.acquire(context.Background(), 8); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() { errc <- g.acquire(ctx, 8) }()
+	select {
+	case err := <-errc:
+		t.Fatalf("second acquire passed a full gate: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled acquire: %v", err)
+	}
+	g.release(8)
+	if err := g.acquire(context.Background(), 8); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -56,6 +56,10 @@ type Config struct {
 	RNBMapping string
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int
+	// MaxMemory, when positive, limits the estimated memory of the runs under way at once
+	// (experiment.Config.MaxMemory): a run alone above it refuses the sweep before anything is
+	// planned; otherwise fewer run at a time. It never changes a result.
+	MaxMemory int64
 	// Progress, when set, is called after every finished task (one algorithm on one matrix in one
 	// cell) with the number done so far and the total. Calls never overlap.
 	Progress func(done, total int)
@@ -205,7 +209,7 @@ func (cfg *Config) cell(bw, rc float64) experiment.Config {
 		rm = emulator.ParallelReconfig(rc)
 	}
 	return experiment.Config{Algorithms: cfg.Algorithms, Options: o, Reference: cfg.Reference, SkipVerify: true,
-		Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
+		MaxMemory: cfg.MaxMemory, Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
 }
 
 // Nearest is the cell closest to (bandwidth, reconfig) on logarithmic scales, the way the grid's
