@@ -323,7 +323,7 @@ func (e *oracleEngine) partialTimeline(changed []int32) *schedules.Timeline {
 		for _, b := range e.batches {
 			for k := b.lo; k < b.hi; k++ {
 				sw, to := int(changed[k]>>1), benes.State(changed[k]&1)
-				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: sw >> shift, Switch: sw & mask,
+				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: int32(sw >> shift), Switch: int32(sw & mask),
 					From: to ^ 1, To: to, Start: b.start, End: b.end}
 			}
 		}
@@ -382,7 +382,7 @@ func (e *oracleEngine) timeline() *schedules.Timeline {
 			for _, i := range e.batchEps[b.lo:b.hi] {
 				ep := o.Epoch(int(i))
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
-					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: b.start, End: b.end})
+					Stage: int32(ep.Stage), Switch: int32(ep.Switch), From: ep.From, To: ep.To, Start: b.start, End: b.end})
 			}
 		}
 	}

@@ -82,7 +82,7 @@ func WriteChromeTrace(w io.Writer, s *schedules.Schedule, tl *schedules.Timeline
 	end := tl.Completion()
 	bySwitch := map[int][]schedules.SwitchChange{}
 	for _, sc := range tl.SwitchChanges {
-		id := sc.Stage*(s.N/2) + sc.Switch
+		id := int(sc.Stage)*(s.N/2) + int(sc.Switch)
 		bySwitch[id] = append(bySwitch[id], sc)
 	}
 	for _, id := range sortedKeys(bySwitch) {

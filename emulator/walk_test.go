@@ -48,7 +48,7 @@ func TestPropertyRunMatchesNewOrder(t *testing.T) {
 				t.Fatalf("epoch %+v: switch (%d, %d) is in %v, so it must change from %v to the other state", ep, ep.Stage, ep.Switch, state[k], state[k])
 			}
 			state[k] = ep.To
-			left[schedules.SwitchChange{Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To}]++
+			left[schedules.SwitchChange{Stage: int32(ep.Stage), Switch: int32(ep.Switch), From: ep.From, To: ep.To}]++
 		}
 		for _, ch := range tl.SwitchChanges {
 			k := ch

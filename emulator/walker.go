@@ -431,7 +431,7 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		for _, b := range w.cmds {
 			for k := b.lo; k < b.hi; k++ {
 				sw, to := int(w.changed[k]>>1), benes.State(w.changed[k]&1)
-				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: sw >> shift, Switch: sw & mask,
+				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: int32(sw >> shift), Switch: int32(sw & mask),
 					From: to ^ 1, To: to, Start: b.start, End: b.end}
 			}
 		}
@@ -457,7 +457,7 @@ func (w *Walker) barrierTimeline() *schedules.Timeline {
 			for _, i := range w.cmdEps[b.lo:b.hi] {
 				ep := o.Epoch(int(i))
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
-					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: b.start, End: b.end})
+					Stage: int32(ep.Stage), Switch: int32(ep.Switch), From: ep.From, To: ep.To, Start: b.start, End: b.end})
 			}
 		}
 	}

@@ -29,9 +29,13 @@ type CircuitTiming struct {
 
 // SwitchChange is one reconfiguration of one 2×2 switch: it is in transition during [Start, End)
 // and in state To from End on. Every switch is in Bar at t = 0.
+//
+// Stage and Switch are int32 (a Beneš fabric has at most 39 stages of 2^19 switches) so that a
+// change takes 32 bytes, not 40: a Birkhoff–von Neumann schedule on a dense 256-port demand
+// makes tens of millions of them.
 type SwitchChange struct {
-	Stage  int         `json:"stage"`
-	Switch int         `json:"switch"`
+	Stage  int32       `json:"stage"`
+	Switch int32       `json:"switch"`
 	From   benes.State `json:"from"`
 	To     benes.State `json:"to"`
 	Start  float64     `json:"start"`

@@ -332,7 +332,7 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 	type swKey struct{ stage, sw int }
 	changes := map[swKey][]SwitchChange{}
 	for _, ch := range tl.SwitchChanges {
-		k := swKey{ch.Stage, ch.Switch}
+		k := swKey{int(ch.Stage), int(ch.Switch)}
 		changes[k] = append(changes[k], ch)
 	}
 	// Per switch, its changes in time order, and the running maximum of their ends: the first

@@ -189,11 +189,12 @@ func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) ([]segment, []
 	}
 	changes := make([][]schedules.SwitchChange, f.NumSwitches())
 	for _, ch := range tl.SwitchChanges {
-		if ch.Stage < 0 || ch.Stage >= f.Stages() || ch.Switch < 0 || ch.Switch >= f.SwitchesPerStage() {
+		stage, sw := int(ch.Stage), int(ch.Switch)
+		if stage < 0 || stage >= f.Stages() || sw < 0 || sw >= f.SwitchesPerStage() {
 			return nil, nil, fmt.Errorf("switch change at stage %d switch %d is outside the %d-port fabric",
 				ch.Stage, ch.Switch, s.N)
 		}
-		id := f.SwitchID(ch.Stage, ch.Switch)
+		id := f.SwitchID(stage, sw)
 		changes[id] = append(changes[id], ch)
 	}
 	end := tl.Completion()
