@@ -2,6 +2,7 @@ package tetris
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -24,6 +25,8 @@ type selector struct {
 	thresholds []float64
 	walk       []walkItem
 	eps        []int32 // endpoints in walk order
+	epsTmp     []int32 // sortByW's other buffer
+	wKey       []uint64
 	head, fill []int32 // per key endpoint, its candidates' range in items
 	items      []int32
 	room       []int
@@ -181,20 +184,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	s.w = w
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
-	eps := s.eps[:0]
-	for e := 0; e < 2*n; e++ {
-		eps = append(eps, int32(e))
-	}
-	slices.SortFunc(eps, func(a, b int32) int {
-		if w[a] != w[b] {
-			if w[a] > w[b] {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
-	s.eps = eps
+	eps := s.sortByW(w[:2*n])
 	keyOf := func(c *candidate) int {
 		if w[c.u] >= w[n+c.v] {
 			return c.u
@@ -242,11 +232,16 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 			if used(e) {
 				continue
 			}
-			best, bytes := int32(-1), int64(0)
+			// Whether a candidate is live and better is a coin flip to the branch predictor, so
+			// the scan keeps the best without branching on it.
+			best, bytes := int32(-1), int64(math.MinInt64)
+			usedTx, usedRx := s.usedTx, s.usedRx
 			for _, i := range items[head[e]:fill[e]] {
-				if c := &cands[i]; c.cost <= h && (best < 0 || c.bytes > bytes) && !s.usedTx[c.u] && !s.usedRx[c.v] {
-					best, bytes = i, c.bytes
-				}
+				c := &cands[i]
+				ok := b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ (b2u(usedTx[c.u]) | b2u(usedRx[c.v]))
+				keep := -int64(ok)
+				best ^= (best ^ i) & int32(keep)
+				bytes ^= (bytes ^ c.bytes) & keep
 			}
 			if best < 0 {
 				continue
@@ -601,4 +596,49 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 		s.usedTx[u], s.usedRx[v] = true, true
 		return true
 	})
+}
+
+// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It is a
+// bottom-up merge sort that picks from the left or the right run without a branch: comparisons
+// of W are unpredictable, and a comparison sort through a function value spent most of its time
+// on mispredicted branches. Merging is stable and the endpoints start in index order, so ties
+// keep index order.
+func (s *selector) sortByW(w []float64) []int32 {
+	m := len(w)
+	if cap(s.eps) < m {
+		s.eps = make([]int32, 0, m)
+	}
+	if cap(s.epsTmp) < m {
+		s.epsTmp = make([]int32, m)
+	}
+	if cap(s.wKey) < m {
+		s.wKey = make([]uint64, m)
+	}
+	src, dst, key := s.eps[:m], s.epsTmp[:m], s.wKey[:m]
+	for e, x := range w {
+		src[e] = int32(e)
+		// An unsigned key whose increasing order is decreasing x (x is never NaN; adding 0
+		// makes −0 equal to +0, as the comparison of floats has it).
+		b := math.Float64bits(x + 0)
+		key[e] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
+	}
+	for width := 1; width < m; width *= 2 {
+		for lo := 0; lo < m; lo += 2 * width {
+			mid, hi := min(lo+width, m), min(lo+2*width, m)
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				a, b := src[i], src[j]
+				right := b2u(key[b] < key[a])
+				dst[k] = a ^ (a^b)&-int32(right)
+				i += 1 - int(right)
+				j += int(right)
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		src, dst = dst, src
+	}
+	s.eps, s.epsTmp = src, dst
+	return src
 }

@@ -54,6 +54,7 @@ package tetris
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -235,7 +236,16 @@ func (p *planner) init() {
 	for _, x := range p.txDeg {
 		pairs += x
 	}
+	// The live demands in (u, v) order: each iteration's candidates are built over this list in
+	// place, so that the pairs already served are not scanned again.
 	p.cands = make([]candidate, 0, pairs)
+	for u := 0; u < n; u++ {
+		for v, x := range p.resid[u*n : (u+1)*n] {
+			if x != 0 {
+				p.cands = append(p.cands, candidate{u: u, v: v, bytes: x})
+			}
+		}
+	}
 	p.sel = newSelector(n)
 	if p.router != nil {
 		p.router.w = p.w
@@ -271,7 +281,6 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	// Step 3: candidate costs.
 	p.fp.refresh()
-	p.cands = p.cands[:0]
 	// The walk of step 5 lists candidates under their key endpoint, the one with the larger W
 	// (the transmitter on a tie); listing them here saves it two passes.
 	index := !p.o.NoDegreeCoverage
@@ -284,43 +293,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.sel.indexReset(p.txDeg, p.rxDeg)
 		p.sel.beginGraph(b)
 	}
-	all := p.fp.allPairs() // nil: ask query
-	// The loop runs over every residual pair of every iteration: what it touches is held in
-	// locals (indexAdd and addEdge, inlined by hand).
-	sel, cands, w := p.sel, p.cands, p.w
-	items, fill, rxAdj := sel.items, sel.fill, sel.rx.adj
-	for u := 0; u < n; u++ {
-		wu, txRow := w[u], sel.tx.adj[u]
-		uBit, uWord := uint64(1)<<(uint(u)&63), u>>6
-		for v, x := range p.resid[u*n : (u+1)*n] {
-			if x == 0 {
-				continue
-			}
-			var start float64
-			if all != nil {
-				start = all.start(u, v)
-			} else {
-				start = p.fp.query(u, v)
-			}
-			wv := w[n+v]
-			key := max(wu, wv)
-			cost := start - p.alpha + key
-			if index {
-				e := u
-				if wu < wv {
-					e = n + v
-				}
-				items[fill[e]] = int32(len(cands))
-				fill[e]++
-				if cost <= b {
-					txRow[v>>6] |= 1 << (uint(v) & 63)
-					rxAdj[v][uWord] |= uBit
-				}
-			}
-			cands = append(cands, candidate{u: u, v: v, bytes: x, start: start, cost: cost, key: key})
-		}
-	}
-	p.cands = cands
+	p.candidates(b, index)
 	// Steps 4 and 5: threshold and greedy selection.
 	h := b
 	p.matching = p.matching[:0]
@@ -358,7 +331,11 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("tetris: routing matching %d: %w", group, err)
 	}
-	// Step 7: independent start times.
+	// Step 7: independent start times. The matched candidates leave the live list (bytes 0 marks
+	// them for the next iteration's candidates).
+	for _, i := range p.matching {
+		p.cands[i].bytes = 0
+	}
 	for k, cn := range p.conns {
 		u, v := cn.Src, cn.Dst
 		x := p.resid[u*n+v]
@@ -385,4 +362,85 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.rxDeg[v]--
 	}
 	return true, nil
+}
+
+// candidates is step 3: it costs every live demand of p.cands against the plan, in place and in
+// (u, v) order, dropping the ones served (bytes 0). With index it also lists each candidate under
+// its key endpoint, the one with the larger W (the transmitter on a tie), and adds those with
+// cost ≤ b to the walk's graph A(b), saving the walk two passes over them. It is the loop over every
+// residual pair of every iteration, so what it touches is held in locals; each field is stored
+// directly, since a whole candidate built and then copied stalls on the copy.
+func (p *planner) candidates(b float64, index bool) {
+	n, alpha, w := p.n, p.alpha, p.w[:2*p.n]
+	all := p.fp.allPairs() // nil: ask query
+	cands := p.cands
+	k := 0
+	if all != nil && index {
+		// The table is over the fabric's ports, which may be more than the demand's (padding).
+		tab, stride := all.tab[0], all.n
+		sel := p.sel
+		items, fill, txAdj, rxAdj := sel.items, sel.fill[:2*n], sel.tx.adj[:n], sel.rx.adj[:n]
+		for i := range cands {
+			c := &cands[i]
+			x := c.bytes
+			if x == 0 {
+				continue
+			}
+			u, v := c.u, c.v
+			start := math.Float64frombits(tab[u*stride+v])
+			wu, wv := w[u], w[n+v]
+			key := max(wu, wv)
+			cost := start - alpha + key
+			// Which endpoint is the key and whether the pair is in A(b) are coin flips to the
+			// branch predictor: both are computed without branches.
+			rx := -int(b2u(wu < wv))
+			e := u ^ (u^(n+v))&rx
+			items[fill[e]] = int32(k)
+			fill[e]++
+			in := b2u(cost <= b)
+			txAdj[u][v>>6] |= in << (uint(v) & 63)
+			rxAdj[v][u>>6] |= in << (uint(u) & 63)
+			d := &cands[k]
+			d.u, d.v, d.bytes, d.start, d.cost, d.key = u, v, x, start, cost, key
+			k++
+		}
+		p.cands = cands[:k]
+		return
+	}
+	for i := range cands {
+		c := cands[i]
+		if c.bytes == 0 {
+			continue
+		}
+		u, v := c.u, c.v
+		var start float64
+		if all != nil {
+			start = all.start(u, v)
+		} else {
+			start = p.fp.query(u, v)
+		}
+		key := max(w[u], w[n+v])
+		cost := start - alpha + key
+		if index {
+			e := u
+			if w[u] < w[n+v] {
+				e = n + v
+			}
+			p.sel.indexAdd(e, k)
+			if cost <= b {
+				p.sel.addEdge(u, v)
+			}
+		}
+		cands[k] = candidate{u: u, v: v, bytes: c.bytes, start: start, cost: cost, key: key}
+		k++
+	}
+	p.cands = cands[:k]
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a flag read, not a branch.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
