@@ -27,6 +27,7 @@ type selector struct {
 	eps        []int32 // endpoints in walk order
 	epsTmp     []int32 // sortByW's other buffer
 	wKey       []uint64
+	wKeyTmp    []uint64
 	head, fill []int32 // per key endpoint, its candidates' range in items
 	items      []int32
 	room       []int
@@ -61,7 +62,6 @@ func newSelector(n int) *selector {
 		usedRx: flags[n : 2*n : 2*n],
 		seenTx: flags[2*n : 3*n : 3*n],
 		seenRx: flags[3*n:],
-		eps:    make([]int32, 0, 2*n),
 	}
 	for i := range s.snap {
 		s.snap[i] = newMatchingSnapshot(n)
@@ -598,47 +598,83 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 	})
 }
 
-// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It is a
-// bottom-up merge sort that picks from the left or the right run without a branch: comparisons
-// of W are unpredictable, and a comparison sort through a function value spent most of its time
-// on mispredicted branches. Merging is stable and the endpoints start in index order, so ties
-// keep index order.
+// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. Comparisons
+// of W are unpredictable, and a comparison sort through a function value spent most of its time on
+// mispredicted branches, so this is a bottom-up merge sort that picks from the left or the right
+// run without a branch, on unsigned keys that move with their endpoints. Merging is stable and the
+// endpoints start in index order, so ties keep index order. Runs of equal length (all but the
+// last of a pass) merge from both ends at once (the "parity merge" of quadsort): the front takes
+// the smaller key, the back the larger, and after one step per element of a run each has placed
+// half, which halves the chain of dependent loads a merge otherwise waits on.
 func (s *selector) sortByW(w []float64) []int32 {
 	m := len(w)
-	if cap(s.eps) < m {
-		s.eps = make([]int32, 0, m)
+	if cap(s.eps) < m || cap(s.epsTmp) < m {
+		s.eps, s.epsTmp = make([]int32, m), make([]int32, m)
+		s.wKey, s.wKeyTmp = make([]uint64, m), make([]uint64, m)
 	}
-	if cap(s.epsTmp) < m {
-		s.epsTmp = make([]int32, m)
-	}
-	if cap(s.wKey) < m {
-		s.wKey = make([]uint64, m)
-	}
-	src, dst, key := s.eps[:m], s.epsTmp[:m], s.wKey[:m]
+	se, de, sk, dk := s.eps[:m], s.epsTmp[:m], s.wKey[:m], s.wKeyTmp[:m]
 	for e, x := range w {
-		src[e] = int32(e)
+		se[e] = int32(e)
 		// An unsigned key whose increasing order is decreasing x (x is never NaN; adding 0
 		// makes −0 equal to +0, as the comparison of floats has it).
 		b := math.Float64bits(x + 0)
-		key[e] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
+		sk[e] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
 	}
 	for width := 1; width < m; width *= 2 {
 		for lo := 0; lo < m; lo += 2 * width {
 			mid, hi := min(lo+width, m), min(lo+2*width, m)
-			i, j, k := lo, mid, lo
-			for i < mid && j < hi {
-				a, b := src[i], src[j]
-				right := b2u(key[b] < key[a])
-				dst[k] = a ^ (a^b)&-int32(right)
-				i += 1 - int(right)
-				j += int(right)
-				k++
+			if hi-mid == width {
+				parityMerge(sk[lo:mid], sk[mid:hi], se[lo:mid], se[mid:hi], dk[lo:hi], de[lo:hi])
+			} else {
+				mergeRuns(sk[lo:mid], sk[mid:hi], se[lo:mid], se[mid:hi], dk[lo:hi], de[lo:hi])
 			}
-			k += copy(dst[k:], src[i:mid])
-			copy(dst[k:], src[j:hi])
 		}
-		src, dst = dst, src
+		se, de, sk, dk = de, se, dk, sk
 	}
-	s.eps, s.epsTmp = src, dst
-	return src
+	s.eps, s.epsTmp, s.wKey, s.wKeyTmp = se, de, sk, dk
+	return se
+}
+
+// parityMerge merges two sorted runs of the same length (keys lk, rk with endpoints le, re) into
+// dk, de, stably: the front takes the left key unless the right one is smaller, the back the
+// right key unless the left one is larger. Neither end can run past a run within len(lk) steps.
+func parityMerge(lk, rk []uint64, le, re []int32, dk []uint64, de []int32) {
+	h := len(lk)
+	rk, le, re, dk, de = rk[:h], le[:h], re[:h], dk[:2*h], de[:2*h]
+	i, j, x, y := 0, 0, h-1, h-1
+	for k := range h {
+		a, b := lk[i], rk[j]
+		r := b2u(b < a)
+		dk[k] = a ^ (a^b)&-r
+		de[k] = le[i] ^ (le[i]^re[j])&-int32(r)
+		i += 1 - int(r)
+		j += int(r)
+		a, b = lk[x], rk[y]
+		l := b2u(a > b)
+		dk[2*h-1-k] = b ^ (a^b)&-l
+		de[2*h-1-k] = re[y] ^ (le[x]^re[y])&-int32(l)
+		x -= int(l)
+		y -= 1 - int(l)
+	}
+}
+
+// mergeRuns is the stable merge of runs of any lengths: one step per output, a run that is used
+// up is read at its last element and never chosen.
+func mergeRuns(lk, rk []uint64, le, re []int32, dk []uint64, de []int32) {
+	nl, nr := len(lk), len(rk)
+	if nr == 0 {
+		copy(dk, lk)
+		copy(de, le)
+		return
+	}
+	i, j := 0, 0
+	for k := range nl + nr {
+		iDone, jDone := b2u(i == nl), b2u(j == nr)
+		a, b := lk[i-int(iDone)], rk[j-int(jDone)]
+		r := (1 ^ jDone) & (iDone | b2u(b < a))
+		dk[k] = a ^ (a^b)&-r
+		de[k] = le[i-int(iDone)] ^ (le[i-int(iDone)]^re[j-int(jDone)])&-int32(r)
+		i += 1 - int(r)
+		j += int(r)
+	}
 }

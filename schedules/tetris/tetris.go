@@ -112,6 +112,7 @@ type planner struct {
 	a, w           []float64
 	cTx, cRx       []int
 	cands          []candidate
+	rowEnd         []int32           // where transmitter u's demands end in cands
 	times          []float64         // backing store of the circuits' planned times
 	paths          []benes.Traversal // backing store of the circuits' paths
 	stages         int
@@ -239,12 +240,14 @@ func (p *planner) init() {
 	// The live demands in (u, v) order: each iteration's candidates are built over this list in
 	// place, so that the pairs already served are not scanned again.
 	p.cands = make([]candidate, 0, pairs)
+	p.rowEnd = make([]int32, n)
 	for u := 0; u < n; u++ {
 		for v, x := range p.resid[u*n : (u+1)*n] {
 			if x != 0 {
 				p.cands = append(p.cands, candidate{u: u, v: v, bytes: x})
 			}
 		}
+		p.rowEnd[u] = int32(len(p.cands))
 	}
 	p.sel = newSelector(n)
 	if p.router != nil {
@@ -367,72 +370,102 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 // candidates is step 3: it costs every live demand of p.cands against the plan, in place and in
 // (u, v) order, dropping the ones served (bytes 0). With index it also lists each candidate under
 // its key endpoint, the one with the larger W (the transmitter on a tie), and adds those with
-// cost ≤ b to the walk's graph A(b), saving the walk two passes over them. It is the loop over every
-// residual pair of every iteration, so what it touches is held in locals; each field is stored
-// directly, since a whole candidate built and then copied stalls on the copy.
+// cost ≤ b to the walk's graph A(b), saving the walk two passes over them.
+//
+// It is the loop over every residual pair of every iteration, so it goes row by row (p.rowEnd
+// keeps where each transmitter's demands end in the list): what belongs to the transmitter stays
+// in registers, its own list fills from a register, and each field is stored directly, since a
+// whole candidate built and then copied stalls on the copy.
 func (p *planner) candidates(b float64, index bool) {
 	n, alpha, w := p.n, p.alpha, p.w[:2*p.n]
 	all := p.fp.allPairs() // nil: ask query
-	cands := p.cands
-	k := 0
+	cands, rowEnd := p.cands, p.rowEnd[:n]
 	if all != nil && index {
 		// The table is over the fabric's ports, which may be more than the demand's (padding).
 		tab, stride := all.tab[0], all.n
 		sel := p.sel
-		items, fill, txAdj, rxAdj := sel.items, sel.fill[:2*n], sel.tx.adj[:n], sel.rx.adj[:n]
-		for i := range cands {
-			c := &cands[i]
-			x := c.bytes
-			if x == 0 {
-				continue
+		items, head, fill := sel.items, sel.head[:2*n], sel.fill[:2*n]
+		rxFill := fill[n:]
+		rxWords, words := sel.rx.words, len(sel.rx.free)
+		k, lo := 0, 0
+		for u := range n {
+			hi := int(rowEnd[u])
+			row := tab[u*stride : u*stride+stride]
+			wu := w[u]
+			wub := math.Float64bits(wu)
+			txRow := sel.tx.adj[u]
+			uWord, uBit := u>>6, uint(u)&63
+			txFill := fill[u]
+			for i := lo; i < hi; i++ {
+				c := &cands[i]
+				x := c.bytes
+				if x == 0 {
+					continue
+				}
+				v := c.v
+				start := math.Float64frombits(row[v])
+				wv := w[n+v]
+				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
+				// the branch predictor: both are computed without branches. Both lists get
+				// the candidate at their fill position and only the key's advances; the other
+				// write lands where the list has room it does not read (its own candidates
+				// among those not yet listed are fewer than its room).
+				rx := b2u(wu < wv)
+				kb := wub ^ (wub^math.Float64bits(wv))&-rx // max(wu, wv): W is never NaN or −0
+				key := math.Float64frombits(kb)
+				cost := start - alpha + key
+				items[txFill] = int32(k)
+				txFill += int32(1 ^ rx)
+				f := rxFill[v]
+				items[f] = int32(k)
+				rxFill[v] = f + int32(rx)
+				in := b2u(cost <= b)
+				txRow[v>>6] |= in << (uint(v) & 63)
+				rxWords[v*words+uWord] |= in << uBit
+				d := &cands[k]
+				d.u, d.v, d.bytes, d.start, d.cost, d.key = u, v, x, start, cost, key
+				k++
 			}
-			u, v := c.u, c.v
-			start := math.Float64frombits(tab[u*stride+v])
-			wu, wv := w[u], w[n+v]
-			key := max(wu, wv)
-			cost := start - alpha + key
-			// Which endpoint is the key and whether the pair is in A(b) are coin flips to the
-			// branch predictor: both are computed without branches.
-			rx := -int(b2u(wu < wv))
-			e := u ^ (u^(n+v))&rx
-			items[fill[e]] = int32(k)
-			fill[e]++
-			in := b2u(cost <= b)
-			txAdj[u][v>>6] |= in << (uint(v) & 63)
-			rxAdj[v][u>>6] |= in << (uint(u) & 63)
-			d := &cands[k]
-			d.u, d.v, d.bytes, d.start, d.cost, d.key = u, v, x, start, cost, key
-			k++
+			fill[u] = txFill
+			lo = hi
+			rowEnd[u] = int32(k)
 		}
+		_ = head
 		p.cands = cands[:k]
 		return
 	}
-	for i := range cands {
-		c := cands[i]
-		if c.bytes == 0 {
-			continue
-		}
-		u, v := c.u, c.v
-		var start float64
-		if all != nil {
-			start = all.start(u, v)
-		} else {
-			start = p.fp.query(u, v)
-		}
-		key := max(w[u], w[n+v])
-		cost := start - alpha + key
-		if index {
-			e := u
-			if w[u] < w[n+v] {
-				e = n + v
+	k, lo := 0, 0
+	for u := range n {
+		hi := int(rowEnd[u])
+		for i := lo; i < hi; i++ {
+			c := cands[i]
+			if c.bytes == 0 {
+				continue
 			}
-			p.sel.indexAdd(e, k)
-			if cost <= b {
-				p.sel.addEdge(u, v)
+			v := c.v
+			var start float64
+			if all != nil {
+				start = all.start(u, v)
+			} else {
+				start = p.fp.query(u, v)
 			}
+			key := max(w[u], w[n+v])
+			cost := start - alpha + key
+			if index {
+				e := u
+				if w[u] < w[n+v] {
+					e = n + v
+				}
+				p.sel.indexAdd(e, k)
+				if cost <= b {
+					p.sel.addEdge(u, v)
+				}
+			}
+			cands[k] = candidate{u: u, v: v, bytes: c.bytes, start: start, cost: cost, key: key}
+			k++
 		}
-		cands[k] = candidate{u: u, v: v, bytes: c.bytes, start: start, cost: cost, key: key}
-		k++
+		lo = hi
+		rowEnd[u] = int32(k)
 	}
 	p.cands = cands[:k]
 }
