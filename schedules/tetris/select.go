@@ -24,11 +24,9 @@ type selector struct {
 	usedRx     []bool
 	thresholds []float64
 	walk       []walkItem
-	eps        []int32 // endpoints in walk order
-	epsTmp     []int32 // sortByW's other buffer
-	wKey       []uint64
-	wKeyTmp    []uint64
-	head, fill []int32 // per key endpoint, its candidates' range in items
+	eps        []int32  // endpoints in walk order, kept: the next walk's order starts from it
+	wKey       []uint64 // sortByW's keys
+	head, fill []int32  // per key endpoint, its candidates' range in items
 	items      []int32
 	room       []int
 	// indexed says head, fill and items already list the candidates of this iteration under
@@ -598,83 +596,36 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 	})
 }
 
-// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. Comparisons
-// of W are unpredictable, and a comparison sort through a function value spent most of its time on
-// mispredicted branches, so this is a bottom-up merge sort that picks from the left or the right
-// run without a branch, on unsigned keys that move with their endpoints. Merging is stable and the
-// endpoints start in index order, so ties keep index order. Runs of equal length (all but the
-// last of a pass) merge from both ends at once (the "parity merge" of quadsort): the front takes
-// the smaller key, the back the larger, and after one step per element of a run each has placed
-// half, which halves the chain of dependent loads a merge otherwise waits on.
+// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It sorts
+// by insertion from the order of the previous call: W changes only at the endpoints the last
+// matching served, and by little against its spread, so that order is nearly right (at n = 64,
+// about two inversions per endpoint) and insertion does a few steps per endpoint, where a
+// comparison sort did about log2(2n) of them, half of them mispredicted. The keys are unsigned
+// integers in the order of decreasing W, moved along with their endpoints.
 func (s *selector) sortByW(w []float64) []int32 {
 	m := len(w)
-	if cap(s.eps) < m || cap(s.epsTmp) < m {
-		s.eps, s.epsTmp = make([]int32, m), make([]int32, m)
-		s.wKey, s.wKeyTmp = make([]uint64, m), make([]uint64, m)
-	}
-	se, de, sk, dk := s.eps[:m], s.epsTmp[:m], s.wKey[:m], s.wKeyTmp[:m]
-	for e, x := range w {
-		se[e] = int32(e)
-		// An unsigned key whose increasing order is decreasing x (x is never NaN; adding 0
-		// makes −0 equal to +0, as the comparison of floats has it).
-		b := math.Float64bits(x + 0)
-		sk[e] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
-	}
-	for width := 1; width < m; width *= 2 {
-		for lo := 0; lo < m; lo += 2 * width {
-			mid, hi := min(lo+width, m), min(lo+2*width, m)
-			if hi-mid == width {
-				parityMerge(sk[lo:mid], sk[mid:hi], se[lo:mid], se[mid:hi], dk[lo:hi], de[lo:hi])
-			} else {
-				mergeRuns(sk[lo:mid], sk[mid:hi], se[lo:mid], se[mid:hi], dk[lo:hi], de[lo:hi])
-			}
+	if len(s.eps) != m {
+		// No previous order (or one of another size): start from index order.
+		s.eps = make([]int32, m)
+		for e := range s.eps {
+			s.eps[e] = int32(e)
 		}
-		se, de, sk, dk = de, se, dk, sk
+		s.wKey = make([]uint64, m)
 	}
-	s.eps, s.epsTmp, s.wKey, s.wKeyTmp = se, de, sk, dk
-	return se
-}
-
-// parityMerge merges two sorted runs of the same length (keys lk, rk with endpoints le, re) into
-// dk, de, stably: the front takes the left key unless the right one is smaller, the back the
-// right key unless the left one is larger. Neither end can run past a run within len(lk) steps.
-func parityMerge(lk, rk []uint64, le, re []int32, dk []uint64, de []int32) {
-	h := len(lk)
-	rk, le, re, dk, de = rk[:h], le[:h], re[:h], dk[:2*h], de[:2*h]
-	i, j, x, y := 0, 0, h-1, h-1
-	for k := range h {
-		a, b := lk[i], rk[j]
-		r := b2u(b < a)
-		dk[k] = a ^ (a^b)&-r
-		de[k] = le[i] ^ (le[i]^re[j])&-int32(r)
-		i += 1 - int(r)
-		j += int(r)
-		a, b = lk[x], rk[y]
-		l := b2u(a > b)
-		dk[2*h-1-k] = b ^ (a^b)&-l
-		de[2*h-1-k] = re[y] ^ (le[x]^re[y])&-int32(l)
-		x -= int(l)
-		y -= 1 - int(l)
+	eps, key := s.eps[:m], s.wKey[:m]
+	for i, e := range eps {
+		// W is never NaN; adding 0 makes −0 equal to +0, as the comparison of floats has it.
+		b := math.Float64bits(w[e] + 0)
+		key[i] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
 	}
-}
-
-// mergeRuns is the stable merge of runs of any lengths: one step per output, a run that is used
-// up is read at its last element and never chosen.
-func mergeRuns(lk, rk []uint64, le, re []int32, dk []uint64, de []int32) {
-	nl, nr := len(lk), len(rk)
-	if nr == 0 {
-		copy(dk, lk)
-		copy(de, le)
-		return
+	for i := 1; i < m; i++ {
+		x, kx := eps[i], key[i]
+		j := i
+		for j > 0 && (key[j-1] > kx || key[j-1] == kx && eps[j-1] > x) {
+			eps[j], key[j] = eps[j-1], key[j-1]
+			j--
+		}
+		eps[j], key[j] = x, kx
 	}
-	i, j := 0, 0
-	for k := range nl + nr {
-		iDone, jDone := b2u(i == nl), b2u(j == nr)
-		a, b := lk[i-int(iDone)], rk[j-int(jDone)]
-		r := (1 ^ jDone) & (iDone | b2u(b < a))
-		dk[k] = a ^ (a^b)&-r
-		de[k] = le[i-int(iDone)] ^ (le[i-int(iDone)]^re[j-int(jDone)])&-int32(r)
-		i += 1 - int(r)
-		j += int(r)
-	}
+	return eps
 }

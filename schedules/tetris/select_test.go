@@ -377,38 +377,37 @@ func checkKey(rt *rapid.T, state func() *selector, cands []candidate, n, key int
 	}
 }
 
-// TestSortByW checks the walk's endpoint order against a stable sort by decreasing W: every
-// length (runs of equal and unequal length in the merge), many ties, and −0 equal to +0.
+// TestSortByW checks the walk's endpoint order against a stable sort by decreasing W: from index
+// order and from the order a previous call left, with many ties, and −0 equal to +0.
 func TestSortByW(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m := rapid.IntRange(1, 300).Draw(rt, "m")
 		values := []float64{0, math.Copysign(0, -1), 1e-9, 0.5, 1, 1 + 1e-15, 3, 1e300, math.Inf(1)}
-		w := make([]float64, m)
-		for e := range w {
-			if rapid.Bool().Draw(rt, "tie") {
-				w[e] = values[rapid.IntRange(0, len(values)-1).Draw(rt, "value")]
-			} else {
-				w[e] = rapid.Float64Range(0, 1e6).Draw(rt, "w")
-			}
-		}
-		want := make([]int32, m)
-		for e := range want {
-			want[e] = int32(e)
-		}
-		slices.SortStableFunc(want, func(a, b int32) int {
-			switch {
-			case w[a] > w[b]:
-				return -1
-			case w[a] < w[b]:
-				return 1
-			}
-			return 0
-		})
 		s := newSelector(1)
-		// Twice: the second call reuses the buffers the first one left.
-		for range 2 {
+		for call := range 3 {
+			w := make([]float64, m)
+			for e := range w {
+				if rapid.Bool().Draw(rt, "tie") {
+					w[e] = values[rapid.IntRange(0, len(values)-1).Draw(rt, "value")]
+				} else {
+					w[e] = rapid.Float64Range(0, 1e6).Draw(rt, "w")
+				}
+			}
+			want := make([]int32, m)
+			for e := range want {
+				want[e] = int32(e)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int {
+				switch {
+				case w[a] > w[b]:
+					return -1
+				case w[a] < w[b]:
+					return 1
+				}
+				return 0
+			})
 			if got := s.sortByW(w); !slices.Equal(got, want) {
-				rt.Fatalf("sortByW(%v) = %v, want %v", w, got, want)
+				rt.Fatalf("call %d: sortByW(%v) = %v, want %v", call, w, got, want)
 			}
 		}
 	})

@@ -394,8 +394,11 @@ func (p *planner) candidates(b float64, index bool) {
 			wu := w[u]
 			wub := math.Float64bits(wu)
 			txRow := sel.tx.adj[u]
-			uWord, uBit := u>>6, uint(u)&63
+			rxCol, uMask := rxWords[u>>6:], uint64(1)<<(uint(u)&63)
 			txFill := fill[u]
+			// u's row of the graph fills one word at a time in a register (v only grows
+			// along the row): a read-modify-write of one word in every step would chain them.
+			word, acc := 0, uint64(0)
 			for i := lo; i < hi; i++ {
 				c := &cands[i]
 				x := c.bytes
@@ -420,12 +423,17 @@ func (p *planner) candidates(b float64, index bool) {
 				items[f] = int32(k)
 				rxFill[v] = f + int32(rx)
 				in := b2u(cost <= b)
-				txRow[v>>6] |= in << (uint(v) & 63)
-				rxWords[v*words+uWord] |= in << uBit
+				if v>>6 != word {
+					txRow[word] |= acc
+					word, acc = v>>6, 0
+				}
+				acc |= in << (uint(v) & 63)
+				rxCol[v*words] |= -in & uMask
 				d := &cands[k]
 				d.u, d.v, d.bytes, d.start, d.cost, d.key = u, v, x, start, cost, key
 				k++
 			}
+			txRow[word] |= acc
 			fill[u] = txFill
 			lo = hi
 			rowEnd[u] = int32(k)
