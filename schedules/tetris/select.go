@@ -6,13 +6,12 @@ import (
 	"slices"
 )
 
-// candidate is one residual demand (u, v) with the result of its read-only path query.
+// candidate is one residual demand (u, v) with its cost. It holds only what selection reads (24
+// bytes): the planner streams through every candidate several times per iteration, ~n² of them.
 type candidate struct {
-	u, v  int
+	u, v  int32
 	bytes int64
-	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
-	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
-	key   float64 // max(W_u, W_v): the greedy walk's order
+	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v), s_uv = Start(S, p_uv) for a best path p_uv
 }
 
 // selector picks one planning matching (Tetris §3.1, Algorithm 2). Its buffers are reused
@@ -75,7 +74,7 @@ func (s *selector) load(cands []candidate, h float64) {
 		s.beginGraph(h)
 		for _, c := range cands {
 			if c.cost <= h {
-				s.addEdge(c.u, c.v)
+				s.addEdge(int(c.u), int(c.v))
 			}
 		}
 	}
@@ -184,10 +183,10 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.sortByW(w[:2*n])
 	keyOf := func(c *candidate) int {
-		if w[c.u] >= w[n+c.v] {
-			return c.u
+		if w[c.u] >= w[n+int(c.v)] {
+			return int(c.u)
 		}
-		return n + c.v
+		return n + int(c.v)
 	}
 	if !s.indexed {
 		// List each candidate of A under its key endpoint (the transmitter when W ties).
@@ -353,7 +352,7 @@ func (s *selector) walkHeap(cands []candidate, w []walkItem, m []int, take func(
 		if s.usedTx[c.u] || s.usedRx[c.v] {
 			continue
 		}
-		if take(c.u, c.v) {
+		if take(int(c.u), int(c.v)) {
 			m = append(m, int(it.idx))
 			txLeft--
 			rxLeft--
@@ -536,10 +535,10 @@ func (s *selector) offerGroup(cands []candidate, buf []int32, single bool, m []i
 // keyOf is a candidate's key endpoint in the walk: the one with the larger W, the transmitter on
 // a tie.
 func (s *selector) keyOf(c *candidate) int {
-	if s.w[c.u] >= s.w[s.n+c.v] {
-		return c.u
+	if s.w[c.u] >= s.w[s.n+int(c.v)] {
+		return int(c.u)
 	}
-	return s.n + c.v
+	return s.n + int(c.v)
 }
 
 // refused reports whether the current classification foresees that take refuses c.
@@ -549,10 +548,10 @@ func (s *selector) refused(c *candidate) bool {
 		return false
 	}
 	switch r.key {
-	case c.u:
-		return s.refuses(r, c.v)
-	case s.n + c.v:
-		return s.refuses(r, c.u)
+	case int(c.u):
+		return s.refuses(r, int(c.v))
+	case s.n + int(c.v):
+		return s.refuses(r, int(c.u))
 	}
 	return false
 }
@@ -562,15 +561,15 @@ func (s *selector) refused(c *candidate) bool {
 func (s *selector) offer(c *candidate, key int) bool {
 	r := s.ref
 	if r.key == key && r.epoch == s.epoch {
-		p := c.u
+		p := int(c.u)
 		if key < s.n {
-			p = c.v
+			p = int(c.v)
 		}
 		if s.refuses(r, p) {
 			return false
 		}
 	}
-	if s.take(c.u, c.v) {
+	if s.take(int(c.u), int(c.v)) {
 		s.epoch++
 		return true
 	}

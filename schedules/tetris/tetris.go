@@ -89,11 +89,27 @@ type step struct {
 	delta    int
 	cTx, cRx []int
 	w, a     []float64 // per endpoint: transmitters, then receivers
-	cands    []candidate
+	cands    []stepCandidate
 	b, h     float64
-	matching []candidate // in selection order
+	matching []stepCandidate // in selection order
 	orient   []orientation
 	starts   []float64 // planned start of each matched circuit
+}
+
+// stepCandidate is a candidate as a step shows it, with the values the costing derived.
+type stepCandidate struct {
+	u, v  int
+	bytes int64
+	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
+	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
+	key   float64 // max(W_u, W_v): the greedy walk's order
+}
+
+// traced is c as a step shows it. The plan has not changed since c was costed (it changes when
+// the matching is committed), so the query answers the start the costing read.
+func (p *planner) traced(c *candidate) stepCandidate {
+	u, v := int(c.u), int(c.v)
+	return stepCandidate{u: u, v: v, bytes: c.bytes, start: p.fp.query(u, v), cost: c.cost, key: max(p.w[u], p.w[p.n+v])}
 }
 
 // planner is the state of one Schedule call.
@@ -244,7 +260,7 @@ func (p *planner) init() {
 	for u := 0; u < n; u++ {
 		for v, x := range p.resid[u*n : (u+1)*n] {
 			if x != 0 {
-				p.cands = append(p.cands, candidate{u: u, v: v, bytes: x})
+				p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
 			}
 		}
 		p.rowEnd[u] = int32(len(p.cands))
@@ -316,14 +332,17 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	p.conns = p.conns[:0]
 	for _, i := range p.matching {
-		p.conns = append(p.conns, benes.Conn{Src: p.cands[i].u, Dst: p.cands[i].v})
+		p.conns = append(p.conns, benes.Conn{Src: int(p.cands[i].u), Dst: int(p.cands[i].v)})
 	}
 	if st != nil {
 		*st = step{delta: delta, cTx: append([]int(nil), p.cTx...), cRx: append([]int(nil), p.cRx...),
 			w: append([]float64(nil), p.w...), a: append([]float64(nil), p.a...),
-			cands: append([]candidate(nil), p.cands...), b: b, h: h}
+			b: b, h: h}
+		for i := range p.cands {
+			st.cands = append(st.cands, p.traced(&p.cands[i]))
+		}
 		for _, i := range p.matching {
-			st.matching = append(st.matching, p.cands[i])
+			st.matching = append(st.matching, p.traced(&p.cands[i]))
 		}
 		if p.router != nil {
 			p.router.rec = func(o orientation) { st.orient = append(st.orient, o) }
@@ -405,7 +424,7 @@ func (p *planner) candidates(b float64, index bool) {
 				if x == 0 {
 					continue
 				}
-				v := c.v
+				v := int(c.v)
 				start := math.Float64frombits(row[v])
 				wv := w[n+v]
 				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
@@ -430,7 +449,7 @@ func (p *planner) candidates(b float64, index bool) {
 				acc |= in << (uint(v) & 63)
 				rxCol[v*words] |= -in & uMask
 				d := &cands[k]
-				d.u, d.v, d.bytes, d.start, d.cost, d.key = u, v, x, start, cost, key
+				d.u, d.v, d.bytes, d.cost = int32(u), int32(v), x, cost
 				k++
 			}
 			txRow[word] |= acc
@@ -450,7 +469,7 @@ func (p *planner) candidates(b float64, index bool) {
 			if c.bytes == 0 {
 				continue
 			}
-			v := c.v
+			v := int(c.v)
 			var start float64
 			if all != nil {
 				start = all.start(u, v)
@@ -469,7 +488,7 @@ func (p *planner) candidates(b float64, index bool) {
 					p.sel.addEdge(u, v)
 				}
 			}
-			cands[k] = candidate{u: u, v: v, bytes: c.bytes, start: start, cost: cost, key: key}
+			cands[k] = candidate{u: int32(u), v: int32(v), bytes: c.bytes, cost: cost}
 			k++
 		}
 		lo = hi
