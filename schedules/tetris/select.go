@@ -229,17 +229,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 			if used(e) {
 				continue
 			}
-			// Whether a candidate is live and better is a coin flip to the branch predictor, so
-			// the scan keeps the best without branching on it.
-			best, bytes := int32(-1), int64(math.MinInt64)
-			usedTx, usedRx := s.usedTx, s.usedRx
-			for _, i := range items[head[e]:fill[e]] {
-				c := &cands[i]
-				ok := b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ (b2u(usedTx[c.u]) | b2u(usedRx[c.v]))
-				keep := -int64(ok)
-				best ^= (best ^ i) & int32(keep)
-				bytes ^= (bytes ^ c.bytes) & keep
-			}
+			best := bestLive(cands, items[head[e]:fill[e]], h, e < n, s.usedTx, s.usedRx)
 			if best < 0 {
 				continue
 			}
@@ -274,6 +264,31 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		lo = hi
 	}
 	return m
+}
+
+// bestLive is the best candidate of list (a key endpoint's, which is free) in A(h) whose partner
+// is free: more bytes, then earlier (the list is in candidate order); −1 if there is none. tx says
+// the key endpoint is the transmitter, so only the receivers can be taken. Whether a candidate is
+// live and better is a coin flip to the branch predictor, so the scan keeps the best without
+// branching on it.
+func bestLive(cands []candidate, list []int32, h float64, tx bool, usedTx, usedRx []bool) int32 {
+	best, bytes := int32(-1), int64(math.MinInt64)
+	if tx {
+		for _, i := range list {
+			c := &cands[i]
+			keep := -int64(b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ b2u(usedRx[c.v]))
+			best ^= (best ^ i) & int32(keep)
+			bytes ^= (bytes ^ c.bytes) & keep
+		}
+		return best
+	}
+	for _, i := range list {
+		c := &cands[i]
+		keep := -int64(b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ b2u(usedTx[c.u]))
+		best ^= (best ^ i) & int32(keep)
+		bytes ^= (bytes ^ c.bytes) & keep
+	}
+	return best
 }
 
 // indexReset empties the walk's lists of candidates per key endpoint, giving transmitter e's list
