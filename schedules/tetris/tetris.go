@@ -406,6 +406,7 @@ func (p *planner) candidates(b float64, index bool) {
 		items, head, fill := sel.items, sel.head[:2*n], sel.fill[:2*n]
 		rxFill := fill[n:]
 		rxWords, words := sel.rx.words, len(sel.rx.free)
+		wRx := w[n:]
 		k, lo := 0, 0
 		for u := range n {
 			hi := int(rowEnd[u])
@@ -418,15 +419,16 @@ func (p *planner) candidates(b float64, index bool) {
 			// u's row of the graph fills one word at a time in a register (v only grows
 			// along the row): a read-modify-write of one word in every step would chain them.
 			word, acc := 0, uint64(0)
-			for i := lo; i < hi; i++ {
-				c := &cands[i]
+			src := cands[lo:hi]
+			for j := range src {
+				c := &src[j]
 				x := c.bytes
 				if x == 0 {
 					continue
 				}
 				v := int(c.v)
 				start := math.Float64frombits(row[v])
-				wv := w[n+v]
+				wv := wRx[v]
 				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
 				// the branch predictor: both are computed without branches. Both lists get
 				// the candidate at their fill position and only the key's advances; the other
