@@ -41,14 +41,18 @@
 // Speed. The planner does the steps above literally but not naively; each shortcut returns what
 // the direct computation would, and testdata/corpus pins the schedule files of 260 plans (n = 8 to
 // 512, every ablation, snb, α_r from 0 to 1 ms) byte for byte. Step 3 answers every pair's query
-// with one dynamic programme per iteration (allPairs). Steps 4 and 5 test coverage with
+// with one dynamic programme per iteration (allPairs), and costs only the demands still left, in
+// place in one list. Steps 4 and 5 test coverage with
 // augmenting paths whose answer depends only on the graph, not on the matching held, which leaves
 // freedom in how they search (an exposed neighbour first); a refused take changes nothing, so one
 // forward and one backward alternating search classify all of a key endpoint's candidates at once
 // (refusals), and the walk offers a group's best candidate from its endpoint's list, built while
-// the candidates are. Step 6 compares orientations by their largest differing cost before sorting
-// anything, and step 7 reads starts from the table step 3 refreshed, which committing a matching's
-// earlier circuits does not change.
+// the candidates are; it visits endpoints in an order sorted by insertion from the previous
+// walk's, which W changes little. Step 6 compares orientations by their largest differing cost
+// before sorting anything, and step 7 reads starts from the table step 3 refreshed, which
+// committing a matching's earlier circuits does not change. Where a decision is a coin flip to
+// the branch predictor (which endpoint is a pair's key, whether it is in A, whether a candidate
+// beats the best so far, whether a switch changes state) it is computed as a value, not a branch.
 package tetris
 
 import (
