@@ -46,7 +46,8 @@ type orientation struct {
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
 	if cap(r.anc) < r.n {
-		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), make([]int, 0, r.n), make([]int, 0, r.n)
+		ints := make([]int, 2*r.n)
+		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), ints[:0:r.n], ints[r.n:r.n]
 	}
 	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
@@ -103,8 +104,9 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 	// value with different multiplicities, so a connection whose partial start is the same under
 	// both orientations adds the same two costs to both and cannot decide: only the others are
 	// kept, and their maxima usually decide without sorting.
-	if cap(r.costs[0]) < 2*len(c.Conns) {
-		r.costs[0], r.costs[1] = make([]float64, 0, 2*len(r.conns)), make([]float64, 0, 2*len(r.conns))
+	if cap(r.costs[0]) < 2*len(c.Conns) || cap(r.costs[1]) < 2*len(c.Conns) {
+		costs := make([]float64, 4*len(r.conns))
+		r.costs[0], r.costs[1] = costs[:0:2*len(r.conns)], costs[2*len(r.conns):2*len(r.conns)]
 	}
 	d0, d1 := r.costs[0][:0], r.costs[1][:0]
 	f, s := r.plan.f, c.Level

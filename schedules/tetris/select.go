@@ -50,7 +50,9 @@ type selector struct {
 }
 
 func newSelector(n int) *selector {
+	// One allocation per element type: at small n the allocations, not the work, dominate.
 	flags := make([]bool, 4*n)
+	i32 := make([]int32, 6*n)
 	s := &selector{
 		n:      n,
 		tx:     newSideMatcher(n),
@@ -59,6 +61,13 @@ func newSelector(n int) *selector {
 		usedRx: flags[n : 2*n : 2*n],
 		seenTx: flags[2*n : 3*n : 3*n],
 		seenRx: flags[3*n:],
+		head:   i32[: 0 : 2*n],
+		fill:   i32[2*n : 2*n : 4*n],
+		eps:    i32[4*n:],
+		wKey:   make([]uint64, 2*n),
+	}
+	for e := range s.eps {
+		s.eps[e] = int32(e)
 	}
 	for i := range s.snap {
 		s.snap[i] = newMatchingSnapshot(n)
@@ -618,7 +627,7 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 // integers in the order of decreasing W, moved along with their endpoints.
 func (s *selector) sortByW(w []float64) []int32 {
 	m := len(w)
-	if len(s.eps) != m {
+	if len(s.eps) != m || len(s.wKey) != m {
 		// No previous order (or one of another size): start from index order.
 		s.eps = make([]int32, m)
 		for e := range s.eps {

@@ -234,11 +234,11 @@ func (p *planner) init() {
 	// One allocation per element type: at small n the allocations, not the work, dominate.
 	i64 := make([]int64, n*n+2*n)
 	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
-	ints := make([]int, 4*n)
+	ints := make([]int, 5*n)
 	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
+	p.matching = ints[4*n : 4*n : 5*n]
 	f64 := make([]float64, 4*n)
 	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
-	p.matching = make([]int, 0, n)
 	p.conns = make([]benes.Conn, 0, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
