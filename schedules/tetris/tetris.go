@@ -407,7 +407,7 @@ func (p *planner) candidates(b float64, index bool) {
 		// The table is over the fabric's ports, which may be more than the demand's (padding).
 		tab, stride := all.tab[0], all.n
 		sel := p.sel
-		items, head, fill := sel.items, sel.head[:2*n], sel.fill[:2*n]
+		items, fill := sel.items, sel.fill[:2*n]
 		rxFill := fill[n:]
 		rxWords, words := sel.rx.words, len(sel.rx.free)
 		wRx := w[n:]
@@ -435,11 +435,13 @@ func (p *planner) candidates(b float64, index bool) {
 				wv := wRx[v]
 				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
 				// the branch predictor: both are computed without branches. Both lists get
-				// the candidate at their fill position and only the key's advances; the other
-				// write lands where the list has room it does not read (its own candidates
-				// among those not yet listed are fewer than its room).
+				// the candidate at their fill position and only the key's advances. The other
+				// write lands in a slot its list does not read yet: an endpoint's room is its
+				// residual degree, which counts this candidate too, so while one of its
+				// candidates is listed under the other endpoint its fill is below its end.
 				rx := b2u(wu < wv)
-				kb := wub ^ (wub^math.Float64bits(wv))&-rx // max(wu, wv): W is never NaN or −0
+				// max(wu, wv): W is a sum of non-negative terms, never NaN or −0.
+				kb := wub ^ (wub^math.Float64bits(wv))&-rx
 				key := math.Float64frombits(kb)
 				cost := start - alpha + key
 				items[txFill] = int32(k)
@@ -463,7 +465,6 @@ func (p *planner) candidates(b float64, index bool) {
 			lo = hi
 			rowEnd[u] = int32(k)
 		}
-		_ = head
 		p.cands = cands[:k]
 		return
 	}
