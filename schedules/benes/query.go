@@ -71,11 +71,12 @@ func (p *Plan) AllTraversalReady(dst []float64) {
 	for id := range p.sw {
 		sw := &p.sw[id]
 		r := dst[4*id : 4*id+4 : 4*id+4]
-		// Bar is (0,0) and (1,1); Cross is (0,1) and (1,0).
-		bar, cross := sw.q, sw.f+p.alpha
-		if sw.state == Cross {
-			bar, cross = cross, sw.q
-		}
+		// Bar is (0,0) and (1,1); Cross is (0,1) and (1,0). The traversals of the planned state
+		// are ready at Q_s, the others at F_s + α_r: swapped by the state without a branch,
+		// since states are coin flips to the branch predictor and this runs over every switch.
+		q, fa := math.Float64bits(sw.q), math.Float64bits(sw.f+p.alpha)
+		swap := (q ^ fa) & -uint64(sw.state&1)
+		bar, cross := math.Float64frombits(q^swap), math.Float64frombits(fa^swap)
 		r[0] = max(sw.in[0], sw.out[0], bar)
 		r[1] = max(sw.in[0], sw.out[1], cross)
 		r[2] = max(sw.in[1], sw.out[0], cross)
@@ -241,9 +242,12 @@ func (p *Plan) Commit(src, dst int, choices uint32, start, end float64) {
 
 func (p *Plan) commit(id, in, out int, end float64) {
 	s := &p.sw[id]
-	if st := StateOf(in, out); s.state != st {
-		s.state, s.q = st, s.f+p.alpha
-	}
+	// A changed state completes its reconfiguration at F_s + α_r; without a branch, since
+	// whether a switch changes is a coin flip to the branch predictor (lanes are 0 or 1, so the
+	// state StateOf gives is in XOR out).
+	st := State((in ^ out) & 1)
+	q, fa := math.Float64bits(s.q), math.Float64bits(s.f+p.alpha)
+	s.state, s.q = st, math.Float64frombits(q^(q^fa)&-uint64(s.state^st))
 	s.in[in] = max(s.in[in], end)
 	s.out[out] = max(s.out[out], end)
 	s.f = max(s.f, end)

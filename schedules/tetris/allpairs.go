@@ -44,9 +44,16 @@ func newAllPairs(p *benes.Plan) *allPairs {
 	a := &allPairs{p: p, n: f.Ports(), k: f.Levels(), ready: make([]float64, 4*f.NumSwitches())}
 	scratch := make([]uint64, 2*a.n)
 	a.o0, a.o1 = scratch[:a.n], scratch[a.n:]
+	// The levels' tables in one allocation (n² + n²/2 + … words).
 	a.tab = make([][]uint64, a.k)
+	size := 0
 	for s := range a.tab {
-		a.tab[s] = make([]uint64, a.n*a.n>>s)
+		size += a.n * a.n >> s
+	}
+	words := make([]uint64, size)
+	for s := range a.tab {
+		m := a.n * a.n >> s
+		a.tab[s], words = words[:m:m], words[m:]
 	}
 	return a
 }

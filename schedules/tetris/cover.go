@@ -26,10 +26,13 @@ func (b bitset) reset() {
 // both. So the degree-coverage test is two independent saturation problems, each solved with
 // augmenting (alternating) paths.
 type sideMatcher struct {
-	adj    []bitset // left vertex -> right vertices it may be matched to
-	free   bitset   // right vertices still available
-	matchL []int32  // left -> right partner, or -1
-	matchR []int32  // right -> left partner, or -1
+	adj []bitset // left vertex -> right vertices it may be matched to
+	// words holds adj row after row (adj[l] is words[l·w:(l+1)·w], w = len(free)), for loops that
+	// index it without a slice header per row.
+	words  bitset
+	free   bitset  // right vertices still available
+	matchL []int32 // left -> right partner, or -1
+	matchR []int32 // right -> left partner, or -1
 	// exposed is free right vertices with no partner: where an augmenting path may end. Kept with
 	// the matching so that a search first looks for one next to it (most searches end there).
 	exposed bitset
@@ -43,6 +46,7 @@ func newSideMatcher(n int) *sideMatcher {
 	match := make([]int32, 2*n)
 	m := &sideMatcher{
 		adj:     make([]bitset, n),
+		words:   words[: n*w : n*w],
 		free:    words[n*w : (n+1)*w : (n+1)*w],
 		exposed: words[(n+1)*w : (n+2)*w : (n+2)*w],
 		seen:    words[(n+2)*w:],

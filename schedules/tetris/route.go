@@ -46,7 +46,8 @@ type orientation struct {
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
 	if cap(r.anc) < r.n {
-		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), make([]int, 0, r.n), make([]int, 0, r.n)
+		ints := make([]int, 2*r.n)
+		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), ints[:0:r.n], ints[r.n:r.n]
 	}
 	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
@@ -103,6 +104,10 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 	// value with different multiplicities, so a connection whose partial start is the same under
 	// both orientations adds the same two costs to both and cannot decide: only the others are
 	// kept, and their maxima usually decide without sorting.
+	if cap(r.costs[0]) < 2*len(c.Conns) || cap(r.costs[1]) < 2*len(c.Conns) {
+		costs := make([]float64, 4*len(r.conns))
+		r.costs[0], r.costs[1] = costs[:0:2*len(r.conns)], costs[2*len(r.conns):2*len(r.conns)]
+	}
 	d0, d1 := r.costs[0][:0], r.costs[1][:0]
 	f, s := r.plan.f, c.Level
 	nh, half := f.Ports()/2, f.Ports()>>(s+1)
@@ -128,22 +133,25 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 			inID, outID := 4*(inStage*nh+inSw), 4*(outStage*nh+outSw)
 			inState, _, _ := r.plan.p.SwitchState(inStage, inSw)
 			outState, _, _ := r.plan.p.SwitchState(outStage, outSw)
-			for q := range 2 {
-				ch := int(c.Child0[k]) ^ q
-				t[q] = max(anc, ready[inID+li<<1|ch], ready[outID+ch<<1|lo])
-				if inState != benes.StateOf(li, ch) {
-					changes[q]++
-				}
-				if outState != benes.StateOf(ch, lo) {
-					changes[q]++
-				}
-			}
+			// Orientation 0 sends the connection to child c0, orientation 1 to the other; a
+			// traversal from lane i to lane j changes a switch in state σ when σ ≠ i XOR j. The
+			// counts are sums of bits, not branches, which the predictor could not foresee.
+			c0 := int(c.Child0[k])
+			t[0] = max(anc, ready[inID+li<<1|c0], ready[outID+c0<<1|lo])
+			t[1] = max(anc, ready[inID+li<<1|c0^1], ready[outID+(c0^1)<<1|lo])
+			in0 := (int(inState) ^ li ^ c0) & 1
+			out0 := (int(outState) ^ lo ^ c0) & 1
+			changes[0] += in0 + out0
+			changes[1] += 2 - in0 - out0
 		}
-		if t[0] != t[1] {
-			ws, wd := r.w[cn.Src], r.w[r.n+cn.Dst]
-			d0 = append(d0, t[0]-r.alpha+ws, t[0]-r.alpha+wd)
-			d1 = append(d1, t[1]-r.alpha+ws, t[1]-r.alpha+wd)
-		}
+		// Written always, kept when the orientations differ: again no branch to mispredict.
+		ws, wd := r.w[cn.Src], r.w[r.n+cn.Dst]
+		m := len(d0)
+		d0, d1 = d0[:m+2], d1[:m+2]
+		d0[m], d0[m+1] = t[0]-r.alpha+ws, t[0]-r.alpha+wd
+		d1[m], d1[m+1] = t[1]-r.alpha+ws, t[1]-r.alpha+wd
+		keep := 2 * int(b2u(t[0] != t[1]))
+		d0, d1 = d0[:m+keep], d1[:m+keep]
 	}
 	r.costs[0], r.costs[1] = d0, d1
 	order := 0

@@ -2,16 +2,16 @@ package tetris
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
-// candidate is one residual demand (u, v) with the result of its read-only path query.
+// candidate is one residual demand (u, v) with its cost. It holds only what selection reads (24
+// bytes): the planner streams through every candidate several times per iteration, ~n² of them.
 type candidate struct {
-	u, v  int
+	u, v  int32
 	bytes int64
-	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
-	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
-	key   float64 // max(W_u, W_v): the greedy walk's order
+	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v), s_uv = Start(S, p_uv) for a best path p_uv
 }
 
 // selector picks one planning matching (Tetris §3.1, Algorithm 2). Its buffers are reused
@@ -23,8 +23,9 @@ type selector struct {
 	usedRx     []bool
 	thresholds []float64
 	walk       []walkItem
-	eps        []int32 // endpoints in walk order
-	head, fill []int32 // per key endpoint, its candidates' range in items
+	eps        []int32  // endpoints in walk order, kept: the next walk's order starts from it
+	wKey       []uint64 // sortByW's keys
+	head, fill []int32  // per key endpoint, its candidates' range in items
 	items      []int32
 	room       []int
 	// indexed says head, fill and items already list the candidates of this iteration under
@@ -49,7 +50,9 @@ type selector struct {
 }
 
 func newSelector(n int) *selector {
+	// One allocation per element type: at small n the allocations, not the work, dominate.
 	flags := make([]bool, 4*n)
+	i32 := make([]int32, 6*n)
 	s := &selector{
 		n:      n,
 		tx:     newSideMatcher(n),
@@ -58,7 +61,13 @@ func newSelector(n int) *selector {
 		usedRx: flags[n : 2*n : 2*n],
 		seenTx: flags[2*n : 3*n : 3*n],
 		seenRx: flags[3*n:],
-		eps:    make([]int32, 0, 2*n),
+		head:   i32[: 0 : 2*n],
+		fill:   i32[2*n : 2*n : 4*n],
+		eps:    i32[4*n:],
+		wKey:   make([]uint64, 2*n),
+	}
+	for e := range s.eps {
+		s.eps[e] = int32(e)
 	}
 	for i := range s.snap {
 		s.snap[i] = newMatchingSnapshot(n)
@@ -74,7 +83,7 @@ func (s *selector) load(cands []candidate, h float64) {
 		s.beginGraph(h)
 		for _, c := range cands {
 			if c.cost <= h {
-				s.addEdge(c.u, c.v)
+				s.addEdge(int(c.u), int(c.v))
 			}
 		}
 	}
@@ -181,25 +190,12 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	s.w = w
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
-	eps := s.eps[:0]
-	for e := 0; e < 2*n; e++ {
-		eps = append(eps, int32(e))
-	}
-	slices.SortFunc(eps, func(a, b int32) int {
-		if w[a] != w[b] {
-			if w[a] > w[b] {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
-	s.eps = eps
+	eps := s.sortByW(w[:2*n])
 	keyOf := func(c *candidate) int {
-		if w[c.u] >= w[n+c.v] {
-			return c.u
+		if w[c.u] >= w[n+int(c.v)] {
+			return int(c.u)
 		}
-		return n + c.v
+		return n + int(c.v)
 	}
 	if !s.indexed {
 		// List each candidate of A under its key endpoint (the transmitter when W ties).
@@ -242,12 +238,7 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 			if used(e) {
 				continue
 			}
-			best, bytes := int32(-1), int64(0)
-			for _, i := range items[head[e]:fill[e]] {
-				if c := &cands[i]; c.cost <= h && (best < 0 || c.bytes > bytes) && !s.usedTx[c.u] && !s.usedRx[c.v] {
-					best, bytes = i, c.bytes
-				}
-			}
+			best := bestLive(cands, items[head[e]:fill[e]], h, e < n, s.usedTx, s.usedRx)
 			if best < 0 {
 				continue
 			}
@@ -282,6 +273,31 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		lo = hi
 	}
 	return m
+}
+
+// bestLive is the best candidate of list (a key endpoint's, which is free) in A(h) whose partner
+// is free: more bytes, then earlier (the list is in candidate order); −1 if there is none. tx says
+// the key endpoint is the transmitter, so only the receivers can be taken. Whether a candidate is
+// live and better is a coin flip to the branch predictor, so the scan keeps the best without
+// branching on it.
+func bestLive(cands []candidate, list []int32, h float64, tx bool, usedTx, usedRx []bool) int32 {
+	best, bytes := int32(-1), int64(math.MinInt64)
+	if tx {
+		for _, i := range list {
+			c := &cands[i]
+			keep := -int64(b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ b2u(usedRx[c.v]))
+			best ^= (best ^ i) & int32(keep)
+			bytes ^= (bytes ^ c.bytes) & keep
+		}
+		return best
+	}
+	for _, i := range list {
+		c := &cands[i]
+		keep := -int64(b2u(c.cost <= h) & b2u(c.bytes > bytes) &^ b2u(usedTx[c.u]))
+		best ^= (best ^ i) & int32(keep)
+		bytes ^= (bytes ^ c.bytes) & keep
+	}
+	return best
 }
 
 // indexReset empties the walk's lists of candidates per key endpoint, giving transmitter e's list
@@ -360,7 +376,7 @@ func (s *selector) walkHeap(cands []candidate, w []walkItem, m []int, take func(
 		if s.usedTx[c.u] || s.usedRx[c.v] {
 			continue
 		}
-		if take(c.u, c.v) {
+		if take(int(c.u), int(c.v)) {
 			m = append(m, int(it.idx))
 			txLeft--
 			rxLeft--
@@ -543,10 +559,10 @@ func (s *selector) offerGroup(cands []candidate, buf []int32, single bool, m []i
 // keyOf is a candidate's key endpoint in the walk: the one with the larger W, the transmitter on
 // a tie.
 func (s *selector) keyOf(c *candidate) int {
-	if s.w[c.u] >= s.w[s.n+c.v] {
-		return c.u
+	if s.w[c.u] >= s.w[s.n+int(c.v)] {
+		return int(c.u)
 	}
-	return s.n + c.v
+	return s.n + int(c.v)
 }
 
 // refused reports whether the current classification foresees that take refuses c.
@@ -556,10 +572,10 @@ func (s *selector) refused(c *candidate) bool {
 		return false
 	}
 	switch r.key {
-	case c.u:
-		return s.refuses(r, c.v)
-	case s.n + c.v:
-		return s.refuses(r, c.u)
+	case int(c.u):
+		return s.refuses(r, int(c.v))
+	case s.n + int(c.v):
+		return s.refuses(r, int(c.u))
 	}
 	return false
 }
@@ -569,15 +585,15 @@ func (s *selector) refused(c *candidate) bool {
 func (s *selector) offer(c *candidate, key int) bool {
 	r := s.ref
 	if r.key == key && r.epoch == s.epoch {
-		p := c.u
+		p := int(c.u)
 		if key < s.n {
-			p = c.v
+			p = int(c.v)
 		}
 		if s.refuses(r, p) {
 			return false
 		}
 	}
-	if s.take(c.u, c.v) {
+	if s.take(int(c.u), int(c.v)) {
 		s.epoch++
 		return true
 	}
@@ -601,4 +617,38 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 		s.usedTx[u], s.usedRx[v] = true, true
 		return true
 	})
+}
+
+// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It sorts
+// by insertion from the order of the previous call: W changes only at the endpoints the last
+// matching served, and by little against its spread, so that order is nearly right (at n = 64,
+// about two inversions per endpoint) and insertion does a few steps per endpoint, where a
+// comparison sort did about log2(2n) of them, half of them mispredicted. The keys are unsigned
+// integers in the order of decreasing W, moved along with their endpoints.
+func (s *selector) sortByW(w []float64) []int32 {
+	m := len(w)
+	if len(s.eps) != m || len(s.wKey) != m {
+		// No previous order (or one of another size): start from index order.
+		s.eps = make([]int32, m)
+		for e := range s.eps {
+			s.eps[e] = int32(e)
+		}
+		s.wKey = make([]uint64, m)
+	}
+	eps, key := s.eps[:m], s.wKey[:m]
+	for i, e := range eps {
+		// W is never NaN; adding 0 makes −0 equal to +0, as the comparison of floats has it.
+		b := math.Float64bits(w[e] + 0)
+		key[i] = ^(b ^ (uint64(int64(b)>>63) | 1<<63))
+	}
+	for i := 1; i < m; i++ {
+		x, kx := eps[i], key[i]
+		j := i
+		for j > 0 && (key[j-1] > kx || key[j-1] == kx && eps[j-1] > x) {
+			eps[j], key[j] = eps[j-1], key[j-1]
+			j--
+		}
+		eps[j], key[j] = x, kx
+	}
+	return eps
 }

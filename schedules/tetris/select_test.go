@@ -1,13 +1,16 @@
 package tetris
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
 )
 
-func cand(u, v int, cost float64) candidate { return candidate{u: u, v: v, bytes: 1, cost: cost} }
+func cand(u, v int, cost float64) candidate {
+	return candidate{u: int32(u), v: int32(v), bytes: 1, cost: cost}
+}
 
 // TestThreshold checks step 4 on graphs small enough to see the answer: H is the smallest value
 // ≥ B at which the candidates costing at most H contain a matching covering C.
@@ -112,12 +115,12 @@ func TestGreedy(t *testing.T) {
 			w := append(append([]float64(nil), c.wTx...), c.wRx...)
 			var cands []candidate
 			for _, x := range c.edges {
-				cands = append(cands, candidate{u: x.u, v: x.v, bytes: x.bytes, key: max(w[x.u], w[4+x.v])})
+				cands = append(cands, candidate{u: int32(x.u), v: int32(x.v), bytes: x.bytes})
 			}
 			s := newSelector(4)
 			var got [][2]int
 			for _, i := range s.greedy(cands, 0, w, c.cTx, c.cRx, nil) {
-				got = append(got, [2]int{cands[i].u, cands[i].v})
+				got = append(got, [2]int{int(cands[i].u), int(cands[i].v)})
 			}
 			if !slices.Equal(got, c.want) {
 				t.Errorf("matching %v, want %v", got, c.want)
@@ -128,7 +131,7 @@ func TestGreedy(t *testing.T) {
 
 // TestGreedyRespectsThreshold: candidates costing more than H are not in A.
 func TestGreedyRespectsThreshold(t *testing.T) {
-	cands := []candidate{{u: 0, v: 1, cost: 5, key: 9, bytes: 1}, {u: 0, v: 2, cost: 2, key: 1, bytes: 1}}
+	cands := []candidate{{u: 0, v: 1, cost: 5, bytes: 1}, {u: 0, v: 2, cost: 2, bytes: 1}}
 	s := newSelector(3)
 	m := s.greedy(cands, 4, []float64{0, 0, 0, 0, 9, 1}, []int{0}, nil, nil)
 	if len(m) != 1 || cands[m[0]].v != 2 {
@@ -147,7 +150,7 @@ func TestGreedyByCost(t *testing.T) {
 	s := newSelector(2)
 	var got [][2]int
 	for _, i := range s.greedyByCost(cands, nil) {
-		got = append(got, [2]int{cands[i].u, cands[i].v})
+		got = append(got, [2]int{int(cands[i].u), int(cands[i].v)})
 	}
 	// (0,1) at 1, then (1,1) is blocked by Rx1, (0,0) by Tx0, and (1,0) at 4 completes it.
 	if want := [][2]int{{0, 1}, {1, 0}}; !slices.Equal(got, want) {
@@ -199,7 +202,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 		for u := 0; u < n; u++ {
 			for v := 0; v < n; v++ {
 				if rapid.IntRange(0, 9).Draw(rt, "edge") < density {
-					cands = append(cands, candidate{u: u, v: v, bytes: int64(rapid.IntRange(1, 3).Draw(rt, "bytes")), key: max(w[u], w[n+v])})
+					cands = append(cands, candidate{u: int32(u), v: int32(v), bytes: int64(rapid.IntRange(1, 3).Draw(rt, "bytes"))})
 					deg[u]++
 					deg[n+v]++
 				}
@@ -224,9 +227,10 @@ func TestGreedyMatchesReference(t *testing.T) {
 		}
 		slices.SortStableFunc(order, func(i, j int) int {
 			a, b := cands[i], cands[j]
+			ka, kb := max(w[a.u], w[n+int(a.v)]), max(w[b.u], w[n+int(b.v)])
 			switch {
-			case a.key != b.key:
-				if a.key > b.key {
+			case ka != kb:
+				if ka > kb {
 					return -1
 				}
 				return 1
@@ -311,7 +315,7 @@ func TestRefusalsForeseeTake(t *testing.T) {
 		deg := make([]int, 2*n)
 		for i, ok := range edge {
 			if u, v := i/n, i%n; ok {
-				cands = append(cands, candidate{u: u, v: v, bytes: 1})
+				cands = append(cands, candidate{u: int32(u), v: int32(v), bytes: 1})
 				deg[u]++
 				deg[n+v]++
 			}
@@ -340,7 +344,7 @@ func TestRefusalsForeseeTake(t *testing.T) {
 			}
 			for _, i := range pre {
 				if c := cands[i]; !s.usedTx[c.u] && !s.usedRx[c.v] {
-					s.take(c.u, c.v)
+					s.take(int(c.u), int(c.v))
 				}
 			}
 			return s
@@ -357,21 +361,58 @@ func checkKey(rt *rapid.T, state func() *selector, cands []candidate, n, key int
 	s := state()
 	s.classify(s.ref, key)
 	for _, c := range cands {
-		if s.usedTx[c.u] || s.usedRx[c.v] {
+		u, v := int(c.u), int(c.v)
+		if s.usedTx[u] || s.usedRx[v] {
 			continue
 		}
 		var p int
 		switch key {
-		case c.u:
-			p = c.v
-		case n + c.v:
-			p = c.u
+		case u:
+			p = v
+		case n + v:
+			p = u
 		default:
 			continue
 		}
-		want := !state().take(c.u, c.v)
+		want := !state().take(u, v)
 		if got := s.refuses(s.ref, p); got != want {
 			rt.Fatalf("key endpoint %d, candidate (%d,%d): classification says refused=%v, take says %v", key, c.u, c.v, got, want)
 		}
 	}
+}
+
+// TestSortByW checks the walk's endpoint order against a stable sort by decreasing W: from index
+// order and from the order a previous call left, with many ties, and −0 equal to +0.
+func TestSortByW(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := rapid.IntRange(1, 300).Draw(rt, "m")
+		values := []float64{0, math.Copysign(0, -1), 1e-9, 0.5, 1, 1 + 1e-15, 3, 1e300, math.Inf(1)}
+		s := newSelector(1)
+		for call := range 3 {
+			w := make([]float64, m)
+			for e := range w {
+				if rapid.Bool().Draw(rt, "tie") {
+					w[e] = values[rapid.IntRange(0, len(values)-1).Draw(rt, "value")]
+				} else {
+					w[e] = rapid.Float64Range(0, 1e6).Draw(rt, "w")
+				}
+			}
+			want := make([]int32, m)
+			for e := range want {
+				want[e] = int32(e)
+			}
+			slices.SortStableFunc(want, func(a, b int32) int {
+				switch {
+				case w[a] > w[b]:
+					return -1
+				case w[a] < w[b]:
+					return 1
+				}
+				return 0
+			})
+			if got := s.sortByW(w); !slices.Equal(got, want) {
+				rt.Fatalf("call %d: sortByW(%v) = %v, want %v", call, w, got, want)
+			}
+		}
+	})
 }

@@ -41,19 +41,24 @@
 // Speed. The planner does the steps above literally but not naively; each shortcut returns what
 // the direct computation would, and testdata/corpus pins the schedule files of 260 plans (n = 8 to
 // 512, every ablation, snb, α_r from 0 to 1 ms) byte for byte. Step 3 answers every pair's query
-// with one dynamic programme per iteration (allPairs). Steps 4 and 5 test coverage with
+// with one dynamic programme per iteration (allPairs), and costs only the demands still left, in
+// place in one list. Steps 4 and 5 test coverage with
 // augmenting paths whose answer depends only on the graph, not on the matching held, which leaves
 // freedom in how they search (an exposed neighbour first); a refused take changes nothing, so one
 // forward and one backward alternating search classify all of a key endpoint's candidates at once
 // (refusals), and the walk offers a group's best candidate from its endpoint's list, built while
-// the candidates are. Step 6 compares orientations by their largest differing cost before sorting
-// anything, and step 7 reads starts from the table step 3 refreshed, which committing a matching's
-// earlier circuits does not change.
+// the candidates are; it visits endpoints in an order sorted by insertion from the previous
+// walk's, which W changes little. Step 6 compares orientations by their largest differing cost
+// before sorting anything, and step 7 reads starts from the table step 3 refreshed, which
+// committing a matching's earlier circuits does not change. Where a decision is a coin flip to
+// the branch predictor (which endpoint is a pair's key, whether it is in A, whether a candidate
+// beats the best so far, whether a switch changes state) it is computed as a value, not a branch.
 package tetris
 
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -88,11 +93,27 @@ type step struct {
 	delta    int
 	cTx, cRx []int
 	w, a     []float64 // per endpoint: transmitters, then receivers
-	cands    []candidate
+	cands    []stepCandidate
 	b, h     float64
-	matching []candidate // in selection order
+	matching []stepCandidate // in selection order
 	orient   []orientation
 	starts   []float64 // planned start of each matched circuit
+}
+
+// stepCandidate is a candidate as a step shows it, with the values the costing derived.
+type stepCandidate struct {
+	u, v  int
+	bytes int64
+	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
+	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
+	key   float64 // max(W_u, W_v): the greedy walk's order
+}
+
+// traced is c as a step shows it. The plan has not changed since c was costed (it changes when
+// the matching is committed), so the query answers the start the costing read.
+func (p *planner) traced(c *candidate) stepCandidate {
+	u, v := int(c.u), int(c.v)
+	return stepCandidate{u: u, v: v, bytes: c.bytes, start: p.fp.query(u, v), cost: c.cost, key: max(p.w[u], p.w[p.n+v])}
 }
 
 // planner is the state of one Schedule call.
@@ -111,6 +132,7 @@ type planner struct {
 	a, w           []float64
 	cTx, cRx       []int
 	cands          []candidate
+	rowEnd         []int32           // where transmitter u's demands end in cands
 	times          []float64         // backing store of the circuits' planned times
 	paths          []benes.Traversal // backing store of the circuits' paths
 	stages         int
@@ -212,11 +234,11 @@ func (p *planner) init() {
 	// One allocation per element type: at small n the allocations, not the work, dominate.
 	i64 := make([]int64, n*n+2*n)
 	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
-	ints := make([]int, 4*n)
+	ints := make([]int, 5*n)
 	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
+	p.matching = ints[4*n : 4*n : 5*n]
 	f64 := make([]float64, 4*n)
 	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
-	p.matching = make([]int, 0, n)
 	p.conns = make([]benes.Conn, 0, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
@@ -235,7 +257,18 @@ func (p *planner) init() {
 	for _, x := range p.txDeg {
 		pairs += x
 	}
+	// The live demands in (u, v) order: each iteration's candidates are built over this list in
+	// place, so that the pairs already served are not scanned again.
 	p.cands = make([]candidate, 0, pairs)
+	p.rowEnd = make([]int32, n)
+	for u := 0; u < n; u++ {
+		for v, x := range p.resid[u*n : (u+1)*n] {
+			if x != 0 {
+				p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
+			}
+		}
+		p.rowEnd[u] = int32(len(p.cands))
+	}
 	p.sel = newSelector(n)
 	if p.router != nil {
 		p.router.w = p.w
@@ -271,7 +304,6 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	// Step 3: candidate costs.
 	p.fp.refresh()
-	p.cands = p.cands[:0]
 	// The walk of step 5 lists candidates under their key endpoint, the one with the larger W
 	// (the transmitter on a tie); listing them here saves it two passes.
 	index := !p.o.NoDegreeCoverage
@@ -284,43 +316,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.sel.indexReset(p.txDeg, p.rxDeg)
 		p.sel.beginGraph(b)
 	}
-	all := p.fp.allPairs() // nil: ask query
-	// The loop runs over every residual pair of every iteration: what it touches is held in
-	// locals (indexAdd and addEdge, inlined by hand).
-	sel, cands, w := p.sel, p.cands, p.w
-	items, fill, rxAdj := sel.items, sel.fill, sel.rx.adj
-	for u := 0; u < n; u++ {
-		wu, txRow := w[u], sel.tx.adj[u]
-		uBit, uWord := uint64(1)<<(uint(u)&63), u>>6
-		for v, x := range p.resid[u*n : (u+1)*n] {
-			if x == 0 {
-				continue
-			}
-			var start float64
-			if all != nil {
-				start = all.start(u, v)
-			} else {
-				start = p.fp.query(u, v)
-			}
-			wv := w[n+v]
-			key := max(wu, wv)
-			cost := start - p.alpha + key
-			if index {
-				e := u
-				if wu < wv {
-					e = n + v
-				}
-				items[fill[e]] = int32(len(cands))
-				fill[e]++
-				if cost <= b {
-					txRow[v>>6] |= 1 << (uint(v) & 63)
-					rxAdj[v][uWord] |= uBit
-				}
-			}
-			cands = append(cands, candidate{u: u, v: v, bytes: x, start: start, cost: cost, key: key})
-		}
-	}
-	p.cands = cands
+	p.candidates(b, index)
 	// Steps 4 and 5: threshold and greedy selection.
 	h := b
 	p.matching = p.matching[:0]
@@ -340,14 +336,17 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	p.conns = p.conns[:0]
 	for _, i := range p.matching {
-		p.conns = append(p.conns, benes.Conn{Src: p.cands[i].u, Dst: p.cands[i].v})
+		p.conns = append(p.conns, benes.Conn{Src: int(p.cands[i].u), Dst: int(p.cands[i].v)})
 	}
 	if st != nil {
 		*st = step{delta: delta, cTx: append([]int(nil), p.cTx...), cRx: append([]int(nil), p.cRx...),
 			w: append([]float64(nil), p.w...), a: append([]float64(nil), p.a...),
-			cands: append([]candidate(nil), p.cands...), b: b, h: h}
+			b: b, h: h}
+		for i := range p.cands {
+			st.cands = append(st.cands, p.traced(&p.cands[i]))
+		}
 		for _, i := range p.matching {
-			st.matching = append(st.matching, p.cands[i])
+			st.matching = append(st.matching, p.traced(&p.cands[i]))
 		}
 		if p.router != nil {
 			p.router.rec = func(o orientation) { st.orient = append(st.orient, o) }
@@ -358,7 +357,11 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("tetris: routing matching %d: %w", group, err)
 	}
-	// Step 7: independent start times.
+	// Step 7: independent start times. The matched candidates leave the live list (bytes 0 marks
+	// them for the next iteration's candidates).
+	for _, i := range p.matching {
+		p.cands[i].bytes = 0
+	}
 	for k, cn := range p.conns {
 		u, v := cn.Src, cn.Dst
 		x := p.resid[u*n+v]
@@ -385,4 +388,126 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.rxDeg[v]--
 	}
 	return true, nil
+}
+
+// candidates is step 3: it costs every live demand of p.cands against the plan, in place and in
+// (u, v) order, dropping the ones served (bytes 0). With index it also lists each candidate under
+// its key endpoint, the one with the larger W (the transmitter on a tie), and adds those with
+// cost ≤ b to the walk's graph A(b), saving the walk two passes over them.
+//
+// It is the loop over every residual pair of every iteration, so it goes row by row (p.rowEnd
+// keeps where each transmitter's demands end in the list): what belongs to the transmitter stays
+// in registers, its own list fills from a register, and each field is stored directly, since a
+// whole candidate built and then copied stalls on the copy.
+func (p *planner) candidates(b float64, index bool) {
+	n, alpha, w := p.n, p.alpha, p.w[:2*p.n]
+	all := p.fp.allPairs() // nil: ask query
+	cands, rowEnd := p.cands, p.rowEnd[:n]
+	if all != nil && index {
+		// The table is over the fabric's ports, which may be more than the demand's (padding).
+		tab, stride := all.tab[0], all.n
+		sel := p.sel
+		items, fill := sel.items, sel.fill[:2*n]
+		rxFill := fill[n:]
+		rxWords, words := sel.rx.words, len(sel.rx.free)
+		wRx := w[n:]
+		k, lo := 0, 0
+		for u := range n {
+			hi := int(rowEnd[u])
+			row := tab[u*stride : u*stride+stride]
+			wu := w[u]
+			wub := math.Float64bits(wu)
+			txRow := sel.tx.adj[u]
+			rxCol, uMask := rxWords[u>>6:], uint64(1)<<(uint(u)&63)
+			txFill := fill[u]
+			// u's row of the graph fills one word at a time in a register (v only grows
+			// along the row): a read-modify-write of one word in every step would chain them.
+			word, acc := 0, uint64(0)
+			src := cands[lo:hi]
+			for j := range src {
+				c := &src[j]
+				x := c.bytes
+				if x == 0 {
+					continue
+				}
+				v := int(c.v)
+				start := math.Float64frombits(row[v])
+				wv := wRx[v]
+				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
+				// the branch predictor: both are computed without branches. Both lists get
+				// the candidate at their fill position and only the key's advances. The other
+				// write lands in a slot its list does not read yet: an endpoint's room is its
+				// residual degree, which counts this candidate too, so while one of its
+				// candidates is listed under the other endpoint its fill is below its end.
+				rx := b2u(wu < wv)
+				// max(wu, wv): W is a sum of non-negative terms, never NaN or −0.
+				kb := wub ^ (wub^math.Float64bits(wv))&-rx
+				key := math.Float64frombits(kb)
+				cost := start - alpha + key
+				items[txFill] = int32(k)
+				txFill += int32(1 ^ rx)
+				f := rxFill[v]
+				items[f] = int32(k)
+				rxFill[v] = f + int32(rx)
+				in := b2u(cost <= b)
+				if v>>6 != word {
+					txRow[word] |= acc
+					word, acc = v>>6, 0
+				}
+				acc |= in << (uint(v) & 63)
+				rxCol[v*words] |= -in & uMask
+				d := &cands[k]
+				d.u, d.v, d.bytes, d.cost = int32(u), int32(v), x, cost
+				k++
+			}
+			txRow[word] |= acc
+			fill[u] = txFill
+			lo = hi
+			rowEnd[u] = int32(k)
+		}
+		p.cands = cands[:k]
+		return
+	}
+	k, lo := 0, 0
+	for u := range n {
+		hi := int(rowEnd[u])
+		for i := lo; i < hi; i++ {
+			c := cands[i]
+			if c.bytes == 0 {
+				continue
+			}
+			v := int(c.v)
+			var start float64
+			if all != nil {
+				start = all.start(u, v)
+			} else {
+				start = p.fp.query(u, v)
+			}
+			key := max(w[u], w[n+v])
+			cost := start - alpha + key
+			if index {
+				e := u
+				if w[u] < w[n+v] {
+					e = n + v
+				}
+				p.sel.indexAdd(e, k)
+				if cost <= b {
+					p.sel.addEdge(u, v)
+				}
+			}
+			cands[k] = candidate{u: int32(u), v: int32(v), bytes: c.bytes, cost: cost}
+			k++
+		}
+		lo = hi
+		rowEnd[u] = int32(k)
+	}
+	p.cands = cands[:k]
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a flag read, not a branch.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
