@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // The fuzzers check that no input panics or hangs the schedule and timeline readers or the
@@ -58,7 +60,7 @@ func FuzzReadTimeline(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s.Circuits[0].Path = nil
+	s.Circuits[0].Path = benes.Path{}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tl, err := ReadTimeline(bytes.NewReader(data), "f.json")
 		if err != nil {
