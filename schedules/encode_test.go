@@ -290,3 +290,19 @@ func BenchmarkWriteJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadSchedule reads back the file of BenchmarkWriteJSON's 20 000 circuits: decoding
+// the traversal lists and compacting them into paths.
+func BenchmarkReadSchedule(b *testing.B) {
+	var buf bytes.Buffer
+	if err := bigSchedule(20000).WriteJSON(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := schedules.ReadSchedule(bytes.NewReader(buf.Bytes()), "s.json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

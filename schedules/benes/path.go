@@ -68,7 +68,10 @@ func FromOwned(ts []Traversal) Path {
 	if p, ok := compactOf(ts); ok {
 		return p
 	}
-	return Path{raw: &ts}
+	// A new variable: taking the parameter's address would move it to the heap on every call.
+	own := new([]Traversal)
+	*own = ts
+	return Path{raw: own}
 }
 
 // compactOf compresses ts when it is canonical: read src, dst and the choices off it, rebuild the

@@ -222,6 +222,12 @@ func TestPathIsSmallAndDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("NewPath and reading it allocate %v times", allocs)
 	}
+	hops := f.PathFrom(12345, 67890, 0x5a5a5)
+	for name, fn := range map[string]func([]Traversal) Path{"PathOf": PathOf, "FromOwned": FromOwned} {
+		if allocs := testing.AllocsPerRun(100, func() { p = fn(hops) }); allocs != 0 {
+			t.Errorf("%s of a physical path allocates %v times", name, allocs)
+		}
+	}
 	if sum == 0 {
 		t.Error("nothing was read")
 	}
