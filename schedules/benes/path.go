@@ -179,10 +179,36 @@ func (p Path) All() iter.Seq2[int, Traversal] {
 			}
 			return
 		}
-		for i := range p.Len() {
-			if !yield(i, p.at(i)) {
-				return
-			}
+		p.walk(yield)
+	}
+}
+
+// walk yields the traversals of a compact path in order, carrying the block from level to level
+// rather than recomputing it (the emulator reads every hop of every circuit): going in, the
+// child block is 2·block + choice; coming out, the parent is block>>1 and the choice its low bit.
+func (p Path) walk(yield func(int, Traversal) bool) {
+	k := p.levels()
+	if k == 0 {
+		return
+	}
+	src, dst, choices := int(p.v>>pathSrcShift)&pathPortMask, int(p.v>>pathDstShift)&pathPortMask, int(p.v)&pathChoMask
+	b := 0
+	for s := 0; s < k-1; s++ {
+		lin, c := src>>s, (choices>>s)&1
+		if !yield(s, Traversal{Stage: s, Switch: b<<(k-1-s) + lin>>1, In: lin & 1, Out: c}) {
+			return
+		}
+		b = 2*b + c
+	}
+	if !yield(k-1, Traversal{Stage: k - 1, Switch: b, In: (src >> (k - 1)) & 1, Out: (dst >> (k - 1)) & 1}) {
+		return
+	}
+	for s := k - 2; s >= 0; s-- {
+		c := b & 1
+		b >>= 1
+		lout := dst >> s
+		if !yield(2*k-2-s, Traversal{Stage: 2*k - 2 - s, Switch: b<<(k-1-s) + lout>>1, In: c, Out: lout & 1}) {
+			return
 		}
 	}
 }
@@ -192,9 +218,10 @@ func (p Path) AppendTo(buf []Traversal) []Traversal {
 	if p.raw != nil {
 		return append(buf, *p.raw...)
 	}
-	for i := range p.Len() {
-		buf = append(buf, p.at(i))
-	}
+	p.walk(func(_ int, t Traversal) bool {
+		buf = append(buf, t)
+		return true
+	})
 	return buf
 }
 
