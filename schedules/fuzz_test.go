@@ -17,6 +17,9 @@ func FuzzReadSchedule(f *testing.F) {
 	f.Add([]byte(scheduleJSON))
 	f.Add([]byte(barrierJSON))
 	f.Add([]byte(strings.Replace(scheduleJSON, `"crossbar"`, `"benes"`, 1)))
+	// Beneš paths on 4 ports: a physical one (held compact) and a broken one (kept as read).
+	f.Add([]byte(edit(scheduleJSON, `"n":2,"ports":2,"fabric":"crossbar"`, `"n":4,"ports":4,"fabric":"benes"`,
+		`"path":[]`, `"path":[[0,0,0,0],[1,0,0,0],[2,0,0,1]]},{"src":1,"dst":0,"bytes":1,"group":0,"path":[[0,0,1,1],[1,1,0,0],[2,1,1,0]]`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSchedule(bytes.NewReader(data), "f.json")
 		if err != nil {
