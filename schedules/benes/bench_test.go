@@ -71,7 +71,7 @@ func BenchmarkQueryUniform(b *testing.B) {
 }
 
 // BenchmarkPathHops reads every hop of 1024 paths of a 128-port fabric: compact paths through
-// All, against the []Traversal slices they replace.
+// All and through AppendTo into one buffer, against the []Traversal slices they replace.
 func BenchmarkPathHops(b *testing.B) {
 	f, _ := New(128)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -86,6 +86,16 @@ func BenchmarkPathHops(b *testing.B) {
 		for b.Loop() {
 			for _, p := range compact {
 				for _, t := range p.All() {
+					sum += t.Switch + t.Out
+				}
+			}
+		}
+	})
+	b.Run("compact-buffer", func(b *testing.B) {
+		var buf [MaxStages]Traversal
+		for b.Loop() {
+			for _, p := range compact {
+				for _, t := range p.AppendTo(buf[:0]) {
 					sum += t.Switch + t.Out
 				}
 			}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"math/bits"
+	"slices"
 )
 
 // Path is a route through a Beneš fabric, as compact as the structure allows: a physical path is
@@ -23,6 +23,9 @@ type Path struct {
 	// raw is a hop list that is not a physical path, as given; nil otherwise.
 	raw *[]Traversal
 }
+
+// MaxStages is the number of stages, so of traversals on a path, of the largest fabric (MaxPorts).
+const MaxStages = 2*20 - 1
 
 const (
 	pathKShift   = 59
@@ -82,7 +85,7 @@ func compactOf(ts []Traversal) (Path, bool) {
 		return Path{}, true
 	case len(ts) == 0:
 		return EmptyPath(), true
-	case len(ts)%2 == 0 || len(ts) > 2*bits.TrailingZeros(MaxPorts)-1:
+	case len(ts)%2 == 0 || len(ts) > MaxStages:
 		return Path{}, false
 	}
 	k := (len(ts) + 1) / 2
@@ -213,15 +216,40 @@ func (p Path) walk(yield func(int, Traversal) bool) {
 	}
 }
 
-// AppendTo appends the traversals to buf and returns the extended slice.
+// AppendTo appends the traversals to buf and returns the extended slice. A hot loop over many
+// paths reads them fastest through one reused buffer (no call per hop, unlike All):
+//
+//	var buf [benes.MaxStages]benes.Traversal
+//	for _, c := range circuits {
+//		for _, t := range c.Path.AppendTo(buf[:0]) { ... }
+//	}
 func (p Path) AppendTo(buf []Traversal) []Traversal {
 	if p.raw != nil {
 		return append(buf, *p.raw...)
 	}
-	p.walk(func(_ int, t Traversal) bool {
-		buf = append(buf, t)
-		return true
-	})
+	k := p.levels()
+	if k == 0 {
+		return buf
+	}
+	n := len(buf)
+	buf = slices.Grow(buf, 2*k-1)[:n+2*k-1]
+	h := buf[n:]
+	// As walk, writing in place.
+	src, dst, choices := int(p.v>>pathSrcShift)&pathPortMask, int(p.v>>pathDstShift)&pathPortMask, int(p.v)&pathChoMask
+	last := 2*k - 2
+	b := 0
+	for s := 0; s < k-1; s++ {
+		lin, c := src>>s, (choices>>s)&1
+		h[s] = Traversal{Stage: s, Switch: b<<(k-1-s) + lin>>1, In: lin & 1, Out: c}
+		b = 2*b + c
+	}
+	h[k-1] = Traversal{Stage: k - 1, Switch: b, In: (src >> (k - 1)) & 1, Out: (dst >> (k - 1)) & 1}
+	for s := k - 2; s >= 0; s-- {
+		c := b & 1
+		b >>= 1
+		lout := dst >> s
+		h[last-s] = Traversal{Stage: last - s, Switch: b<<(k-1-s) + lout>>1, In: c, Out: lout & 1}
+	}
 	return buf
 }
 

@@ -222,6 +222,10 @@ func TestPathIsSmallAndDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("NewPath and reading it allocate %v times", allocs)
 	}
+	var buf [MaxStages]Traversal
+	if allocs := testing.AllocsPerRun(100, func() { sum += len(p.AppendTo(buf[:0])) }); allocs != 0 {
+		t.Errorf("AppendTo into a buffer allocates %v times", allocs)
+	}
 	hops := f.PathFrom(12345, 67890, 0x5a5a5)
 	for name, fn := range map[string]func([]Traversal) Path{"PathOf": PathOf, "FromOwned": FromOwned} {
 		if allocs := testing.AllocsPerRun(100, func() { p = fn(hops) }); allocs != 0 {
