@@ -18,8 +18,8 @@ func ExampleRun() {
 		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
 		Circuits: []schedules.Circuit{
-			{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)},
-			{Src: 0, Dst: 0, Bytes: 1e6, Path: f.PathFrom(0, 0, 0), Group: 1},
+			{Src: 0, Dst: 1, Bytes: 1e6, Path: f.NewPath(0, 1, 0)},
+			{Src: 0, Dst: 0, Bytes: 1e6, Path: f.NewPath(0, 0, 0), Group: 1},
 		},
 	}
 	cfg := emulator.Config{
@@ -51,9 +51,9 @@ func ExampleNewOrder() {
 		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
 		Circuits: []schedules.Circuit{
-			{Src: 0, Dst: 1, Bytes: 1, Path: f.PathFrom(0, 1, 0)},
-			{Src: 1, Dst: 0, Bytes: 1, Path: f.PathFrom(1, 0, 0)},
-			{Src: 0, Dst: 0, Bytes: 1, Path: f.PathFrom(0, 0, 0), Group: 1},
+			{Src: 0, Dst: 1, Bytes: 1, Path: f.NewPath(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1, Path: f.NewPath(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1, Path: f.NewPath(0, 0, 0), Group: 1},
 		},
 	}
 	o, err := emulator.NewOrder(s)
@@ -86,9 +86,9 @@ func ExampleWalker() {
 		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
 		Circuits: []schedules.Circuit{
-			{Src: 0, Dst: 1, Bytes: 1, Path: f.PathFrom(0, 1, 0)},
-			{Src: 1, Dst: 0, Bytes: 1, Path: f.PathFrom(1, 0, 0)},
-			{Src: 0, Dst: 0, Bytes: 1, Path: f.PathFrom(0, 0, 0), Group: 1},
+			{Src: 0, Dst: 1, Bytes: 1, Path: f.NewPath(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1, Path: f.NewPath(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1, Path: f.NewPath(0, 0, 0), Group: 1},
 		},
 	}
 	o, err := emulator.NewOrder(s)

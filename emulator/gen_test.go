@@ -28,7 +28,7 @@ func randomSchedule(rng *rand.Rand, n, rounds int, fabric schedules.FabricKind, 
 		if taken[use{r, [4]int{0, c.Src}}] != 0 || taken[use{r, [4]int{1, c.Dst}}] != 0 {
 			return false
 		}
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			if taken[use{r, [4]int{2, t.Stage, t.Switch, t.In}}] != 0 || taken[use{r, [4]int{3, t.Stage, t.Switch, t.Out}}] != 0 {
 				return false
 			}
@@ -40,7 +40,7 @@ func randomSchedule(rng *rand.Rand, n, rounds int, fabric schedules.FabricKind, 
 	}
 	take := func(r int, c schedules.Circuit) {
 		taken[use{r, [4]int{0, c.Src}}], taken[use{r, [4]int{1, c.Dst}}] = 1, 1
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			taken[use{r, [4]int{2, t.Stage, t.Switch, t.In}}] = 1
 			taken[use{r, [4]int{3, t.Stage, t.Switch, t.Out}}] = 1
 			taken[use{r, [4]int{4, t.Stage, t.Switch}}] = 1 + int(t.State())
@@ -53,7 +53,7 @@ func randomSchedule(rng *rand.Rand, n, rounds int, fabric schedules.FabricKind, 
 			}
 			c := schedules.Circuit{Src: src, Dst: dst, Bytes: 1 + rng.Int64N(1<<20), Group: g}
 			if f != nil {
-				c.Path = f.PathFrom(src, dst, rng.Uint32N(uint32(n/2)))
+				c.Path = f.NewPath(src, dst, rng.Uint32N(uint32(n/2)))
 			}
 			if mode == schedules.Barrier {
 				for !fits(c.Group, c) {

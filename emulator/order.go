@@ -219,7 +219,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		ci := int32(i)
 		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
 		r := append(res[:0], c.Src, s.N+c.Dst)
-		for h, t := range c.Path {
+		for h, t := range c.Path.All() {
 			lane := f.LaneID(t.Stage, t.Switch, t.In)
 			if rt != nil {
 				o.hop(rt, int32(lane>>1), int32(t.State()))
@@ -313,12 +313,12 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked boo
 		return fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
 	}
 	if f == nil {
-		if len(c.Path) != 0 {
-			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
+		if c.Path.Len() != 0 {
+			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, c.Path.Len())
 		}
 	} else if pathChecked {
-		if len(c.Path) != f.Stages() {
-			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(c.Path), f.Stages())
+		if c.Path.Len() != f.Stages() {
+			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, c.Path.Len(), f.Stages())
 		}
 	} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
 		return fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
@@ -464,7 +464,7 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 				}
 				continue
 			}
-			for _, t := range c.Path {
+			for _, t := range c.Path.All() {
 				sw := f.SwitchID(t.Stage, t.Switch)
 				st := int32(t.State())
 				if set[sw] == int32(ri+1) {

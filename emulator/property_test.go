@@ -44,7 +44,7 @@ func seedStart(s *schedules.Schedule, dur []float64, alpha float64) []float64 {
 				point[c.Src] = c.Dst
 			}
 		}
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			w := sws[[2]int{t.Stage, t.Switch}]
 			if w == nil {
 				w = &sw{sigma: benes.Bar}
@@ -59,7 +59,7 @@ func seedStart(s *schedules.Schedule, dur []float64, alpha float64) []float64 {
 		end := st + dur[ci]
 		start[ci] = st
 		tx[c.Src], rx[c.Dst] = end, end
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			w := sws[[2]int{t.Stage, t.Switch}]
 			if w.sigma != t.State() {
 				w.Q, w.sigma = w.F+alpha, t.State()

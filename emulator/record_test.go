@@ -21,7 +21,7 @@ func exampleRecord(t testing.TB) *emulator.RunRecord {
 	f, _ := benes.New(2)
 	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: "hand", N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
-		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)}}}
+		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.NewPath(0, 1, 0)}}}
 	cfg := emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(1e-6)}
 	res, tl, err := emulator.Run(context.Background(), s, nil, cfg)
 	if err != nil {
@@ -156,7 +156,7 @@ func writeTempSchedule(t *testing.T, dir string, rec *emulator.RunRecord) string
 	f, _ := benes.New(2)
 	s := &schedules.Schedule{Version: schedules.FormatVersion, Algorithm: rec.Algorithm, N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
-		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)}}}
+		Circuits: []schedules.Circuit{{Src: 0, Dst: 1, Bytes: 1e6, Path: f.NewPath(0, 1, 0)}}}
 	var b bytes.Buffer
 	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // TestRunResultEqualsRun: on random schedules of every fabric and mode, with and without the
@@ -60,7 +61,7 @@ func TestPathsCheckedStillChecksShape(t *testing.T) {
 	s := randomSchedule(rand.New(rand.NewPCG(3, 4)), 8, 1, schedules.Benes, schedules.Partial, 1)
 	short := *s
 	short.Circuits = append([]schedules.Circuit(nil), s.Circuits...)
-	short.Circuits[0].Path = short.Circuits[0].Path[:2]
+	short.Circuits[0].Path = benes.PathOf(short.Circuits[0].Path.Traversals()[:2])
 	for _, checked := range []bool{false, true} {
 		cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ParallelReconfig(1e-6), PathsChecked: checked}
 		if _, err := RunResult(context.Background(), &short, nil, cfg); err == nil {

@@ -22,7 +22,7 @@ func circuit(n, src, dst int, bytes int64, group int, choices uint32) schedules.
 		if err != nil {
 			panic(err)
 		}
-		c.Path = f.PathFrom(src, dst, choices)
+		c.Path = f.NewPath(src, dst, choices)
 	}
 	return c
 }
@@ -213,7 +213,9 @@ func TestSwitchChangesAndBubbles(t *testing.T) {
 func TestRunRejectsBadInput(t *testing.T) {
 	good := sched(schedules.Benes, schedules.Partial, 2, circuit(2, 0, 1, 5, 0, 0))
 	badPath := sched(schedules.Benes, schedules.Partial, 4, circuit(4, 0, 1, 5, 0, 0))
-	badPath.Circuits[0].Path[1].Switch = 1
+	hops := badPath.Circuits[0].Path.Traversals()
+	hops[1].Switch = 1
+	badPath.Circuits[0].Path = benes.PathOf(hops)
 	xbarPath := sched(schedules.Crossbar, schedules.Partial, 2, circuit(2, 0, 1, 5, 0, 0))
 	clash := sched(schedules.Benes, schedules.Barrier, 2, circuit(2, 0, 1, 5, 0, 0), circuit(2, 1, 1, 5, 0, 0))
 	d3 := schedules.NewDemand(3)

@@ -15,9 +15,9 @@ func twoByTwo(mode schedules.Mode) *schedules.Schedule {
 	return &schedules.Schedule{
 		Version: schedules.FormatVersion, Algorithm: "test", N: 2, Ports: 2, Fabric: schedules.Benes, Mode: mode,
 		Circuits: []schedules.Circuit{
-			{Src: 0, Dst: 1, Bytes: 1, Path: f.PathFrom(0, 1, 0)},
-			{Src: 1, Dst: 0, Bytes: 1, Path: f.PathFrom(1, 0, 0)},
-			{Src: 0, Dst: 0, Bytes: 1, Path: f.PathFrom(0, 0, 0), Group: 1},
+			{Src: 0, Dst: 1, Bytes: 1, Path: f.NewPath(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1, Path: f.NewPath(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1, Path: f.NewPath(0, 0, 0), Group: 1},
 		},
 	}
 }

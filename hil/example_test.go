@@ -22,9 +22,9 @@ func ExampleReplay() {
 		Version: schedules.FormatVersion, Algorithm: "example", N: 2, Ports: 2,
 		Fabric: schedules.Benes, Mode: schedules.Partial,
 		Circuits: []schedules.Circuit{
-			{Src: 0, Dst: 1, Bytes: 1e6, Path: f.PathFrom(0, 1, 0)},
-			{Src: 1, Dst: 0, Bytes: 1e6, Path: f.PathFrom(1, 0, 0)},
-			{Src: 0, Dst: 0, Bytes: 1e6, Path: f.PathFrom(0, 0, 0), Group: 1},
+			{Src: 0, Dst: 1, Bytes: 1e6, Path: f.NewPath(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 1e6, Path: f.NewPath(1, 0, 0)},
+			{Src: 0, Dst: 0, Bytes: 1e6, Path: f.NewPath(0, 0, 0), Group: 1},
 		},
 	}
 	m := fake.Model{Alpha: 1e-3, Bandwidth: 1e9, OutlierFactor: 1} // 2 ms per MB, no noise

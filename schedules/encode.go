@@ -212,17 +212,17 @@ func (e *scheduleEncoder) circuit(c *Circuit) {
 
 // path appends a path as MarshalIndent spreads benes.Traversal's [stage,switch,in,out] form over
 // lines: one number per line.
-func (e *scheduleEncoder) path(p []benes.Traversal) {
+func (e *scheduleEncoder) path(p benes.Path) {
 	switch {
-	case p == nil:
+	case p.IsNil():
 		e.str("null")
 		return
-	case len(p) == 0:
+	case p.Len() == 0:
 		e.str("[]")
 		return
 	}
 	e.str("[")
-	for i, t := range p {
+	for i, t := range p.All() {
 		if i > 0 {
 			e.str(",")
 		}

@@ -87,16 +87,24 @@ func randomSchedule(t *rapid.T) *schedules.Schedule {
 				Bytes: rapid.Int64().Draw(t, "bytes"),
 				Group: rapid.Int().Draw(t, "group"),
 			}
-			switch rapid.IntRange(0, 4).Draw(t, "path") {
+			switch rapid.IntRange(0, 5).Draw(t, "path") {
 			case 0: // nil: a crossbar circuit
 			case 1:
-				c.Path = []benes.Traversal{}
-			default:
-				c.Path = make([]benes.Traversal, stages)
-				for k := range c.Path {
-					c.Path[k] = benes.Traversal{Stage: k, Switch: rapid.IntRange(-3, 1<<19).Draw(t, "switch"),
+				c.Path = benes.EmptyPath()
+			case 2: // a physical path, held compact
+				fab, err := benes.New(1 << rapid.IntRange(1, 20).Draw(t, "k"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Path = fab.NewPath(rapid.IntRange(0, fab.Ports()-1).Draw(t, "path src"),
+					rapid.IntRange(0, fab.Ports()-1).Draw(t, "path dst"), rapid.Uint32().Draw(t, "choices"))
+			default: // anything, held as given
+				hops := make([]benes.Traversal, stages)
+				for k := range hops {
+					hops[k] = benes.Traversal{Stage: k, Switch: rapid.IntRange(-3, 1<<19).Draw(t, "switch"),
 						In: rapid.IntRange(-1, 2).Draw(t, "in"), Out: rapid.IntRange(-1, 2).Draw(t, "out")}
 				}
+				c.Path = benes.PathOf(hops)
 			}
 			if rapid.Bool().Draw(t, "has start") {
 				v := f.Draw(t, "start")
@@ -222,7 +230,7 @@ func bigSchedule(count int) *schedules.Schedule {
 		src, dst := i%64, (i*7+1)%64
 		start, end := float64(i)*1e-7, float64(i+1)*1e-7+0.1+0.2
 		s.Circuits = append(s.Circuits, schedules.Circuit{Src: src, Dst: dst, Bytes: int64(i) * 4096, Group: i / 64,
-			Path: f.PathFrom(src, dst, uint32(i)), PlannedStart: &start, PlannedEnd: &end})
+			Path: f.NewPath(src, dst, uint32(i)), PlannedStart: &start, PlannedEnd: &end})
 	}
 	return s
 }
@@ -281,4 +289,20 @@ func BenchmarkWriteJSON(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReadSchedule reads back the file of BenchmarkWriteJSON's 20 000 circuits: decoding
+// the traversal lists and compacting them into paths.
+func BenchmarkReadSchedule(b *testing.B) {
+	var buf bytes.Buffer
+	if err := bigSchedule(20000).WriteJSON(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := schedules.ReadSchedule(bytes.NewReader(buf.Bytes()), "s.json"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

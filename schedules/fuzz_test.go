@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // The fuzzers check that no input panics or hangs the schedule and timeline readers or the
@@ -15,6 +17,9 @@ func FuzzReadSchedule(f *testing.F) {
 	f.Add([]byte(scheduleJSON))
 	f.Add([]byte(barrierJSON))
 	f.Add([]byte(strings.Replace(scheduleJSON, `"crossbar"`, `"benes"`, 1)))
+	// Beneš paths on 4 ports: a physical one (held compact) and a broken one (kept as read).
+	f.Add([]byte(edit(scheduleJSON, `"n":2,"ports":2,"fabric":"crossbar"`, `"n":4,"ports":4,"fabric":"benes"`,
+		`"path":[]`, `"path":[[0,0,0,0],[1,0,0,0],[2,0,0,1]]},{"src":1,"dst":0,"bytes":1,"group":0,"path":[[0,0,1,1],[1,1,0,0],[2,1,1,0]]`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSchedule(bytes.NewReader(data), "f.json")
 		if err != nil {
@@ -58,7 +63,7 @@ func FuzzReadTimeline(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s.Circuits[0].Path = nil
+	s.Circuits[0].Path = benes.Path{}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tl, err := ReadTimeline(bytes.NewReader(data), "f.json")
 		if err != nil {

@@ -189,12 +189,12 @@ func alternating(k int) (*Schedule, *Timeline) {
 			st = benes.Cross
 		}
 		in, out := src, dst
-		s.Circuits = append(s.Circuits, Circuit{Src: src, Dst: dst, Bytes: 1, Group: i, Path: []benes.Traversal{{Stage: 0, Switch: 0, In: in, Out: out}}})
+		s.Circuits = append(s.Circuits, Circuit{Src: src, Dst: dst, Bytes: 1, Group: i, Path: benes.PathOf([]benes.Traversal{{Stage: 0, Switch: 0, In: in, Out: out}})})
 		t0 := float64(2 * i)
 		tl.Circuits = append(tl.Circuits, CircuitTiming{Circuit: i, Ready: t0, PathReady: t0, ReconfigStart: t0, TransmitStart: t0, End: t0 + 1})
 		prev := benes.Bar
 		if i > 0 {
-			prev = s.Circuits[i-1].Path[0].State()
+			prev = s.Circuits[i-1].Path.At(0).State()
 		}
 		if st != prev {
 			tl.SwitchChanges = append(tl.SwitchChanges, SwitchChange{Stage: 0, Switch: 0, From: prev, To: st, Start: t0 - 1, End: t0})
@@ -258,8 +258,8 @@ func TestVerifyTimelineSubResolutionEvents(t *testing.T) {
 	s := &Schedule{Version: FormatVersion, Algorithm: "hand", N: 2, Ports: 2, Fabric: Benes, Mode: Partial,
 		Params: Params{BandwidthBytesPerSecond: 1e11},
 		Circuits: []Circuit{
-			{Src: 0, Dst: 0, Bytes: 1, Group: 0, Path: []benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 0}}},
-			{Src: 0, Dst: 1, Bytes: 1 << 40, Group: 1, Path: []benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 1}}},
+			{Src: 0, Dst: 0, Bytes: 1, Group: 0, Path: benes.PathOf([]benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 0}})},
+			{Src: 0, Dst: 1, Bytes: 1 << 40, Group: 1, Path: benes.PathOf([]benes.Traversal{{Stage: 0, Switch: 0, In: 0, Out: 1}})},
 		}}
 	end := t0 + 1e-11 // rounds to t0 + 1 ulp
 	tl := &Timeline{

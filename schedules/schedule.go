@@ -53,8 +53,9 @@ type Circuit struct {
 	Bytes int64 `json:"bytes"`
 	// Group is the planning matching (partial mode) or the round (barrier mode), from 0.
 	Group int `json:"group"`
-	// Path is the Beneš route from input port Src to output port Dst; empty on a crossbar.
-	Path []benes.Traversal `json:"path"`
+	// Path is the Beneš route from input port Src to output port Dst; empty on a crossbar. In the
+	// file it is the list of traversals (benes.Path reads and writes it so).
+	Path benes.Path `json:"path"`
 	// PlannedStart and PlannedEnd are the scheduler's own estimate, in seconds, if it makes one.
 	PlannedStart *float64 `json:"planned_start,omitempty"`
 	PlannedEnd   *float64 `json:"planned_end,omitempty"`
@@ -177,8 +178,8 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var s Schedule
-	if err := dec.Decode(&s); err != nil {
+	var f scheduleFile
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, jsonerr.Describe(data, err))
 	}
 	end := dec.InputOffset()
@@ -186,10 +187,56 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 		line, col := jsonerr.Position(data, end+int64(len(data[end:])-len(bytes.TrimLeft(data[end:], " \t\r\n"))))
 		return nil, fmt.Errorf("%s: line %d, column %d: trailing data after the schedule object", name, line, col)
 	}
+	s := f.schedule()
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &s, nil
+	return s, nil
+}
+
+// scheduleFile is a schedule as the decoder reads it: hop lists decode as []benes.Traversal, so
+// that encoding/json reports a bad one at its line and column in the file (a benes.Path decoding
+// itself would see only its own bytes); schedule then compacts them. It repeats Schedule's fields
+// rather than embedding it, since the decoder would name an embedded struct in its errors
+// (field Schedule.n); TestScheduleFileMirrorsSchedule keeps the two in step.
+type scheduleFile struct {
+	Version   int           `json:"version"`
+	Algorithm string        `json:"algorithm"`
+	N         int           `json:"n"`
+	Ports     int           `json:"ports"`
+	Fabric    FabricKind    `json:"fabric"`
+	Mode      Mode          `json:"mode"`
+	Params    Params        `json:"params"`
+	Circuits  []fileCircuit `json:"circuits"`
+	Rounds    []Round       `json:"rounds,omitempty"`
+}
+
+// fileCircuit is Circuit with its path as read.
+type fileCircuit struct {
+	Src          int               `json:"src"`
+	Dst          int               `json:"dst"`
+	Bytes        int64             `json:"bytes"`
+	Group        int               `json:"group"`
+	Path         []benes.Traversal `json:"path"`
+	PlannedStart *float64          `json:"planned_start,omitempty"`
+	PlannedEnd   *float64          `json:"planned_end,omitempty"`
+}
+
+// schedule converts what was read, dropping the hop lists as it goes (benes.FromOwned keeps a
+// list that is not a physical path without copying it).
+func (f *scheduleFile) schedule() *Schedule {
+	s := &Schedule{Version: f.Version, Algorithm: f.Algorithm, N: f.N, Ports: f.Ports, Fabric: f.Fabric,
+		Mode: f.Mode, Params: f.Params, Rounds: f.Rounds}
+	if f.Circuits != nil {
+		s.Circuits = make([]Circuit, len(f.Circuits))
+	}
+	for i := range f.Circuits {
+		c := &f.Circuits[i]
+		s.Circuits[i] = Circuit{Src: c.Src, Dst: c.Dst, Bytes: c.Bytes, Group: c.Group,
+			Path: benes.FromOwned(c.Path), PlannedStart: c.PlannedStart, PlannedEnd: c.PlannedEnd}
+		c.Path = nil
+	}
+	return s
 }
 
 // LoadSchedule reads a schedule file from disk (ReadSchedule).

@@ -119,8 +119,8 @@ func Verify(s *Schedule, d *Demand) []Violation {
 			}
 		}
 		switch {
-		case fab == nil && len(c.Path) != 0:
-			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(c.Path))
+		case fab == nil && c.Path.Len() != 0:
+			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", c.Path.Len())
 		case fab != nil:
 			if err := fab.CheckPath(c.Src, c.Dst, c.Path); err != nil {
 				add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
@@ -190,7 +190,7 @@ func verifyRounds(s *Schedule, fab *benes.Fabric) []Violation {
 		if fab == nil {
 			continue
 		}
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			in, out := laneKey{t.Stage, t.Switch, t.In}, laneKey{t.Stage, t.Switch, t.Out}
 			if j, dup := ru.in[in]; dup {
 				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
@@ -268,7 +268,7 @@ func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
 		}
 		uses[key{0, c.Src, 0, 0}] = append(uses[key{0, c.Src, 0, 0}], iv)
 		uses[key{1, c.Dst, 0, 0}] = append(uses[key{1, c.Dst, 0, 0}], iv)
-		for _, t := range c.Path {
+		for _, t := range c.Path.All() {
 			uses[key{2, t.Stage, t.Switch, t.In}] = append(uses[key{2, t.Stage, t.Switch, t.In}], iv)
 			uses[key{3, t.Stage, t.Switch, t.Out}] = append(uses[key{3, t.Stage, t.Switch, t.Out}], iv)
 		}
@@ -366,7 +366,7 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 	}
 	for i, c := range s.Circuits {
 		t0, t1 := timing[i].TransmitStart, timing[i].End
-		for _, tr := range c.Path {
+		for _, tr := range c.Path.All() {
 			k := swKey{tr.Stage, tr.Switch}
 			chs, ends := changes[k], maxEnd[k]
 			// The first change that has not ended by t0: every earlier one is in force.

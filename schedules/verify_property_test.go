@@ -40,7 +40,7 @@ func randomBarrierSchedule(t *rapid.T) (*schedules.Schedule, *schedules.Demand) 
 			b := rapid.Int64Range(1, 1<<40).Draw(t, "bytes")
 			d.Bytes[c.Src][c.Dst] += b
 			s.Circuits = append(s.Circuits, schedules.Circuit{Src: c.Src, Dst: c.Dst, Bytes: b, Group: r,
-				Path: f.PathFrom(c.Src, c.Dst, choices[i])})
+				Path: f.NewPath(c.Src, c.Dst, choices[i])})
 		}
 	}
 	return s, d
@@ -79,8 +79,10 @@ func TestVerifyPropertyCatchesMutations(t *testing.T) {
 				c.Bytes = 2
 			}
 		case 1: // flip one out-lane: the path no longer follows the wiring to dst
-			h := rapid.IntRange(0, len(c.Path)-1).Draw(t, "hop")
-			c.Path[h].Out ^= 1
+			h := rapid.IntRange(0, c.Path.Len()-1).Draw(t, "hop")
+			hops := c.Path.Traversals()
+			hops[h].Out ^= 1
+			c.Path = benes.PathOf(hops)
 		case 2: // send the circuit to another receiver than its bytes are owed to
 			var others []int
 			for p := 0; p < s.Ports; p++ {

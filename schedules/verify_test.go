@@ -30,7 +30,7 @@ func validFourPort(t *testing.T) *Schedule {
 	// At n = 4 a path has one choice bit (level 0: upper 0 / lower 1). The input switch 0 carries
 	// ports 0 and 1, so they must take opposite children; likewise for outputs.
 	c := func(src, dst int, bytes int64, group int, choice uint32) Circuit {
-		return Circuit{Src: src, Dst: dst, Bytes: bytes, Group: group, Path: f.PathFrom(src, dst, choice)}
+		return Circuit{Src: src, Dst: dst, Bytes: bytes, Group: group, Path: f.NewPath(src, dst, choice)}
 	}
 	return &Schedule{
 		Version: FormatVersion, Algorithm: "hand", N: 4, Ports: 4, Fabric: Benes, Mode: Barrier,
@@ -73,8 +73,10 @@ func TestVerifyCatchesEachViolation(t *testing.T) {
 			s.Circuits = append(s.Circuits, Circuit{Src: 1, Dst: 2, Group: 1, Path: s.Circuits[4].Path})
 		}, BadEndpoint, "carries 0 bytes"},
 		{"path to the wrong output", func(s *Schedule) { s.Circuits[4].Dst = 3; s.Circuits[4].Bytes = 10 }, BadPath, "ends at output port 2"},
-		{"path with a broken wire", func(s *Schedule) { s.Circuits[0].Path[1].Switch ^= 1 }, BadPath, "wiring leads"},
-		{"path too short", func(s *Schedule) { s.Circuits[0].Path = s.Circuits[0].Path[:2] }, BadPath, "2 traversals"},
+		{"path with a broken wire", func(s *Schedule) {
+			s.Circuits[0].Path = editHop(s.Circuits[0].Path, 1, func(t *benes.Traversal) { t.Switch ^= 1 })
+		}, BadPath, "wiring leads"},
+		{"path too short", func(s *Schedule) { s.Circuits[0].Path = benes.PathOf(s.Circuits[0].Path.Traversals()[:2]) }, BadPath, "2 traversals"},
 		{"crossbar with a path", func(s *Schedule) { s.Fabric = Crossbar }, BadPath, "crossbar"},
 		{"byte lost", func(s *Schedule) { s.Circuits[1].Bytes = 49 }, BytesMismatch, "1→0: schedule carries 49 bytes, demand is 50"},
 		{"byte invented", func(s *Schedule) { s.Circuits[2].Bytes = 31 }, BytesMismatch, "2→3"},
@@ -82,7 +84,7 @@ func TestVerifyCatchesEachViolation(t *testing.T) {
 		{"lane twice in a round", func(s *Schedule) {
 			// Send 1→0 through the upper child too: input switch 0's lane 0 is then used twice.
 			f, _ := benes.New(4)
-			s.Circuits[1].Path = f.PathFrom(1, 0, 0)
+			s.Circuits[1].Path = f.NewPath(1, 0, 0)
 		}, RoundLane, "twice"},
 		{"negative round duration", func(s *Schedule) { s.Rounds = []Round{{Group: 0, PlannedDuration: -1}} }, Header, "planned_duration"},
 	}
@@ -106,7 +108,7 @@ func TestVerifyRoundSwitchState(t *testing.T) {
 	// Beneš network (each switch has two lanes, and two traversals through one switch on distinct
 	// lanes always agree on the state); so construct the disagreement on one switch by hand.
 	s := validFourPort(t)
-	s.Circuits[2].Path[1] = benes.Traversal{Stage: 1, Switch: 0, In: 1, Out: 0}
+	s.Circuits[2].Path = editHop(s.Circuits[2].Path, 1, func(t *benes.Traversal) { *t = benes.Traversal{Stage: 1, Switch: 0, In: 1, Out: 0} })
 	vs := Verify(s, fourPort(t))
 	if kinds(vs)[RoundSwitchState] == 0 {
 		t.Fatalf("want a %s violation, got %v", RoundSwitchState, ViolationsError(vs))
@@ -139,8 +141,8 @@ func timedFourPort(t *testing.T) (*Schedule, *Timeline) {
 
 func TestVerifyTimelineAcceptsHandTimeline(t *testing.T) {
 	s, tl := timedFourPort(t)
-	if s.Circuits[4].Path[1].State() != benes.Cross {
-		t.Fatalf("hand-worked premise wrong: 0→2 upper needs the middle switch %s", s.Circuits[4].Path[1].State())
+	if s.Circuits[4].Path.At(1).State() != benes.Cross {
+		t.Fatalf("hand-worked premise wrong: 0→2 upper needs the middle switch %s", s.Circuits[4].Path.At(1).State())
 	}
 	if vs := VerifyTimeline(s, tl); len(vs) != 0 {
 		t.Fatalf("valid timeline rejected: %v", ViolationsError(vs))
@@ -195,8 +197,8 @@ func TestVerifyTimelineLaneOverlap(t *testing.T) {
 	s := &Schedule{Version: 1, Algorithm: "hand", N: 4, Ports: 4, Fabric: Benes, Mode: Partial,
 		Params: Params{BandwidthBytesPerSecond: 1},
 		Circuits: []Circuit{
-			{Src: 0, Dst: 1, Bytes: 10, Path: f.PathFrom(0, 1, 0)},
-			{Src: 1, Dst: 0, Bytes: 10, Path: f.PathFrom(1, 0, 0)},
+			{Src: 0, Dst: 1, Bytes: 10, Path: f.NewPath(0, 1, 0)},
+			{Src: 1, Dst: 0, Bytes: 10, Path: f.NewPath(1, 0, 0)},
 		}}
 	if vs := Verify(s, d); len(vs) != 0 {
 		t.Fatalf("partial-mode schedule should pass the static checks: %v", ViolationsError(vs))
@@ -213,4 +215,11 @@ func TestVerifyTimelineLaneOverlap(t *testing.T) {
 	if kinds(vs)[LaneOverlap] == 0 {
 		t.Fatalf("want a lane overlap, got %v", ViolationsError(vs))
 	}
+}
+
+// editHop is p with traversal i changed by fn: how a test breaks a path (a Path is immutable).
+func editHop(p benes.Path, i int, fn func(*benes.Traversal)) benes.Path {
+	hops := p.Traversals()
+	fn(&hops[i])
+	return benes.PathOf(hops)
 }

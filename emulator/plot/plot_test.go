@@ -33,8 +33,8 @@ func tinySchedule(t testing.TB) (*schedules.Schedule, *schedules.Timeline) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := func(src, dst int, choices uint32) []benes.Traversal {
-		p := f.PathFrom(src, dst, choices)
+	path := func(src, dst int, choices uint32) benes.Path {
+		p := f.NewPath(src, dst, choices)
 		if err := f.CheckPath(src, dst, p); err != nil {
 			t.Fatalf("path %d→%d: %v", src, dst, err)
 		}
@@ -194,7 +194,7 @@ func TestGanttCrossbarHasNoSwitchRows(t *testing.T) {
 	s.Fabric = schedules.Crossbar
 	tl.SwitchChanges = nil
 	for i := range s.Circuits {
-		s.Circuits[i].Path = nil
+		s.Circuits[i].Path = benes.Path{}
 	}
 	_, names, err := ganttSegments(s, tl)
 	if err != nil {

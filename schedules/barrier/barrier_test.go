@@ -215,7 +215,7 @@ func TestBenesPlacement(t *testing.T) {
 		t.Errorf("header n=%d ports=%d fabric=%s, want 2, 2, benes", s.N, s.Ports, s.Fabric)
 	}
 	cross := benes.Traversal{Stage: 0, Switch: 0, In: 0, Out: 1}
-	if p := s.Circuits[0].Path; len(p) != 1 || p[0] != cross {
+	if p := s.Circuits[0].Path; p.Len() != 1 || p.At(0) != cross {
 		t.Errorf("0→1 path %v, want [%v]", p, cross)
 	}
 

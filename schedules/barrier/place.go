@@ -133,7 +133,6 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 	times := make([]float64, 0, 2*total)
 	var fab *benes.Fabric
 	var state []benes.State
-	var traversals []benes.Traversal // backing store of every path, one allocation
 	if kind == schedules.Benes {
 		s.N = benes.SizeFor(ports)
 		f, err := benes.New(s.N)
@@ -142,7 +141,6 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 		}
 		fab = f
 		state = make([]benes.State, f.NumSwitches()) // all Bar at t = 0
-		traversals = make([]benes.Traversal, total*f.Stages())
 	}
 	pointsTo := make([]int, ports)
 	for i := range pointsTo {
@@ -150,14 +148,14 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 	}
 	t := 0.0
 	// Per-round lists, reused (a round has at most one circuit per port).
-	paths := make([][]benes.Traversal, 0, ports)
+	paths := make([]benes.Path, 0, ports)
 	conns := make([]benes.Conn, 0, ports)
 	for r, round := range p.rounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if len(round) > cap(paths) {
-			paths = make([][]benes.Traversal, 0, len(round))
+			paths = make([]benes.Path, 0, len(round))
 		}
 		paths = paths[:len(round)]
 		reconfig := false
@@ -171,10 +169,8 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 				return nil, fmt.Errorf("barrier: %s round %d: %w", algo, r, err)
 			}
 			for k, pc := range round {
-				paths[k] = traversals[:fab.Stages():fab.Stages()]
-				traversals = traversals[fab.Stages():]
-				fab.FillPath(paths[k], pc.src, pc.dst, choices[k])
-				for _, tr := range paths[k] {
+				paths[k] = fab.NewPath(pc.src, pc.dst, choices[k])
+				for _, tr := range paths[k].All() {
 					id := fab.SwitchID(tr.Stage, tr.Switch)
 					if state[id] != tr.State() {
 						reconfig = true
@@ -184,7 +180,7 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 			}
 		} else {
 			for k, pc := range round {
-				paths[k] = []benes.Traversal{} // no internal path; written [] rather than null
+				paths[k] = benes.EmptyPath() // no internal path; written [] rather than null
 				if pointsTo[pc.src] != pc.dst {
 					reconfig = true
 					pointsTo[pc.src] = pc.dst

@@ -69,3 +69,48 @@ func BenchmarkQueryUniform(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPathHops reads every hop of 1024 paths of a 128-port fabric: compact paths through
+// All and through AppendTo into one buffer, against the []Traversal slices they replace.
+func BenchmarkPathHops(b *testing.B) {
+	f, _ := New(128)
+	rng := rand.New(rand.NewPCG(1, 2))
+	compact := make([]Path, 1024)
+	slices := make([][]Traversal, 1024)
+	for i := range compact {
+		src, dst, c := rng.IntN(128), rng.IntN(128), rng.Uint32()
+		compact[i], slices[i] = f.NewPath(src, dst, c), f.PathFrom(src, dst, c)
+	}
+	sum := 0
+	b.Run("compact", func(b *testing.B) {
+		for b.Loop() {
+			for _, p := range compact {
+				for _, t := range p.All() {
+					sum += t.Switch + t.Out
+				}
+			}
+		}
+	})
+	b.Run("compact-buffer", func(b *testing.B) {
+		var buf [MaxStages]Traversal
+		for b.Loop() {
+			for _, p := range compact {
+				for _, t := range p.AppendTo(buf[:0]) {
+					sum += t.Switch + t.Out
+				}
+			}
+		}
+	})
+	b.Run("slice", func(b *testing.B) {
+		for b.Loop() {
+			for _, p := range slices {
+				for _, t := range p {
+					sum += t.Switch + t.Out
+				}
+			}
+		}
+	})
+	if sum == 0 {
+		b.Fatal("nothing read")
+	}
+}

@@ -174,15 +174,19 @@ func (f *Fabric) FillPath(p []Traversal, src, dst int, choices uint32) {
 
 // CheckPath reports, as an error, the first way p fails to be a physical path of this fabric from
 // input port src to output port dst.
-func (f *Fabric) CheckPath(src, dst int, p []Traversal) error {
+func (f *Fabric) CheckPath(src, dst int, p Path) error {
 	if src < 0 || src >= f.n || dst < 0 || dst >= f.n {
 		return fmt.Errorf("port out of range: src %d, dst %d on a %d-port fabric", src, dst, f.n)
 	}
-	if len(p) != f.Stages() {
-		return fmt.Errorf("path has %d traversals, a %d-port Beneš path has %d", len(p), f.n, f.Stages())
+	if ps, pd, _, k, ok := p.Compact(); ok && k == f.k && ps == src && pd == dst {
+		// A compact path is a physical path of the fabric with k levels, by construction.
+		return nil
+	}
+	if p.Len() != f.Stages() {
+		return fmt.Errorf("path has %d traversals, a %d-port Beneš path has %d", p.Len(), f.n, f.Stages())
 	}
 	stage, sw, in := 0, src>>1, src&1
-	for i, t := range p {
+	for i, t := range p.All() {
 		if t.Stage != stage || t.Switch != sw || t.In != in {
 			return fmt.Errorf("traversal %d is [%d,%d,%d,%d], the wiring leads to stage %d switch %d lane %d",
 				i, t.Stage, t.Switch, t.In, t.Out, stage, sw, in)
@@ -210,7 +214,11 @@ func (f *Fabric) Choices(p []Traversal) uint32 {
 // MarshalJSON writes the traversal as [stage, switch, in_lane, out_lane]. A schedule file holds
 // one per switch on every path (millions at 512 ports), so it appends digits rather than format.
 func (t Traversal) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 24)
+	return t.appendJSON(make([]byte, 0, 24)), nil
+}
+
+// appendJSON appends [stage,switch,in,out] to b.
+func (t Traversal) appendJSON(b []byte) []byte {
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(t.Stage), 10)
 	b = append(b, ',')
@@ -219,7 +227,7 @@ func (t Traversal) MarshalJSON() ([]byte, error) {
 	b = strconv.AppendInt(b, int64(t.In), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(t.Out), 10)
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // UnmarshalJSON reads [stage, switch, in_lane, out_lane].

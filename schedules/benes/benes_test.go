@@ -19,8 +19,12 @@ func TestEveryChoiceGivesADistinctPhysicalPath(t *testing.T) {
 				seen := map[string]bool{}
 				for c := uint32(0); c < uint32(n/2); c++ {
 					p := f.PathFrom(src, dst, c)
-					if err := f.CheckPath(src, dst, p); err != nil {
+					if err := f.CheckPath(src, dst, PathOf(p)); err != nil {
 						t.Fatalf("n=%d %d->%d choices %b: %v", n, src, dst, c, err)
+					}
+					// The wire-by-wire check, which compact paths skip, agrees.
+					if err := f.CheckPath(src, dst, rawPath(p)); err != nil {
+						t.Fatalf("n=%d %d->%d choices %b, hop by hop: %v", n, src, dst, c, err)
 					}
 					if got := f.Choices(p); got != c {
 						t.Fatalf("Choices = %b, want %b", got, c)

@@ -64,3 +64,27 @@ func ExamplePlan_Query() {
 	// 1->2: choices 0, start 11, 2 state changes
 	// input switch 0: cross, last user ends 16, reconfigured by 11
 }
+
+// A path is held compact (ports and choices) and read hop by hop; a hop list that is not a
+// physical path, such as one read from a broken file, is kept as it is for the verifier.
+func ExampleFabric_NewPath() {
+	f, _ := benes.New(8)
+	p := f.NewPath(1, 6, 0b10)
+	for i, t := range p.All() {
+		fmt.Printf("hop %d: stage %d switch %d lane %d->%d (%s)\n", i, t.Stage, t.Switch, t.In, t.Out, t.State())
+	}
+	b, _ := p.MarshalJSON()
+	fmt.Println(string(b))
+	hops := p.Traversals()
+	hops[2].Switch ^= 1
+	broken := benes.PathOf(hops)
+	fmt.Println(f.CheckPath(1, 6, p), "/", f.CheckPath(1, 6, broken))
+	// Output:
+	// hop 0: stage 0 switch 0 lane 1->0 (cross)
+	// hop 1: stage 1 switch 0 lane 0->1 (cross)
+	// hop 2: stage 2 switch 1 lane 0->1 (cross)
+	// hop 3: stage 3 switch 1 lane 1->1 (bar)
+	// hop 4: stage 4 switch 3 lane 0->0 (bar)
+	// [[0,0,1,0],[1,0,0,1],[2,1,0,1],[3,1,1,1],[4,3,0,0]]
+	// <nil> / traversal 2 is [2,0,0,1], the wiring leads to stage 2 switch 1 lane 0
+}

@@ -53,7 +53,7 @@ func (c *checker) check(conns []Conn, choices []uint32) error {
 			return fmt.Errorf("connection %d (%d->%d): choices %b has bits above level k-2", i, cn.Src, cn.Dst, choices[i])
 		}
 		f.FillPath(c.path, cn.Src, cn.Dst, choices[i])
-		if err := f.CheckPath(cn.Src, cn.Dst, c.path); err != nil {
+		if err := f.CheckPath(cn.Src, cn.Dst, PathOf(c.path)); err != nil {
 			return fmt.Errorf("connection %d (%d->%d): %w", i, cn.Src, cn.Dst, err)
 		}
 		for _, t := range c.path {
@@ -583,7 +583,7 @@ func TestRouteGolden(t *testing.T) {
 		t.Fatalf("%s: %v", file, err)
 	}
 	for _, r := range back {
-		if err := f.CheckPath(r.Src, r.Dst, r.Path); err != nil {
+		if err := f.CheckPath(r.Src, r.Dst, PathOf(r.Path)); err != nil {
 			t.Errorf("%s: %d->%d: %v", file, r.Src, r.Dst, err)
 		}
 	}

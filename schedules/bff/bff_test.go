@@ -160,7 +160,7 @@ func equal(a, b *schedules.Schedule) bool {
 	for i := range a.Circuits {
 		x, y := a.Circuits[i], b.Circuits[i]
 		if x.Src != y.Src || x.Dst != y.Dst || x.Bytes != y.Bytes || x.Group != y.Group ||
-			!slices.Equal(x.Path, y.Path) || *x.PlannedStart != *y.PlannedStart || *x.PlannedEnd != *y.PlannedEnd {
+			!x.Path.Equal(y.Path) || *x.PlannedStart != *y.PlannedStart || *x.PlannedEnd != *y.PlannedEnd {
 			return false
 		}
 	}

@@ -18,15 +18,15 @@ import (
 //
 // It returns the errors Paths returns for a plan whose live sets are not partial permutations.
 func AvoidLivePaths(f *benes.Fabric, plan []Circuit) (Mapping, error) {
-	m := Mapping{Paths: make([][]benes.Traversal, len(plan))}
+	m := Mapping{Paths: make([]benes.Path, len(plan))}
 	occ := newOccupancy(f)
-	var looping [][]benes.Traversal // Paths(f, plan), computed at the first fallback
+	var looping []benes.Path // Paths(f, plan), computed at the first fallback
 	release := func(c int) { occ.add(m.Paths[c], -1) }
 	err := sweepLive(f, plan, release, func(_ float64, _, starting []int) error {
 		// One at a time: each starting circuit sees the paths of those mapped before it.
 		for _, c := range starting {
 			if choices, ok := occ.freePath(plan[c].Src, plan[c].Dst); ok {
-				m.Paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices)
+				m.Paths[c] = f.NewPath(plan[c].Src, plan[c].Dst, choices)
 			} else {
 				if looping == nil {
 					var err error
@@ -79,8 +79,8 @@ func newOccupancy(f *benes.Fabric) *occupancy {
 
 // add counts path as live (delta +1, which also makes its states the ones left behind) or
 // releases it (delta −1).
-func (o *occupancy) add(path []benes.Traversal, delta int32) {
-	for _, h := range path {
+func (o *occupancy) add(path benes.Path, delta int32) {
+	for _, h := range path.All() {
 		id := o.f.SwitchID(h.Stage, h.Switch)
 		o.in[2*id+h.In] += delta
 		o.out[2*id+h.Out] += delta

@@ -85,9 +85,9 @@ func TestAvoidLiveByHand(t *testing.T) {
 			}
 			for i, want := range c.want {
 				if want == nil {
-					want = looping[i]
+					want = looping[i].Traversals()
 				}
-				if !slices.Equal(m.Paths[i], want) {
+				if !slices.Equal(m.Paths[i].Traversals(), want) {
 					t.Errorf("circuit %d (%d->%d): path %v, want %v", i, c.plan[i].Src, c.plan[i].Dst, m.Paths[i], want)
 				}
 			}
@@ -101,7 +101,7 @@ func TestAvoidLiveByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []benes.Traversal{tr(0, 0, 0, 0), tr(1, 0, 0, 0), tr(2, 0, 0, 1)}; !slices.Equal(looping[1], want) {
+	if want := []benes.Traversal{tr(0, 0, 0, 0), tr(1, 0, 0, 0), tr(2, 0, 0, 1)}; !slices.Equal(looping[1].Traversals(), want) {
 		t.Errorf("looping gives C %v, the hand-worked colliding path is %v", looping[1], want)
 	}
 }
@@ -206,7 +206,7 @@ func TestPropertyAvoidLive(t *testing.T) {
 			}
 			var live [][]benes.Traversal
 			for _, o := range liveAtStart(plan, order, pos) {
-				live = append(live, m.Paths[o])
+				live = append(live, m.Paths[o].Traversals())
 			}
 			best, bestChanges := uint32(0), -1
 			for ch := uint32(0); ch < uint32(n/2); ch++ {
@@ -226,19 +226,19 @@ func TestPropertyAvoidLive(t *testing.T) {
 			}
 			if bestChanges < 0 {
 				fallbacks = append(fallbacks, i)
-				if !slices.Equal(m.Paths[i], looping[i]) {
+				if !m.Paths[i].Equal(looping[i]) {
 					t.Fatalf("circuit %d has no free path but does not take its looping path %v: %v", i, looping[i], m.Paths[i])
 				}
 			} else {
-				if why := blocked(m.Paths[i], live); why != "" {
+				if why := blocked(m.Paths[i].Traversals(), live); why != "" {
 					t.Fatalf("circuit %d (%d->%d) has a free path but took %v, which %s", i, c.Src, c.Dst, m.Paths[i], why)
 				}
-				if got := f.Choices(m.Paths[i]); got != best {
+				if got := f.Choices(m.Paths[i].Traversals()); got != best {
 					t.Fatalf("circuit %d (%d->%d): choices %d, the free path with the fewest changes (%d) is %d",
 						i, c.Src, c.Dst, got, bestChanges, best)
 				}
 			}
-			for _, h := range m.Paths[i] {
+			for _, h := range m.Paths[i].All() {
 				left[[2]int{h.Stage, h.Switch}] = h.State()
 			}
 		}

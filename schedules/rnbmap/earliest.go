@@ -36,7 +36,7 @@ func EarliestPaths(f *benes.Fabric, plan []Circuit, t Timing) (Mapping, error) {
 		return Mapping{}, fmt.Errorf("rnbmap: earliest mapping needs a positive bandwidth and a non-negative α_r, got %g B/s and %g s", t.Bandwidth, t.AlphaR)
 	}
 	m := Mapping{
-		Paths: make([][]benes.Traversal, len(plan)),
+		Paths: make([]benes.Path, len(plan)),
 		Start: make([]float64, len(plan)),
 		End:   make([]float64, len(plan)),
 	}
@@ -46,7 +46,7 @@ func EarliestPaths(f *benes.Fabric, plan []Circuit, t Timing) (Mapping, error) {
 		choices, start, _ := s.Query(c.Src, c.Dst)
 		end := start + float64(c.Bytes)/t.Bandwidth
 		s.Commit(c.Src, c.Dst, choices, start, end)
-		m.Paths[i] = f.PathFrom(c.Src, c.Dst, choices)
+		m.Paths[i] = f.NewPath(c.Src, c.Dst, choices)
 		m.Start[i], m.End[i] = start, end
 	}
 	return m, nil

@@ -23,8 +23,9 @@ func ExamplePaths() {
 		return
 	}
 	for i, p := range paths {
+		h := p.At(0)
 		fmt.Printf("%d->%d: first hop stage %d switch %d lane %d->%d\n",
-			plan[i].Src, plan[i].Dst, p[0].Stage, p[0].Switch, p[0].In, p[0].Out)
+			plan[i].Src, plan[i].Dst, h.Stage, h.Switch, h.In, h.Out)
 	}
 	// Output:
 	// 1->0: first hop stage 0 switch 0 lane 1->0
@@ -45,8 +46,9 @@ func ExampleMap() {
 		return
 	}
 	for i, p := range m.Paths {
+		h := p.At(0)
 		fmt.Printf("%d->%d: first hop stage %d switch %d lane %d->%d\n",
-			plan[i].Src, plan[i].Dst, p[0].Stage, p[0].Switch, p[0].In, p[0].Out)
+			plan[i].Src, plan[i].Dst, h.Stage, h.Switch, h.In, h.Out)
 	}
 	fmt.Println("fallbacks:", len(m.Fallbacks))
 	// Output:

@@ -16,8 +16,8 @@ import (
 // It returns an error if a live set is not a partial permutation of f's ports (two live circuits
 // share a transmitter or a receiver, or a port is out of range): a valid non-blocking plan never
 // has one.
-func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
-	paths := make([][]benes.Traversal, len(plan))
+func Paths(f *benes.Fabric, plan []Circuit) ([]benes.Path, error) {
+	paths := make([]benes.Path, len(plan))
 	conns := make([]benes.Conn, 0, f.Ports())
 	err := sweepLive(f, plan, nil, func(t float64, live, starting []int) error {
 		conns = conns[:0]
@@ -30,7 +30,7 @@ func Paths(f *benes.Fabric, plan []Circuit) ([][]benes.Traversal, error) {
 		}
 		// The starting circuits are the last len(starting) of live, in the same order.
 		for k, c := range starting {
-			paths[c] = f.PathFrom(plan[c].Src, plan[c].Dst, choices[len(live)-len(starting)+k])
+			paths[c] = f.NewPath(plan[c].Src, plan[c].Dst, choices[len(live)-len(starting)+k])
 		}
 		return nil
 	})
@@ -123,7 +123,7 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 		return nil, err
 	}
 	n := benes.SizeFor(ports)
-	var paths [][]benes.Traversal
+	var paths []benes.Path
 	var times [2][]float64 // Earliest's re-timed intervals, indexed like plan
 	switch fabric {
 	case schedules.Benes:
@@ -167,7 +167,7 @@ func Schedule(algorithm string, d *schedules.Demand, o schedules.Options, plan [
 	}
 	for _, i := range StartOrder(plan) {
 		c := plan[i]
-		path := []benes.Traversal{}
+		path := benes.EmptyPath()
 		if paths != nil {
 			path = paths[i]
 		}

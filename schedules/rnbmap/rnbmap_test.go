@@ -58,7 +58,7 @@ func TestLiveSetsByHand(t *testing.T) {
 			if c < 0 {
 				continue
 			}
-			if !slices.Equal(paths[c], want[k]) {
+			if !slices.Equal(paths[c].Traversals(), want[k]) {
 				t.Errorf("t=%g: circuit %d (%d->%d) has path %v, the live-set routing gives %v",
 					l.at, c, tiePlan[c].Src, tiePlan[c].Dst, paths[c], want[k])
 			}
@@ -84,14 +84,14 @@ func TestMappingIgnoresRunningCircuits(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, c := paths[0], paths[1]
-	if want := f.PathFrom(1, 0, 0); !slices.Equal(a, want) {
+	if want := f.NewPath(1, 0, 0); !a.Equal(want) {
 		t.Errorf("A: %v, want the upper path %v", a, want)
 	}
-	if want := f.PathFrom(0, 1, 0); !slices.Equal(c, want) {
+	if want := f.NewPath(0, 1, 0); !c.Equal(want) {
 		t.Errorf("C: %v, want the upper path %v", c, want)
 	}
-	if a[0] != (benes.Traversal{Stage: 0, Switch: 0, In: 1, Out: 0}) || c[0] != (benes.Traversal{Stage: 0, Switch: 0, In: 0, Out: 0}) {
-		t.Errorf("first hops A %v, C %v: want both out of switch 0 on lane 0, A Cross and C Bar", a[0], c[0])
+	if a.At(0) != (benes.Traversal{Stage: 0, Switch: 0, In: 1, Out: 0}) || c.At(0) != (benes.Traversal{Stage: 0, Switch: 0, In: 0, Out: 0}) {
+		t.Errorf("first hops A %v, C %v: want both out of switch 0 on lane 0, A Cross and C Bar", a.At(0), c.At(0))
 	}
 }
 
@@ -163,8 +163,8 @@ func TestSchedule(t *testing.T) {
 		var got [][2]int
 		for _, c := range s.Circuits {
 			got = append(got, [2]int{c.Src, c.Dst})
-			if (fk == schedules.Crossbar) != (len(c.Path) == 0) {
-				t.Errorf("%q: circuit %d->%d has %d traversals", fk, c.Src, c.Dst, len(c.Path))
+			if (fk == schedules.Crossbar) != (c.Path.Len() == 0) {
+				t.Errorf("%q: circuit %d->%d has %d traversals", fk, c.Src, c.Dst, c.Path.Len())
 			}
 		}
 		want := [][2]int{{0, 1}, {1, 0}, {2, 1}, {0, 2}, {2, 0}, {1, 2}}
@@ -265,7 +265,7 @@ func TestPropertyPaths(t *testing.T) {
 			if !consistent(routed) {
 				t.Fatalf("circuit %d: the routing of live set %v is not realisable at once: %v", i, set, routed)
 			}
-			if !slices.Equal(paths[i], routed[at]) {
+			if !slices.Equal(paths[i].Traversals(), routed[at]) {
 				t.Fatalf("circuit %d: path %v, its live-set routing gives %v", i, paths[i], routed[at])
 			}
 		}

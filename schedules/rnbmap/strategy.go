@@ -44,7 +44,7 @@ func unknown(s string) error {
 // Mapping is a plan's paths under one strategy.
 type Mapping struct {
 	// Paths is indexed like the plan.
-	Paths [][]benes.Traversal
+	Paths []benes.Path
 	// Fallbacks are the plan indices, in mapping order, of the circuits for which AvoidLive found
 	// no free path and which took Looping's path instead; always empty under the others.
 	Fallbacks []int

@@ -48,7 +48,7 @@ func ExampleSchedule() {
 	}
 	fmt.Println(s.Fabric, s.Mode, s.N, s.Ports, len(s.Circuits), len(schedules.Verify(s, d)))
 	for _, c := range s.Circuits {
-		fmt.Printf("%d->%d %d traversals\n", c.Src, c.Dst, len(c.Path))
+		fmt.Printf("%d->%d %d traversals\n", c.Src, c.Dst, c.Path.Len())
 	}
 	// Output:
 	// benes partial 4 3 6 0

@@ -149,8 +149,8 @@ func TestScheduleLayout(t *testing.T) {
 		var order [][2]int
 		for _, c := range s.Circuits {
 			order = append(order, [2]int{c.Src, c.Dst})
-			if (len(c.Path) == 0) != (wantFabric == schedules.Crossbar) {
-				t.Errorf("fabric %s: circuit %d→%d has %d traversals", wantFabric, c.Src, c.Dst, len(c.Path))
+			if (c.Path.Len() == 0) != (wantFabric == schedules.Crossbar) {
+				t.Errorf("fabric %s: circuit %d→%d has %d traversals", wantFabric, c.Src, c.Dst, c.Path.Len())
 			}
 		}
 		want := [][2]int{{0, 1}, {1, 0}, {0, 2}, {2, 1}, {2, 0}, {1, 2}}
@@ -196,7 +196,7 @@ func scheduleEqual(a, b *schedules.Schedule) bool {
 	for i := range a.Circuits {
 		x, y := a.Circuits[i], b.Circuits[i]
 		if x.Src != y.Src || x.Dst != y.Dst || x.Bytes != y.Bytes || x.Group != y.Group ||
-			!slices.Equal(x.Path, y.Path) || *x.PlannedStart != *y.PlannedStart || *x.PlannedEnd != *y.PlannedEnd {
+			!x.Path.Equal(y.Path) || *x.PlannedStart != *y.PlannedStart || *x.PlannedEnd != *y.PlannedEnd {
 			return false
 		}
 	}

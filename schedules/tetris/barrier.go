@@ -24,7 +24,7 @@ func retimeBarrier(s *schedules.Schedule) error {
 		}
 		state = make([]benes.State, f.NumSwitches())
 		for i := range s.Circuits {
-			for _, t := range s.Circuits[i].Path {
+			for _, t := range s.Circuits[i].Path.All() {
 				if t.Stage < 0 || t.Stage >= f.Stages() || t.Switch < 0 || t.Switch >= f.SwitchesPerStage() {
 					return fmt.Errorf("tetris: circuit %d: traversal %v is outside the %d-port fabric", i, t, s.N)
 				}
@@ -49,7 +49,7 @@ func retimeBarrier(s *schedules.Schedule) error {
 			if dest != nil && dest[c.Src] != c.Dst {
 				wait = alpha
 			}
-			for _, t := range c.Path {
+			for _, t := range c.Path.All() {
 				if state[t.Stage*half+t.Switch] != t.State() {
 					wait = alpha
 				}
@@ -61,7 +61,7 @@ func retimeBarrier(s *schedules.Schedule) error {
 			if dest != nil {
 				dest[c.Src] = c.Dst
 			}
-			for _, t := range c.Path {
+			for _, t := range c.Path.All() {
 				state[t.Stage*half+t.Switch] = t.State()
 			}
 			st := roundStart + wait

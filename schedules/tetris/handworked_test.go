@@ -272,7 +272,7 @@ func TestHandWorked8x8(t *testing.T) {
 	}
 	// The paths, as the schedule file records them, for the first matching's (6,4): level 0 upper
 	// (after the flip), level 1 lower (orientation 0 sends (6,4) opposite to (4,6)).
-	if got, want := s.Circuits[0].Path, mustFabric(t, 8).PathFrom(6, 4, 0b10); !slices.Equal(got, want) {
+	if got, want := s.Circuits[0].Path, mustFabric(t, 8).NewPath(6, 4, 0b10); !got.Equal(want) {
 		t.Errorf("(6,4) path %v, want %v", got, want)
 	}
 }

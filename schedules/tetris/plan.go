@@ -20,9 +20,8 @@ type fabricPlan interface {
 	start(u, v int, choices uint32) float64
 	// commit adds a circuit on that path transmitting over [start, end) to S.
 	commit(u, v int, choices uint32, start, end float64)
-	// path is the circuit's traversals as written in a schedule (none on a crossbar), written into
-	// the front of buf when it is long enough (so a schedule's paths share one allocation).
-	path(u, v int, choices uint32, buf []benes.Traversal) []benes.Traversal
+	// path is the circuit's path as written in a schedule (no traversals on a crossbar).
+	path(u, v int, choices uint32) benes.Path
 }
 
 // benesPlan is S on a Beneš fabric: per switch σ_s, F_s, Q_s and lane release times (benes.Plan).
@@ -60,15 +59,7 @@ func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
 	b.p.Commit(u, v, choices, start, end)
 }
 
-func (b *benesPlan) path(u, v int, choices uint32, buf []benes.Traversal) []benes.Traversal {
-	k := b.f.Stages()
-	if len(buf) < k {
-		return b.f.PathFrom(u, v, choices)
-	}
-	p := buf[:k:k]
-	b.f.FillPath(p, u, v, choices)
-	return p
-}
+func (b *benesPlan) path(u, v int, choices uint32) benes.Path { return b.f.NewPath(u, v, choices) }
 
 // crossbarPlan is S on the ideal strictly non-blocking crossbar: only endpoints conflict. A
 // transmitter points at one receiver at a time (none at t = 0); pointing it at another takes α_r,
@@ -111,6 +102,4 @@ func (c *crossbarPlan) commit(u, v int, _ uint32, _, end float64) {
 	c.dest[u] = v
 }
 
-func (c *crossbarPlan) path(int, int, uint32, []benes.Traversal) []benes.Traversal {
-	return []benes.Traversal{}
-}
+func (c *crossbarPlan) path(int, int, uint32) benes.Path { return benes.EmptyPath() }

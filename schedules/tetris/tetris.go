@@ -132,10 +132,8 @@ type planner struct {
 	a, w           []float64
 	cTx, cRx       []int
 	cands          []candidate
-	rowEnd         []int32           // where transmitter u's demands end in cands
-	times          []float64         // backing store of the circuits' planned times
-	paths          []benes.Traversal // backing store of the circuits' paths
-	stages         int
+	rowEnd         []int32   // where transmitter u's demands end in cands
+	times          []float64 // backing store of the circuits' planned times
 	matching       []int
 	conns          []benes.Conn
 	sel            *selector
@@ -186,7 +184,6 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 			return nil, fmt.Errorf("tetris: %w", err)
 		}
 		p.fp = newBenesPlan(f, o.Reconfig)
-		p.stages = f.Stages()
 		if !o.NaiveRouting {
 			p.router = &router{n: n, alpha: o.Reconfig}
 		}
@@ -200,7 +197,6 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 		pairs += x
 	}
 	p.times = make([]float64, 0, 2*pairs)
-	p.paths = make([]benes.Traversal, pairs*p.stages)
 	s.Circuits = make([]schedules.Circuit, 0, pairs)
 	for group := 0; ; group++ {
 		if err := ctx.Err(); err != nil {
@@ -374,10 +370,9 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		p.a[n+v] = max(p.a[n+v], end)
 		s.Circuits = append(s.Circuits, schedules.Circuit{
 			Src: u, Dst: v, Bytes: x, Group: group,
-			Path:         p.fp.path(u, v, choices[k], p.paths),
+			Path:         p.fp.path(u, v, choices[k]),
 			PlannedStart: &times[0], PlannedEnd: &times[1],
 		})
-		p.paths = p.paths[len(s.Circuits[len(s.Circuits)-1].Path):]
 		if st != nil {
 			st.starts = append(st.starts, start)
 		}
