@@ -1,9 +1,11 @@
 package schedules
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,7 +82,20 @@ func ViolationsError(vs []Violation) error {
 // violation found: header, endpoint and path problems in circuit order, then byte mismatches by
 // (src, dst), then round conflicts in circuit order. Checks of execution (overlaps in time, switches changing under
 // live circuits) need a timeline: see VerifyTimeline.
+//
+// Its memory is the demand's size, the fabric's lanes and the violations, plus at most one
+// 4-byte index per circuit (to visit rounds or planning groups that the schedule interleaves);
+// its time is linear in the circuits and their paths when groups never decrease along the
+// schedule, as every scheduler writes them, and O(c log c) otherwise.
 func Verify(s *Schedule, d *Demand) []Violation {
+	if fitsIndex32(len(s.Circuits), len(s.Rounds)) {
+		return verifyOf[int32](s, d)
+	}
+	return verifyOf[int](s, d)
+}
+
+// verifyOf is Verify with per-circuit indices of type I.
+func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 	var vs []Violation
 	add := func(k ViolationKind, c int, format string, a ...any) {
 		vs = append(vs, Violation{k, c, fmt.Sprintf(format, a...)})
@@ -94,10 +109,17 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		return vs
 	}
 	fab, _ := s.BenesFabric()
-	sent := map[[2]int]int64{}
-	type pairInGroup struct{ src, dst, group int }
-	first := map[pairInGroup]int{}
-	for i, c := range s.Circuits {
+	// sent is indexed src·ports + dst: the demand is that size already.
+	var sent []int64
+	if d != nil {
+		sent = make([]int64, s.Ports*s.Ports)
+	}
+	var dups []duplicate[I]
+	if s.Mode == Partial {
+		dups = partialDuplicates[I](s)
+	}
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
 		if c.Src < 0 || c.Src >= s.Ports || c.Dst < 0 || c.Dst >= s.Ports {
 			add(BadEndpoint, i, "src %d, dst %d: not both real ports in [0, %d)", c.Src, c.Dst, s.Ports)
 			continue
@@ -108,21 +130,20 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		if c.Group < 0 {
 			add(Header, i, "group %d is negative", c.Group)
 		}
-		sent[[2]int{c.Src, c.Dst}] += c.Bytes
-		if s.Mode == Partial {
-			// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
-			k := pairInGroup{c.Src, c.Dst, c.Group}
-			if j, dup := first[k]; dup {
-				add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, j, c.Group)
-			} else {
-				first[k] = i
-			}
+		if sent != nil {
+			sent[c.Src*s.Ports+c.Dst] += c.Bytes
 		}
+		// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
+		if len(dups) > 0 && int(dups[0].circuit) == i {
+			add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, dups[0].first, c.Group)
+			dups = dups[1:]
+		}
+		p := hops(c)
 		switch {
-		case fab == nil && len(c.Path) != 0:
-			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(c.Path))
+		case fab == nil && len(p) != 0:
+			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(p))
 		case fab != nil:
-			if err := fab.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+			if err := fab.CheckPath(c.Src, c.Dst, p); err != nil {
 				add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
 			}
 		}
@@ -133,7 +154,7 @@ func Verify(s *Schedule, d *Demand) []Violation {
 	if d != nil {
 		for i := 0; i < d.N(); i++ {
 			for j := 0; j < d.N(); j++ {
-				want, got := d.At(i, j), sent[[2]int{i, j}]
+				want, got := d.At(i, j), sent[i*s.Ports+j]
 				if want != got {
 					add(BytesMismatch, -1, "%d→%d: schedule carries %d bytes, demand is %d", i, j, got, want)
 				}
@@ -141,7 +162,7 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		}
 	}
 	if s.Mode == Barrier {
-		vs = append(vs, verifyRounds(s, fab)...)
+		vs = append(vs, verifyRounds[I](s, fab)...)
 	}
 	return vs
 }
@@ -152,68 +173,329 @@ func Verify(s *Schedule, d *Demand) []Violation {
 // verify would reject on the file alone is executed.
 func CheckStatic(s *Schedule) []Violation { return Verify(s, nil) }
 
-// verifyRounds checks that each barrier round is a set of circuits that can be live together.
-func verifyRounds(s *Schedule, fab *benes.Fabric) []Violation {
-	var vs []Violation
-	type laneKey struct{ stage, sw, lane int }
-	type swKey struct{ stage, sw int }
-	type roundUse struct {
-		tx, rx  map[int]int
-		in, out map[laneKey]int
-		state   map[swKey]benes.State
-		stateBy map[swKey]int
-	}
-	rounds := map[int]*roundUse{}
-	seenRound := map[int]bool{}
-	for _, r := range s.Rounds {
-		if seenRound[r.Group] {
-			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
+// hops is the path of c as its list of traversals: the one place this file reads a path.
+func hops(c *Circuit) []benes.Traversal { return c.Path }
+
+// index is the integer type of the verifier's per-circuit (and per-change) arrays: int32, four
+// bytes a circuit, whenever the counts fit; int beyond that, so that no input is refused.
+type index interface{ ~int32 | ~int }
+
+// fitsIndex32 says whether counts up to these (and one more, for the 1-based stamps) fit an int32.
+func fitsIndex32(counts ...int) bool {
+	for _, n := range counts {
+		if n >= math.MaxInt32 {
+			return false
 		}
-		seenRound[r.Group] = true
+	}
+	return true
+}
+
+// iota returns 0, 1, ..., n−1.
+func iota[I index](n int) []I {
+	p := make([]I, n)
+	for i := range p {
+		p[i] = I(i)
+	}
+	return p
+}
+
+// pageBits sets the page size of a table: 1024 entries.
+const pageBits = 10
+
+// table is an array indexed by a dense id (a port, a lane, a switch) whose pages are allocated,
+// zeroed, on first use: a schedule on a 2^20-port fabric costs only the pages its circuits touch,
+// while a dense schedule touches them all and gets a flat array's speed. The zero entry means
+// unused.
+type table[T any] struct{ pages []*[1 << pageBits]T }
+
+func newTable[T any](n int) table[T] {
+	return table[T]{make([]*[1 << pageBits]T, (n+1<<pageBits-1)>>pageBits)}
+}
+
+func (t *table[T]) at(id int) *T {
+	pg := t.pages[id>>pageBits]
+	if pg == nil {
+		pg = new([1 << pageBits]T)
+		t.pages[id>>pageBits] = pg
+	}
+	return &pg[id&(1<<pageBits-1)]
+}
+
+// space numbers the ports, input (or output) lanes and switches of a schedule's fabric densely.
+// A key outside it (a port out of range, a traversal off the fabric, a header that describes no
+// fabric) has no id: the checks keep such keys in maps, which only broken input reaches.
+type space struct {
+	ports        int // dense port ids [0, ports); 0 when s.N is not a fabric size
+	stages, half int // Beneš stages and switches per stage; 0 on a crossbar or a bad size
+}
+
+func spaceOf(s *Schedule) space {
+	var sp space
+	if s.N >= 1 && s.N <= MaxFabricPorts {
+		sp.ports = s.N
+	}
+	if s.Fabric == Benes {
+		if f, err := benes.New(s.N); err == nil {
+			sp.stages, sp.half = f.Stages(), f.SwitchesPerStage()
+		}
+	}
+	return sp
+}
+
+func (sp space) port(p int) (int, bool) { return p, p >= 0 && p < sp.ports }
+
+func (sp space) switches() int { return sp.stages * sp.half }
+
+func (sp space) switchID(stage, sw int) (int, bool) {
+	return stage*sp.half + sw, stage >= 0 && stage < sp.stages && sw >= 0 && sw < sp.half
+}
+
+func (sp space) lane(stage, sw, lane int) (int, bool) {
+	id, ok := sp.switchID(stage, sw)
+	return 2*id + lane, ok && lane >= 0 && lane < 2
+}
+
+// duplicate is a partial-mode circuit that repeats the (src, dst) of an earlier circuit, first,
+// of its planning group.
+type duplicate[I index] struct{ circuit, first I }
+
+// partialDuplicates lists, in circuit order, every circuit with real endpoints whose (src, dst)
+// an earlier circuit of the same group has, naming the first such circuit. A group in which no
+// transmitter repeats has none: when groups never decrease along the schedule and that holds for
+// all of them (a planning group is a matching), one pass over a per-port table decides it;
+// otherwise the circuits are sorted by (group, src, dst, index).
+func partialDuplicates[I index](s *Schedule) []duplicate[I] {
+	real := func(c *Circuit) bool { return c.Src >= 0 && c.Src < s.Ports && c.Dst >= 0 && c.Dst < s.Ports }
+	if groupsAscend(s) {
+		seen := newTable[I](s.Ports) // per transmitter: the group run that last used it, from 1
+		run, repeat := I(0), false
+		for i := range s.Circuits {
+			c := &s.Circuits[i]
+			if i == 0 || c.Group != s.Circuits[i-1].Group {
+				run++
+			}
+			if !real(c) {
+				continue
+			}
+			if e := seen.at(c.Src); *e != run {
+				*e = run
+			} else {
+				repeat = true
+				break
+			}
+		}
+		if !repeat {
+			return nil
+		}
+	}
+	var perm []I
+	for i := range s.Circuits {
+		if real(&s.Circuits[i]) {
+			perm = append(perm, I(i))
+		}
+	}
+	slices.SortFunc(perm, func(a, b I) int {
+		ca, cb := &s.Circuits[a], &s.Circuits[b]
+		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst), cmp.Compare(a, b))
+	})
+	var dups []duplicate[I]
+	for k, head := 1, 0; k < len(perm); k++ {
+		a, b := &s.Circuits[perm[head]], &s.Circuits[perm[k]]
+		if a.Group == b.Group && a.Src == b.Src && a.Dst == b.Dst {
+			dups = append(dups, duplicate[I]{perm[k], perm[head]})
+		} else {
+			head = k
+		}
+	}
+	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.circuit, b.circuit) })
+	return dups
+}
+
+// groupsAscend says whether groups never decrease along the schedule, so that each group's
+// circuits are one run, in circuit order.
+func groupsAscend(s *Schedule) bool {
+	for i := 1; i < len(s.Circuits); i++ {
+		if s.Circuits[i].Group < s.Circuits[i-1].Group {
+			return false
+		}
+	}
+	return true
+}
+
+// byGroup returns the circuits grouped by group, each group in circuit order, as a permutation;
+// nil when the schedule already is (groupsAscend).
+func byGroup[I index](s *Schedule) []I {
+	if groupsAscend(s) {
+		return nil
+	}
+	perm := iota[I](len(s.Circuits))
+	slices.SortFunc(perm, func(a, b I) int {
+		return cmp.Or(cmp.Compare(s.Circuits[a].Group, s.Circuits[b].Group), cmp.Compare(a, b))
+	})
+	return perm
+}
+
+// claim is the circuit that last used a port or lane in the round numbered stamp (from 1).
+type claim[I index] struct{ stamp, circuit I }
+
+// claims records, per port or lane, the circuit of the current round that last used it.
+type claims[I index, K comparable] struct {
+	dense  table[claim[I]]
+	sparse map[K]I // keys without a dense id, for the current round
+}
+
+// use records circuit as the user of the resource (id if ok, else key) in round seq, and returns
+// the circuit of round seq that used it before, if any.
+func (c *claims[I, K]) use(id int, ok bool, key K, seq, circuit I) (prev I, dup bool) {
+	if ok {
+		e := c.dense.at(id)
+		prev, dup = e.circuit, e.stamp == seq
+		*e = claim[I]{seq, circuit}
+		return prev, dup
+	}
+	if c.sparse == nil {
+		c.sparse = map[K]I{}
+	}
+	prev, dup = c.sparse[key]
+	c.sparse[key] = circuit
+	return prev, dup
+}
+
+// reset forgets the sparse keys of the round that ended (dense entries expire by their stamp).
+func (c *claims[I, K]) reset() {
+	if len(c.sparse) > 0 {
+		clear(c.sparse)
+	}
+}
+
+// stateClaim is the state the round numbered stamp needs of a switch, and the circuit that first needed it.
+type stateClaim[I index] struct {
+	stamp, by I
+	state     benes.State
+}
+
+// verifyRounds checks that each barrier round is a set of circuits that can be live together.
+// It visits the rounds one at a time, with tables per port, lane and switch stamped by round
+// rather than maps per round; the violations come out in circuit order.
+func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
+	vs := roundsListed[I](s)
+	sp := spaceOf(s)
+	tx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
+	rx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
+	var in, out claims[I, [3]int]
+	var state table[stateClaim[I]]
+	var sparseState map[[2]int]stateClaim[I]
+	if fab != nil {
+		in.dense = newTable[claim[I]](2 * sp.switches())
+		out.dense = newTable[claim[I]](2 * sp.switches())
+		state = newTable[stateClaim[I]](sp.switches())
+	}
+	order := byGroup[I](s)
+	at := func(p int) int {
+		if order == nil {
+			return p
+		}
+		return int(order[p])
+	}
+	var rvs []Violation
+	seq := I(0)
+	for lo := 0; lo < len(s.Circuits); {
+		g := s.Circuits[at(lo)].Group
+		seq++
+		tx.reset()
+		rx.reset()
+		in.reset()
+		out.reset()
+		if len(sparseState) > 0 {
+			clear(sparseState)
+		}
+		hi := lo
+		for ; hi < len(s.Circuits) && s.Circuits[at(hi)].Group == g; hi++ {
+			i := at(hi)
+			c := &s.Circuits[i]
+			id, ok := sp.port(c.Src)
+			if j, dup := tx.use(id, ok, c.Src, seq, I(i)); dup {
+				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
+			}
+			id, ok = sp.port(c.Dst)
+			if j, dup := rx.use(id, ok, c.Dst, seq, I(i)); dup {
+				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
+			}
+			if fab == nil {
+				continue
+			}
+			for _, t := range hops(c) {
+				id, ok := sp.lane(t.Stage, t.Switch, t.In)
+				if j, dup := in.use(id, ok, [3]int{t.Stage, t.Switch, t.In}, seq, I(i)); dup {
+					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
+				}
+				id, ok = sp.lane(t.Stage, t.Switch, t.Out)
+				if j, dup := out.use(id, ok, [3]int{t.Stage, t.Switch, t.Out}, seq, I(i)); dup {
+					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
+				}
+				want := t.State()
+				conflict := func(st benes.State, by I) {
+					rvs = append(rvs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, by, want)})
+				}
+				if id, ok := sp.switchID(t.Stage, t.Switch); ok {
+					if e := state.at(id); e.stamp != seq {
+						*e = stateClaim[I]{seq, I(i), want}
+					} else if e.state != want {
+						conflict(e.state, e.by)
+					}
+				} else {
+					k := [2]int{t.Stage, t.Switch}
+					if sparseState == nil {
+						sparseState = map[[2]int]stateClaim[I]{}
+					}
+					if e, seen := sparseState[k]; !seen {
+						sparseState[k] = stateClaim[I]{seq, I(i), want}
+					} else if e.state != want {
+						conflict(e.state, e.by)
+					}
+				}
+			}
+		}
+		lo = hi
+	}
+	if order != nil {
+		// Each circuit's violations came out together and in order: put the circuits in order.
+		slices.SortStableFunc(rvs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+	}
+	return append(vs, rvs...)
+}
+
+// roundsListed checks the rounds list: no group listed twice, every planned duration a time.
+func roundsListed[I index](s *Schedule) []Violation {
+	var vs []Violation
+	// repeats are the entries whose group an earlier entry has, in list order; a list in strictly
+	// ascending group order (as schedulers write it) has none.
+	var repeats []I
+	for k := 1; k < len(s.Rounds); k++ {
+		if s.Rounds[k].Group <= s.Rounds[k-1].Group {
+			perm := iota[I](len(s.Rounds))
+			slices.SortFunc(perm, func(a, b I) int {
+				return cmp.Or(cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group), cmp.Compare(a, b))
+			})
+			for k := 1; k < len(perm); k++ {
+				if s.Rounds[perm[k]].Group == s.Rounds[perm[k-1]].Group {
+					repeats = append(repeats, perm[k])
+				}
+			}
+			slices.Sort(repeats)
+			break
+		}
+	}
+	for k, r := range s.Rounds {
+		if len(repeats) > 0 && int(repeats[0]) == k {
+			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
+			repeats = repeats[1:]
+		}
 		if !(r.PlannedDuration >= 0) || math.IsInf(r.PlannedDuration, 0) {
 			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d has planned duration %g", r.Group, r.PlannedDuration)})
 		}
 	}
-	for i, c := range s.Circuits {
-		ru := rounds[c.Group]
-		if ru == nil {
-			ru = &roundUse{map[int]int{}, map[int]int{}, map[laneKey]int{}, map[laneKey]int{}, map[swKey]benes.State{}, map[swKey]int{}}
-			rounds[c.Group] = ru
-		}
-		if j, dup := ru.tx[c.Src]; dup {
-			vs = append(vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
-		}
-		if j, dup := ru.rx[c.Dst]; dup {
-			vs = append(vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
-		}
-		ru.tx[c.Src], ru.rx[c.Dst] = i, i
-		if fab == nil {
-			continue
-		}
-		for _, t := range c.Path {
-			in, out := laneKey{t.Stage, t.Switch, t.In}, laneKey{t.Stage, t.Switch, t.Out}
-			if j, dup := ru.in[in]; dup {
-				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
-			}
-			if j, dup := ru.out[out]; dup {
-				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
-			}
-			ru.in[in], ru.out[out] = i, i
-			sk := swKey{t.Stage, t.Switch}
-			if st, ok := ru.state[sk]; ok && st != t.State() {
-				vs = append(vs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, ru.stateBy[sk], t.State())})
-			} else if !ok {
-				ru.state[sk], ru.stateBy[sk] = t.State(), i
-			}
-		}
-	}
 	return vs
-}
-
-// interval is one circuit's occupancy of a resource.
-type interval struct {
-	start, end float64
-	circuit    int
 }
 
 // overlapTolerance absorbs float rounding when one circuit starts exactly as another ends.
@@ -223,23 +505,36 @@ func overlapTolerance(t float64) float64 { return 1e-12 * max(1e-9, math.Abs(t))
 // transmitter, receiver or switch lane carried two circuits at once; and no switch was
 // reconfiguring, or in a state other than the one a circuit's traversal needs, while that circuit
 // was transmitting. All switches are Bar at t = 0.
+//
+// Its memory is the fabric's ports, lanes and switches and the violations, plus at most two
+// 4-byte indices per circuit (its timeline entry, and its place in transmit-start order when the
+// timeline is not in that order already) and 12 bytes per switch change.
 func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
+	if fitsIndex32(len(s.Circuits), len(tl.Circuits), len(tl.SwitchChanges)) {
+		return verifyTimelineOf[int32](s, tl)
+	}
+	return verifyTimelineOf[int](s, tl)
+}
+
+// verifyTimelineOf is VerifyTimeline with per-circuit indices of type I.
+func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
 	var vs []Violation
 	add := func(k ViolationKind, c int, format string, a ...any) {
 		vs = append(vs, Violation{k, c, fmt.Sprintf(format, a...)})
 	}
-	timing := make([]*CircuitTiming, len(s.Circuits))
+	// timing[i] is 1 + the index of circuit i's entry in tl.Circuits, 0 while it has none.
+	timing := make([]I, len(s.Circuits))
 	for i := range tl.Circuits {
 		ct := &tl.Circuits[i]
 		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
 			add(TimelineShape, -1, "timeline entry %d names circuit %d, the schedule has %d", i, ct.Circuit, len(s.Circuits))
 			continue
 		}
-		if timing[ct.Circuit] != nil {
+		if timing[ct.Circuit] != 0 {
 			add(TimelineShape, ct.Circuit, "appears twice in the timeline")
 			continue
 		}
-		timing[ct.Circuit] = ct
+		timing[ct.Circuit] = I(i + 1)
 		ok := ct.Ready >= 0 && ct.PathReady >= ct.Ready-overlapTolerance(ct.Ready) &&
 			ct.ReconfigStart <= ct.TransmitStart+overlapTolerance(ct.TransmitStart) &&
 			ct.TransmitStart >= ct.PathReady-overlapTolerance(ct.PathReady) && ct.End >= ct.TransmitStart
@@ -252,76 +547,138 @@ func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
 		}
 	}
 	for i, t := range timing {
-		if t == nil {
+		if t == 0 {
 			add(TimelineShape, i, "missing from the timeline")
 		}
 	}
 	if len(vs) > 0 {
 		return vs
 	}
-	type key struct{ kind, a, b, c int }
-	uses := map[key][]interval{}
-	for i, c := range s.Circuits {
-		iv := interval{timing[i].TransmitStart, timing[i].End, i}
-		if iv.end <= iv.start {
-			continue // a zero-length transfer occupies nothing
-		}
-		uses[key{0, c.Src, 0, 0}] = append(uses[key{0, c.Src, 0, 0}], iv)
-		uses[key{1, c.Dst, 0, 0}] = append(uses[key{1, c.Dst, 0, 0}], iv)
-		for _, t := range c.Path {
-			uses[key{2, t.Stage, t.Switch, t.In}] = append(uses[key{2, t.Stage, t.Switch, t.In}], iv)
-			uses[key{3, t.Stage, t.Switch, t.Out}] = append(uses[key{3, t.Stage, t.Switch, t.Out}], iv)
-		}
-	}
-	keys := make([]key, 0, len(uses))
-	for k := range uses {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.kind != b.kind {
-			return a.kind < b.kind
-		}
-		if a.a != b.a {
-			return a.a < b.a
-		}
-		if a.b != b.b {
-			return a.b < b.b
-		}
-		return a.c < b.c
-	})
-	for _, k := range keys {
-		ivs := uses[k]
-		sort.Slice(ivs, func(i, j int) bool {
-			return ivs[i].start < ivs[j].start || ivs[i].start == ivs[j].start && ivs[i].circuit < ivs[j].circuit
-		})
-		for i := 1; i < len(ivs); i++ {
-			prev, cur := ivs[i-1], ivs[i]
-			if cur.start < prev.end-overlapTolerance(prev.end) {
-				var what ViolationKind
-				var name string
-				switch k.kind {
-				case 0:
-					what, name = EndpointOverlap, fmt.Sprintf("transmitter %d", k.a)
-				case 1:
-					what, name = EndpointOverlap, fmt.Sprintf("receiver %d", k.a)
-				case 2:
-					what, name = LaneOverlap, fmt.Sprintf("input lane %d of switch (%d,%d)", k.c, k.a, k.b)
-				default:
-					what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
-				}
-				add(what, cur.circuit, "%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
-					name, prev.circuit, prev.start, prev.end, cur.circuit, cur.start, cur.end)
-			}
-		}
-	}
+	// From here on every circuit has exactly one entry, with finite times in order.
+	vs = append(vs, verifyOverlaps(s, tl, timing)...)
 	vs = append(vs, verifySwitchStates(s, tl, timing)...)
 	return vs
 }
 
+// resource names a transmitter (kind 0, port a), a receiver (kind 1, port a), or an input
+// (kind 2) or output (kind 3) lane c of switch b of stage a. Overlaps are reported in this
+// order of resources.
+type resource struct{ kind, a, b, c int }
+
+func (r resource) compare(o resource) int {
+	return cmp.Or(cmp.Compare(r.kind, o.kind), cmp.Compare(r.a, o.a), cmp.Compare(r.b, o.b), cmp.Compare(r.c, o.c))
+}
+
+// holder is the circuit (from 1; 0 for none) that used a resource last in transmit-start order, and its end.
+type holder[I index] struct {
+	circuit I
+	end     float64
+}
+
+// overlap is one resource carrying circuits prev and cur at once.
+type overlap[I index] struct {
+	r         resource
+	prev, cur I
+}
+
+// verifyOverlaps reports every resource that carries two circuits at once. Per resource, the
+// circuits in (transmit start, index) order must each start no earlier than the one before it
+// ends. One sweep over all circuits in that order visits each resource's circuits in its own
+// order, so a table of the last holder per resource replaces a list of intervals per resource;
+// the overlaps are then put in resource order.
+func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing []I) []Violation {
+	ct := func(i I) *CircuitTiming { return &tl.Circuits[timing[i]-1] }
+	sp := spaceOf(s)
+	ports := [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)}
+	lanes := [2]table[holder[I]]{newTable[holder[I]](2 * sp.switches()), newTable[holder[I]](2 * sp.switches())}
+	var sparse map[resource]holder[I]
+	var found []overlap[I]
+	visit := func(h *holder[I], r resource, cur I, start, end float64) {
+		if h.circuit != 0 && start < h.end-overlapTolerance(h.end) {
+			found = append(found, overlap[I]{r, h.circuit - 1, cur})
+		}
+		*h = holder[I]{cur + 1, end}
+	}
+	visitSparse := func(r resource, cur I, start, end float64) {
+		if sparse == nil {
+			sparse = map[resource]holder[I]{}
+		}
+		h := sparse[r]
+		visit(&h, r, cur, start, end)
+		sparse[r] = h
+	}
+	order := startOrder(s, tl, timing)
+	for p := range s.Circuits {
+		i := I(p)
+		if order != nil {
+			i = order[p]
+		}
+		t := ct(i)
+		start, end := t.TransmitStart, t.End
+		if end <= start {
+			continue // a zero-length transfer occupies nothing
+		}
+		c := &s.Circuits[i]
+		for kind, port := range [2]int{c.Src, c.Dst} {
+			if id, ok := sp.port(port); ok {
+				visit(ports[kind].at(id), resource{kind, port, 0, 0}, i, start, end)
+			} else {
+				visitSparse(resource{kind, port, 0, 0}, i, start, end)
+			}
+		}
+		for _, tr := range hops(c) {
+			for side, lane := range [2]int{tr.In, tr.Out} {
+				r := resource{2 + side, tr.Stage, tr.Switch, lane}
+				if id, ok := sp.lane(tr.Stage, tr.Switch, lane); ok {
+					visit(lanes[side].at(id), r, i, start, end)
+				} else {
+					visitSparse(r, i, start, end)
+				}
+			}
+		}
+	}
+	// Found in time order; each resource's overlaps are in its own order already.
+	slices.SortStableFunc(found, func(a, b overlap[I]) int { return a.r.compare(b.r) })
+	var vs []Violation
+	for _, o := range found {
+		var what ViolationKind
+		var name string
+		switch k := o.r; k.kind {
+		case 0:
+			what, name = EndpointOverlap, fmt.Sprintf("transmitter %d", k.a)
+		case 1:
+			what, name = EndpointOverlap, fmt.Sprintf("receiver %d", k.a)
+		case 2:
+			what, name = LaneOverlap, fmt.Sprintf("input lane %d of switch (%d,%d)", k.c, k.a, k.b)
+		default:
+			what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
+		}
+		prev, cur := ct(o.prev), ct(o.cur)
+		vs = append(vs, Violation{what, int(o.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
+			name, o.prev, prev.TransmitStart, prev.End, o.cur, cur.TransmitStart, cur.End)})
+	}
+	return vs
+}
+
+// startOrder returns the circuits in (transmit start, index) order as a permutation; nil when
+// they are in that order already (barrier rounds executed one after another are).
+func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
+	start := func(i I) float64 { return tl.Circuits[timing[i]-1].TransmitStart }
+	sorted := true
+	for i := 1; i < len(timing) && sorted; i++ {
+		sorted = start(I(i-1)) <= start(I(i))
+	}
+	if sorted {
+		return nil
+	}
+	perm := iota[I](len(s.Circuits))
+	slices.SortFunc(perm, func(a, b I) int { return cmp.Or(cmp.Compare(start(a), start(b)), cmp.Compare(a, b)) })
+	return perm
+}
+
 // verifySwitchStates replays each switch's reconfigurations and checks every traversal against
 // the state in force over the circuit's transmission.
-func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Violation {
+func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing []I) []Violation {
 	if s.Fabric != Benes {
 		if len(tl.SwitchChanges) > 0 {
 			return []Violation{{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))}}
@@ -329,32 +686,22 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 		return nil
 	}
 	var vs []Violation
-	type swKey struct{ stage, sw int }
-	changes := map[swKey][]SwitchChange{}
-	for _, ch := range tl.SwitchChanges {
-		k := swKey{ch.Stage, ch.Switch}
-		changes[k] = append(changes[k], ch)
-	}
+	chg := newSwitchChanges[I](spaceOf(s), tl.SwitchChanges)
 	// Per switch, its changes in time order, and the running maximum of their ends: the first
 	// change still in progress (or to come) at time t is then a binary search, so that the check
 	// is O((circuits·path + changes)·log changes), not a walk from t = 0 for every traversal.
-	keys := make([]swKey, 0, len(changes))
-	for k := range changes {
-		keys = append(keys, k)
+	type shape struct {
+		stage, sw int
+		v         Violation
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].stage < keys[j].stage || keys[i].stage == keys[j].stage && keys[i].sw < keys[j].sw
-	})
-	maxEnd := make(map[swKey][]float64, len(changes))
-	for _, k := range keys {
-		chs := changes[k]
-		sort.SliceStable(chs, func(i, j int) bool { return chs[i].Start < chs[j].Start })
-		ends := make([]float64, len(chs))
+	var shapes []shape
+	chg.each(func(stage, sw int, seg []I, ends []float64) {
 		state := benes.Bar
-		for i, ch := range chs {
-			if ch.End < ch.Start || ch.From != state || (i > 0 && ch.Start < chs[i-1].End-overlapTolerance(chs[i-1].End)) {
-				vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
-					k.stage, k.sw, i, ch.From, ch.To, ch.Start, ch.End, state)})
+		for i, x := range seg {
+			ch := &tl.SwitchChanges[x]
+			if ch.End < ch.Start || ch.From != state || (i > 0 && ch.Start < tl.SwitchChanges[seg[i-1]].End-overlapTolerance(tl.SwitchChanges[seg[i-1]].End)) {
+				shapes = append(shapes, shape{stage, sw, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
+					stage, sw, i, ch.From, ch.To, ch.Start, ch.End, state)}})
 			}
 			state = ch.To
 			ends[i] = ch.End
@@ -362,32 +709,37 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 				ends[i] = max(ends[i], ends[i-1])
 			}
 		}
-		maxEnd[k] = ends
+	})
+	// Found switch by switch in table order; reported in (stage, switch) order.
+	slices.SortStableFunc(shapes, func(a, b shape) int { return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.sw, b.sw)) })
+	for _, sh := range shapes {
+		vs = append(vs, sh.v)
 	}
-	for i, c := range s.Circuits {
-		t0, t1 := timing[i].TransmitStart, timing[i].End
-		for _, tr := range c.Path {
-			k := swKey{tr.Stage, tr.Switch}
-			chs, ends := changes[k], maxEnd[k]
+	for i := range s.Circuits {
+		ct := &tl.Circuits[timing[i]-1]
+		t0, t1 := ct.TransmitStart, ct.End
+		for _, tr := range hops(&s.Circuits[i]) {
+			seg, ends := chg.of(tr.Stage, tr.Switch)
+			change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
 			// The first change that has not ended by t0: every earlier one is in force.
 			next := sort.Search(len(ends), func(j int) bool { return ends[j] > t0+overlapTolerance(t0) })
 			state := benes.Bar
 			if next > 0 {
-				state = chs[next-1].To
+				state = change(next - 1).To
 			}
 			// A change that ended within the tolerance of t0 may also have begun within it of t1:
 			// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
 			// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
 			// accepted. Such runs are a change or two long; the walk back stays short.
-			for j := next - 1; state != tr.State() && j >= 0 && chs[j].Start >= t1-overlapTolerance(t1); j-- {
+			for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= t1-overlapTolerance(t1); j-- {
 				if j == 0 {
 					state = benes.Bar
 				} else {
-					state = chs[j-1].To
+					state = change(j - 1).To
 				}
 			}
-			if next < len(chs) {
-				if ch := chs[next]; ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
+			if next < len(seg) {
+				if ch := change(next); ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
 					vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
 						tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
 				}
@@ -399,4 +751,97 @@ func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Vi
 		}
 	}
 	return vs
+}
+
+// switchChanges holds a timeline's changes grouped by switch, each switch's in time order (stable:
+// changes that start together stay in timeline order), as one permutation of change indices with
+// the running maximum of their ends alongside. A switch of the fabric finds its changes through
+// an offset table; one off the fabric (only broken timelines name such) through a map.
+type switchChanges[I index] struct {
+	sp     space
+	perm   []I
+	ends   []float64
+	off    []I // switch id → its first position in perm; off[switches] = the dense part's end
+	sparse map[[2]int][2]I
+}
+
+func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
+	c := &switchChanges[I]{sp: sp, perm: make([]I, len(chs)), ends: make([]float64, len(chs)), off: make([]I, sp.switches()+1)}
+	// A counting sort by switch id, which keeps timeline order within a switch; the changes of
+	// switches off the fabric follow, sorted by (stage, switch, index).
+	var off []I
+	for _, ch := range chs {
+		if id, ok := sp.switchID(ch.Stage, ch.Switch); ok {
+			c.off[id+1]++
+		}
+	}
+	for id := 1; id < len(c.off); id++ {
+		c.off[id] += c.off[id-1]
+	}
+	off = slices.Clone(c.off)
+	dense := int(c.off[len(c.off)-1])
+	rest := dense
+	for x, ch := range chs {
+		if id, ok := sp.switchID(ch.Stage, ch.Switch); ok {
+			c.perm[off[id]] = I(x)
+			off[id]++
+		} else {
+			c.perm[rest] = I(x)
+			rest++
+		}
+	}
+	off = nil
+	key := func(x I) [2]int { return [2]int{chs[x].Stage, chs[x].Switch} }
+	tail := c.perm[dense:]
+	slices.SortFunc(tail, func(a, b I) int {
+		ka, kb := key(a), key(b)
+		return cmp.Or(cmp.Compare(ka[0], kb[0]), cmp.Compare(ka[1], kb[1]), cmp.Compare(a, b))
+	})
+	for lo := 0; lo < len(tail); {
+		hi := lo + 1
+		for hi < len(tail) && key(tail[hi]) == key(tail[lo]) {
+			hi++
+		}
+		if c.sparse == nil {
+			c.sparse = map[[2]int][2]I{}
+		}
+		c.sparse[key(tail[lo])] = [2]I{I(dense + lo), I(dense + hi)}
+		lo = hi
+	}
+	// Each switch's changes by start time, stably. Changes that already ascend (as an executor
+	// writes them) stay as they are; anything else, NaN starts included, goes through the same
+	// stable sort as ever, so that the order is the same for every input.
+	c.each(func(_, _ int, seg []I, _ []float64) {
+		for j := 1; j < len(seg); j++ {
+			a, b := chs[seg[j-1]].Start, chs[seg[j]].Start
+			if !(a <= b) || math.IsNaN(a) || math.IsNaN(b) {
+				sort.SliceStable(seg, func(x, y int) bool { return chs[seg[x]].Start < chs[seg[y]].Start })
+				return
+			}
+		}
+	})
+	return c
+}
+
+// each calls f with the changes of every switch that has any, in no particular order of switches.
+func (c *switchChanges[I]) each(f func(stage, sw int, seg []I, ends []float64)) {
+	for id := 0; id+1 < len(c.off); id++ {
+		if lo, hi := c.off[id], c.off[id+1]; lo < hi {
+			f(id/c.sp.half, id%c.sp.half, c.perm[lo:hi], c.ends[lo:hi])
+		}
+	}
+	for k, r := range c.sparse {
+		f(k[0], k[1], c.perm[r[0]:r[1]], c.ends[r[0]:r[1]])
+	}
+}
+
+// of returns the changes of switch sw of stage stage and the running maximum of their ends.
+func (c *switchChanges[I]) of(stage, sw int) ([]I, []float64) {
+	lo, hi := I(0), I(0)
+	if id, ok := c.sp.switchID(stage, sw); ok {
+		lo, hi = c.off[id], c.off[id+1]
+	} else if r, ok := c.sparse[[2]int{stage, sw}]; ok {
+		lo, hi = r[0], r[1]
+	}
+	return c.perm[lo:hi], c.ends[lo:hi]
 }
