@@ -344,15 +344,16 @@ type claims[I index, K comparable] struct {
 	sparse map[K]I // keys without a dense id, for the current round
 }
 
-// use records circuit as the user of the resource (id if ok, else key) in round seq, and returns
-// the circuit of round seq that used it before, if any.
-func (c *claims[I, K]) use(id int, ok bool, key K, seq, circuit I) (prev I, dup bool) {
-	if ok {
-		e := c.dense.at(id)
-		prev, dup = e.circuit, e.stamp == seq
-		*e = claim[I]{seq, circuit}
-		return prev, dup
-	}
+// take records circuit as the user of a dense entry in round seq, and returns the circuit of
+// round seq that used it before, if any.
+func take[I index](e *claim[I], seq, circuit I) (prev I, dup bool) {
+	prev, dup = e.circuit, e.stamp == seq
+	*e = claim[I]{seq, circuit}
+	return prev, dup
+}
+
+// useSparse is take for a key without a dense id.
+func (c *claims[I, K]) useSparse(key K, circuit I) (prev I, dup bool) {
 	if c.sparse == nil {
 		c.sparse = map[K]I{}
 	}
@@ -413,24 +414,42 @@ func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 		for ; hi < len(s.Circuits) && s.Circuits[at(hi)].Group == g; hi++ {
 			i := at(hi)
 			c := &s.Circuits[i]
-			id, ok := sp.port(c.Src)
-			if j, dup := tx.use(id, ok, c.Src, seq, I(i)); dup {
+			var j I
+			var dup bool
+			if id, ok := sp.port(c.Src); ok {
+				j, dup = take(tx.dense.at(id), seq, I(i))
+			} else {
+				j, dup = tx.useSparse(c.Src, I(i))
+			}
+			if dup {
 				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
 			}
-			id, ok = sp.port(c.Dst)
-			if j, dup := rx.use(id, ok, c.Dst, seq, I(i)); dup {
+			if id, ok := sp.port(c.Dst); ok {
+				j, dup = take(rx.dense.at(id), seq, I(i))
+			} else {
+				j, dup = rx.useSparse(c.Dst, I(i))
+			}
+			if dup {
 				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
 			}
 			if fab == nil {
 				continue
 			}
 			for _, t := range hops(c) {
-				id, ok := sp.lane(t.Stage, t.Switch, t.In)
-				if j, dup := in.use(id, ok, [3]int{t.Stage, t.Switch, t.In}, seq, I(i)); dup {
+				if id, ok := sp.lane(t.Stage, t.Switch, t.In); ok {
+					j, dup = take(in.dense.at(id), seq, I(i))
+				} else {
+					j, dup = in.useSparse([3]int{t.Stage, t.Switch, t.In}, I(i))
+				}
+				if dup {
 					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
 				}
-				id, ok = sp.lane(t.Stage, t.Switch, t.Out)
-				if j, dup := out.use(id, ok, [3]int{t.Stage, t.Switch, t.Out}, seq, I(i)); dup {
+				if id, ok := sp.lane(t.Stage, t.Switch, t.Out); ok {
+					j, dup = take(out.dense.at(id), seq, I(i))
+				} else {
+					j, dup = out.useSparse([3]int{t.Stage, t.Switch, t.Out}, I(i))
+				}
+				if dup {
 					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
 				}
 				want := t.State()
@@ -554,9 +573,11 @@ func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
 	if len(vs) > 0 {
 		return vs
 	}
-	// From here on every circuit has exactly one entry, with finite times in order.
-	vs = append(vs, verifyOverlaps(s, tl, timing)...)
-	vs = append(vs, verifySwitchStates(s, tl, timing)...)
+	// From here on every circuit has exactly one entry, with finite times in order. Both checks
+	// sweep the circuits in (transmit start, index) order.
+	order := startOrder(s, tl, timing)
+	vs = append(vs, verifyOverlaps(s, tl, timing, order)...)
+	vs = append(vs, verifySwitchStates(s, tl, timing, order)...)
 	return vs
 }
 
@@ -586,7 +607,7 @@ type overlap[I index] struct {
 // ends. One sweep over all circuits in that order visits each resource's circuits in its own
 // order, so a table of the last holder per resource replaces a list of intervals per resource;
 // the overlaps are then put in resource order.
-func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing []I) []Violation {
+func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing, order []I) []Violation {
 	ct := func(i I) *CircuitTiming { return &tl.Circuits[timing[i]-1] }
 	sp := spaceOf(s)
 	ports := [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)}
@@ -607,7 +628,6 @@ func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing []I) []Violation 
 		visit(&h, r, cur, start, end)
 		sparse[r] = h
 	}
-	order := startOrder(s, tl, timing)
 	for p := range s.Circuits {
 		i := I(p)
 		if order != nil {
@@ -678,7 +698,14 @@ func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
 
 // verifySwitchStates replays each switch's reconfigurations and checks every traversal against
 // the state in force over the circuit's transmission.
-func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing []I) []Violation {
+//
+// The state in force at t0 is that of the last change before the first one that has not ended
+// by t0, in the switch's changes by start time with their ends' running maximum. The sweep in
+// transmit-start order asks each switch about ever later times, so a cursor per switch that only
+// moves forward finds that change: O(circuits·path + changes) in all. Where the running maximum
+// is not monotone (an end that is NaN, in a timeline built in memory) or the switch is off the
+// fabric, a binary search over the materialised maxima answers as it always has.
+func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing, order []I) []Violation {
 	if s.Fabric != Benes {
 		if len(tl.SwitchChanges) > 0 {
 			return []Violation{{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))}}
@@ -686,28 +713,59 @@ func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing []I) []Violat
 		return nil
 	}
 	var vs []Violation
-	chg := newSwitchChanges[I](spaceOf(s), tl.SwitchChanges)
-	// Per switch, its changes in time order, and the running maximum of their ends: the first
-	// change still in progress (or to come) at time t is then a binary search, so that the check
-	// is O((circuits·path + changes)·log changes), not a walk from t = 0 for every traversal.
+	sp := spaceOf(s)
+	chg := newSwitchChanges[I](sp, tl.SwitchChanges)
+	sws := newTable[switchSweep[I]](sp.switches())
 	type shape struct {
 		stage, sw int
 		v         Violation
 	}
 	var shapes []shape
-	chg.each(func(stage, sw int, seg []I, ends []float64) {
-		state := benes.Bar
-		for i, x := range seg {
+	step := func(r *switchSweep[I], stage, sw int, ch *SwitchChange) {
+		if r.seen == 0 {
+			r.maxEnd = math.Inf(-1)
+		}
+		if ch.End < ch.Start || ch.From != r.state || (r.seen > 0 && ch.Start < r.lastEnd-overlapTolerance(r.lastEnd)) {
+			shapes = append(shapes, shape{stage, sw, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
+				stage, sw, r.seen, ch.From, ch.To, ch.Start, ch.End, r.state)}})
+		}
+		r.state, r.lastEnd, r.maxEnd = ch.To, ch.End, max(r.maxEnd, ch.End)
+		r.seen++
+	}
+	if !chg.resorted {
+		// Every switch's changes are in timeline order: replay them all in one pass over the
+		// timeline, which reads it in the order it lies in memory.
+		for x := range tl.SwitchChanges {
 			ch := &tl.SwitchChanges[x]
-			if ch.End < ch.Start || ch.From != state || (i > 0 && ch.Start < tl.SwitchChanges[seg[i-1]].End-overlapTolerance(tl.SwitchChanges[seg[i-1]].End)) {
-				shapes = append(shapes, shape{stage, sw, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
-					stage, sw, i, ch.From, ch.To, ch.Start, ch.End, state)}})
+			if id, ok := sp.switchID(ch.Stage, ch.Switch); ok {
+				step(sws.at(id), ch.Stage, ch.Switch, ch)
 			}
-			state = ch.To
-			ends[i] = ch.End
-			if i > 0 {
-				ends[i] = max(ends[i], ends[i-1])
+		}
+	}
+	chg.each(func(stage, sw int, seg []I) {
+		id, dense := sp.switchID(stage, sw)
+		r := &switchSweep[I]{}
+		if dense {
+			r = sws.at(id)
+		}
+		if !dense || chg.resorted {
+			for _, x := range seg {
+				step(r, stage, sw, &tl.SwitchChanges[x])
 			}
+		}
+		if !dense || math.IsNaN(r.maxEnd) {
+			ends := make([]float64, len(seg))
+			for i, x := range seg {
+				ends[i] = tl.SwitchChanges[x].End
+				if i > 0 {
+					ends[i] = max(ends[i], ends[i-1])
+				}
+			}
+			if chg.search == nil {
+				chg.search = map[[2]int][]float64{}
+			}
+			chg.search[[2]int{stage, sw}] = ends
+			r.search = true
 		}
 	})
 	// Found switch by switch in table order; reported in (stage, switch) order.
@@ -715,61 +773,131 @@ func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing []I) []Violat
 	for _, sh := range shapes {
 		vs = append(vs, sh.v)
 	}
-	for i := range s.Circuits {
+	var lives []Violation
+	for p := range s.Circuits {
+		i := p
+		if order != nil {
+			i = int(order[p])
+		}
 		ct := &tl.Circuits[timing[i]-1]
 		t0, t1 := ct.TransmitStart, ct.End
+		ended, begun := t0+overlapTolerance(t0), t1-overlapTolerance(t1)
 		for _, tr := range hops(&s.Circuits[i]) {
-			seg, ends := chg.of(tr.Stage, tr.Switch)
+			// next is the first change that has not ended by t0: every earlier one is in force;
+			// upcoming is when next starts.
+			var seg []I
+			var next int
+			state, upcoming := benes.Bar, 0.0
 			change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
-			// The first change that has not ended by t0: every earlier one is in force.
-			next := sort.Search(len(ends), func(j int) bool { return ends[j] > t0+overlapTolerance(t0) })
-			state := benes.Bar
-			if next > 0 {
-				state = change(next - 1).To
+			id, ok := sp.switchID(tr.Stage, tr.Switch)
+			var r *switchSweep[I]
+			if ok {
+				seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
+			} else {
+				seg = chg.of(tr.Stage, tr.Switch)
+			}
+			if r != nil && !r.search {
+				next = r.seek(seg, tl.SwitchChanges, ended)
+				state, upcoming = r.inForce, r.upcoming
+			} else {
+				if len(seg) > 0 {
+					ends := chg.search[[2]int{tr.Stage, tr.Switch}]
+					next = sort.Search(len(ends), func(j int) bool { return ends[j] > ended })
+				}
+				if next > 0 {
+					state = change(next - 1).To
+				}
+				if next < len(seg) {
+					upcoming = change(next).Start
+				}
 			}
 			// A change that ended within the tolerance of t0 may also have begun within it of t1:
 			// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
 			// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
 			// accepted. Such runs are a change or two long; the walk back stays short.
-			for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= t1-overlapTolerance(t1); j-- {
+			for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= begun; j-- {
 				if j == 0 {
 					state = benes.Bar
 				} else {
 					state = change(j - 1).To
 				}
 			}
-			if next < len(seg) {
-				if ch := change(next); ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
-					vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
-						tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
-				}
+			if next < len(seg) && upcoming < begun && t1 > t0 {
+				ch := change(next)
+				lives = append(lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
+					tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
 			}
 			if state != tr.State() {
-				vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
+				lives = append(lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
 					tr.Stage, tr.Switch, state, t0, tr.State())})
 			}
 		}
 	}
-	return vs
+	if order != nil {
+		// Each circuit's violations came out together and in order: put the circuits in order.
+		slices.SortStableFunc(lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+	}
+	return append(vs, lives...)
+}
+
+// switchSweep is one switch's state in verifySwitchStates: the replay of its changes (how many
+// were seen, the state they leave, the end of the last, the running maximum of ends), then its
+// cursor for the sweep: next is the first change whose running maximum of ends exceeds the last
+// time asked about, head that maximum, upcoming when next starts, and inForce the state the
+// changes before next leave (kept, so that a question that does not move the cursor reads no
+// change). search marks a switch whose maxima are not monotone or that is off
+// the fabric: a binary search answers for it.
+type switchSweep[I index] struct {
+	seen               int
+	state              benes.State
+	lastEnd, maxEnd    float64
+	next               I
+	head, at, upcoming float64
+	inForce            benes.State
+	used, search       bool
+}
+
+// seek returns the first change of seg whose running maximum of ends exceeds t: what a binary
+// search over the maxima returns, found by moving forward from the last answer. Asked about an
+// earlier time than before (which the sweep never does), it starts again from the first change.
+func (c *switchSweep[I]) seek(seg []I, chs []SwitchChange, t float64) int {
+	if !c.used || t < c.at {
+		c.next, c.used, c.inForce = 0, true, benes.Bar
+		if len(seg) > 0 {
+			c.head, c.upcoming = chs[seg[0]].End, chs[seg[0]].Start
+		}
+	}
+	c.at = t
+	for int(c.next) < len(seg) && !(c.head > t) {
+		c.inForce = chs[seg[c.next]].To
+		c.next++
+		if int(c.next) < len(seg) {
+			ch := &chs[seg[c.next]]
+			c.head, c.upcoming = max(c.head, ch.End), ch.Start
+		}
+	}
+	return int(c.next)
 }
 
 // switchChanges holds a timeline's changes grouped by switch, each switch's in time order (stable:
-// changes that start together stay in timeline order), as one permutation of change indices with
-// the running maximum of their ends alongside. A switch of the fabric finds its changes through
-// an offset table; one off the fabric (only broken timelines name such) through a map.
+// changes that start together stay in timeline order), as one permutation of change indices. A
+// switch of the fabric finds its changes through an offset table; one off the fabric (only
+// broken timelines name such) through a map.
 type switchChanges[I index] struct {
 	sp     space
 	perm   []I
-	ends   []float64
 	off    []I // switch id → its first position in perm; off[switches] = the dense part's end
 	sparse map[[2]int][2]I
+	// search holds the running maxima of ends of the switches that are searched, not swept.
+	search map[[2]int][]float64
+	// resorted says some switch's changes are not in timeline order (they did not ascend).
+	resorted bool
 }
 
 func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
-	c := &switchChanges[I]{sp: sp, perm: make([]I, len(chs)), ends: make([]float64, len(chs)), off: make([]I, sp.switches()+1)}
+	c := &switchChanges[I]{sp: sp, perm: make([]I, len(chs)), off: make([]I, sp.switches()+1)}
 	// A counting sort by switch id, which keeps timeline order within a switch; the changes of
 	// switches off the fabric follow, sorted by (stage, switch, index).
-	var off []I
 	for _, ch := range chs {
 		if id, ok := sp.switchID(ch.Stage, ch.Switch); ok {
 			c.off[id+1]++
@@ -778,19 +906,18 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 	for id := 1; id < len(c.off); id++ {
 		c.off[id] += c.off[id-1]
 	}
-	off = slices.Clone(c.off)
+	fill := slices.Clone(c.off)
 	dense := int(c.off[len(c.off)-1])
 	rest := dense
 	for x, ch := range chs {
 		if id, ok := sp.switchID(ch.Stage, ch.Switch); ok {
-			c.perm[off[id]] = I(x)
-			off[id]++
+			c.perm[fill[id]] = I(x)
+			fill[id]++
 		} else {
 			c.perm[rest] = I(x)
 			rest++
 		}
 	}
-	off = nil
 	key := func(x I) [2]int { return [2]int{chs[x].Stage, chs[x].Switch} }
 	tail := c.perm[dense:]
 	slices.SortFunc(tail, func(a, b I) int {
@@ -811,11 +938,11 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 	// Each switch's changes by start time, stably. Changes that already ascend (as an executor
 	// writes them) stay as they are; anything else, NaN starts included, goes through the same
 	// stable sort as ever, so that the order is the same for every input.
-	c.each(func(_, _ int, seg []I, _ []float64) {
+	c.each(func(_, _ int, seg []I) {
 		for j := 1; j < len(seg); j++ {
-			a, b := chs[seg[j-1]].Start, chs[seg[j]].Start
-			if !(a <= b) || math.IsNaN(a) || math.IsNaN(b) {
+			if !(chs[seg[j-1]].Start <= chs[seg[j]].Start) {
 				sort.SliceStable(seg, func(x, y int) bool { return chs[seg[x]].Start < chs[seg[y]].Start })
+				c.resorted = true
 				return
 			}
 		}
@@ -824,24 +951,24 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 }
 
 // each calls f with the changes of every switch that has any, in no particular order of switches.
-func (c *switchChanges[I]) each(f func(stage, sw int, seg []I, ends []float64)) {
+func (c *switchChanges[I]) each(f func(stage, sw int, seg []I)) {
 	for id := 0; id+1 < len(c.off); id++ {
 		if lo, hi := c.off[id], c.off[id+1]; lo < hi {
-			f(id/c.sp.half, id%c.sp.half, c.perm[lo:hi], c.ends[lo:hi])
+			f(id/c.sp.half, id%c.sp.half, c.perm[lo:hi])
 		}
 	}
 	for k, r := range c.sparse {
-		f(k[0], k[1], c.perm[r[0]:r[1]], c.ends[r[0]:r[1]])
+		f(k[0], k[1], c.perm[r[0]:r[1]])
 	}
 }
 
-// of returns the changes of switch sw of stage stage and the running maximum of their ends.
-func (c *switchChanges[I]) of(stage, sw int) ([]I, []float64) {
+// of returns the changes of switch sw of stage stage.
+func (c *switchChanges[I]) of(stage, sw int) []I {
 	lo, hi := I(0), I(0)
 	if id, ok := c.sp.switchID(stage, sw); ok {
 		lo, hi = c.off[id], c.off[id+1]
 	} else if r, ok := c.sparse[[2]int{stage, sw}]; ok {
 		lo, hi = r[0], r[1]
 	}
-	return c.perm[lo:hi], c.ends[lo:hi]
+	return c.perm[lo:hi]
 }
