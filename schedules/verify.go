@@ -288,7 +288,7 @@ func partialDuplicates[I index](s *Schedule) []duplicate[I] {
 			return nil
 		}
 	}
-	var perm []I
+	perm := make([]I, 0, len(s.Circuits))
 	for i := range s.Circuits {
 		if real(&s.Circuits[i]) {
 			perm = append(perm, I(i))
@@ -527,7 +527,10 @@ func overlapTolerance(t float64) float64 { return 1e-12 * max(1e-9, math.Abs(t))
 //
 // Its memory is the fabric's ports, lanes and switches and the violations, plus at most two
 // 4-byte indices per circuit (its timeline entry, and its place in transmit-start order when the
-// timeline is not in that order already) and 12 bytes per switch change.
+// timeline is not in that order already) and one per switch change (the changes grouped by
+// switch). Its time is linear in the circuits, their paths and the changes when circuits in
+// schedule order start in time order and the changes are listed by start, as the emulator
+// writes barrier timelines, and O(c log c) otherwise.
 func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
 	if fitsIndex32(len(s.Circuits), len(tl.Circuits), len(tl.SwitchChanges)) {
 		return verifyTimelineOf[int32](s, tl)
