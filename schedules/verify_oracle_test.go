@@ -1,7 +1,8 @@
 package schedules
 
 // The verifier as it was before it was rewritten for linear memory (main at 3e8e065), copied
-// verbatim but for the names: the oracle that the property tests in verify_oracle_test.go hold the
+// verbatim but for the names and for reading paths through hops (so that a change of the path
+// type touches hops alone): the oracle that the property tests in verify_equiv_test.go hold the
 // rewrite to, violation for violation. It keeps maps per round and interval lists per resource,
 // so it is only fit for small inputs.
 
@@ -59,10 +60,10 @@ func oracleVerify(s *Schedule, d *Demand) []Violation {
 			}
 		}
 		switch {
-		case fab == nil && len(c.Path) != 0:
-			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(c.Path))
+		case fab == nil && len(hops(&c)) != 0:
+			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", len(hops(&c)))
 		case fab != nil:
-			if err := fab.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+			if err := fab.CheckPath(c.Src, c.Dst, hops(&c)); err != nil {
 				add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
 			}
 		}
@@ -130,7 +131,7 @@ func oracleVerifyRounds(s *Schedule, fab *benes.Fabric) []Violation {
 		if fab == nil {
 			continue
 		}
-		for _, t := range c.Path {
+		for _, t := range hops(&c) {
 			in, out := laneKey{t.Stage, t.Switch, t.In}, laneKey{t.Stage, t.Switch, t.Out}
 			if j, dup := ru.in[in]; dup {
 				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
@@ -208,7 +209,7 @@ func oracleVerifyTimeline(s *Schedule, tl *Timeline) []Violation {
 		}
 		uses[key{0, c.Src, 0, 0}] = append(uses[key{0, c.Src, 0, 0}], iv)
 		uses[key{1, c.Dst, 0, 0}] = append(uses[key{1, c.Dst, 0, 0}], iv)
-		for _, t := range c.Path {
+		for _, t := range hops(&c) {
 			uses[key{2, t.Stage, t.Switch, t.In}] = append(uses[key{2, t.Stage, t.Switch, t.In}], iv)
 			uses[key{3, t.Stage, t.Switch, t.Out}] = append(uses[key{3, t.Stage, t.Switch, t.Out}], iv)
 		}
@@ -306,7 +307,7 @@ func oracleVerifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming
 	}
 	for i, c := range s.Circuits {
 		t0, t1 := timing[i].TransmitStart, timing[i].End
-		for _, tr := range c.Path {
+		for _, tr := range hops(&c) {
 			k := swKey{tr.Stage, tr.Switch}
 			chs, ends := changes[k], maxEnd[k]
 			// The first change that has not ended by t0: every earlier one is in force.
