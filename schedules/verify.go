@@ -577,11 +577,33 @@ func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
 		return vs
 	}
 	// From here on every circuit has exactly one entry, with finite times in order. Both checks
-	// sweep the circuits in (transmit start, index) order.
+	// sweep the circuits in (transmit start, index) order, together, so that each circuit and
+	// its path are read once.
 	order := startOrder(s, tl, timing)
-	vs = append(vs, verifyOverlaps(s, tl, timing, order)...)
-	vs = append(vs, verifySwitchStates(s, tl, timing, order)...)
-	return vs
+	ov := newOverlaps(s, tl, timing)
+	var st *switchStates[I]
+	if s.Fabric == Benes {
+		st = newSwitchStates[I](s, tl)
+	}
+	for p := range s.Circuits {
+		i := p
+		if order != nil {
+			i = int(order[p])
+		}
+		c, ct := &s.Circuits[i], &tl.Circuits[timing[i]-1]
+		ov.circuit(I(i), c, ct)
+		if st != nil {
+			st.circuit(i, c, ct)
+		}
+	}
+	vs = append(vs, ov.violations()...)
+	if st == nil {
+		if len(tl.SwitchChanges) > 0 {
+			vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))})
+		}
+		return vs
+	}
+	return append(vs, st.violations(order != nil)...)
 }
 
 // resource names a transmitter (kind 0, port a), a receiver (kind 1, port a), or an input
@@ -605,68 +627,82 @@ type overlap[I index] struct {
 	prev, cur I
 }
 
-// verifyOverlaps reports every resource that carries two circuits at once. Per resource, the
-// circuits in (transmit start, index) order must each start no earlier than the one before it
-// ends. One sweep over all circuits in that order visits each resource's circuits in its own
-// order, so a table of the last holder per resource replaces a list of intervals per resource;
-// the overlaps are then put in resource order.
-func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing, order []I) []Violation {
-	ct := func(i I) *CircuitTiming { return &tl.Circuits[timing[i]-1] }
+// overlaps finds every resource that carries two circuits at once. Per resource, the circuits
+// in (transmit start, index) order must each start no earlier than the one before it ends. One
+// sweep over all circuits in that order visits each resource's circuits in its own order, so a
+// table of the last holder per resource replaces a list of intervals per resource; the overlaps
+// are then put in resource order.
+type overlaps[I index] struct {
+	tl     *Timeline
+	timing []I
+	sp     space
+	ports  [2]table[holder[I]] // transmitters, receivers
+	lanes  [2]table[holder[I]] // input lanes, output lanes
+	sparse map[resource]holder[I]
+	found  []overlap[I]
+}
+
+func newOverlaps[I index](s *Schedule, tl *Timeline, timing []I) *overlaps[I] {
 	sp := spaceOf(s)
-	ports := [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)}
-	lanes := [2]table[holder[I]]{newTable[holder[I]](2 * sp.switches()), newTable[holder[I]](2 * sp.switches())}
-	var sparse map[resource]holder[I]
-	var found []overlap[I]
-	visit := func(h *holder[I], r resource, cur I, start, end float64) {
-		if h.circuit != 0 && start < h.end-overlapTolerance(h.end) {
-			found = append(found, overlap[I]{r, h.circuit - 1, cur})
-		}
-		*h = holder[I]{cur + 1, end}
+	return &overlaps[I]{tl: tl, timing: timing, sp: sp,
+		ports: [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)},
+		lanes: [2]table[holder[I]]{newTable[holder[I]](2 * sp.switches()), newTable[holder[I]](2 * sp.switches())}}
+}
+
+// take makes circuit cur, transmitting over [start, end), the last holder of a resource, and
+// returns the one before if the two overlap.
+func (h *holder[I]) take(cur I, start, end float64) (prev I, overlap bool) {
+	prev, overlap = h.circuit-1, h.circuit != 0 && start < h.end-overlapTolerance(h.end)
+	*h = holder[I]{cur + 1, end}
+	return prev, overlap
+}
+
+// takeSparse is take on resource r, which has no dense id.
+func (o *overlaps[I]) takeSparse(r resource, cur I, start, end float64) {
+	if o.sparse == nil {
+		o.sparse = map[resource]holder[I]{}
 	}
-	visitSparse := func(r resource, cur I, start, end float64) {
-		if sparse == nil {
-			sparse = map[resource]holder[I]{}
-		}
-		h := sparse[r]
-		visit(&h, r, cur, start, end)
-		sparse[r] = h
+	h := o.sparse[r]
+	if prev, ok := h.take(cur, start, end); ok {
+		o.found = append(o.found, overlap[I]{r, prev, cur})
 	}
-	for p := range s.Circuits {
-		i := I(p)
-		if order != nil {
-			i = order[p]
+	o.sparse[r] = h
+}
+
+// circuit visits the resources of circuit i.
+func (o *overlaps[I]) circuit(i I, c *Circuit, ct *CircuitTiming) {
+	start, end := ct.TransmitStart, ct.End
+	if end <= start {
+		return // a zero-length transfer occupies nothing
+	}
+	sp := &o.sp
+	for kind, port := range [2]int{c.Src, c.Dst} {
+		if id, ok := sp.port(port); !ok {
+			o.takeSparse(resource{kind, port, 0, 0}, i, start, end)
+		} else if prev, ok := o.ports[kind].at(id).take(i, start, end); ok {
+			o.found = append(o.found, overlap[I]{resource{kind, port, 0, 0}, prev, i})
 		}
-		t := ct(i)
-		start, end := t.TransmitStart, t.End
-		if end <= start {
-			continue // a zero-length transfer occupies nothing
-		}
-		c := &s.Circuits[i]
-		for kind, port := range [2]int{c.Src, c.Dst} {
-			if id, ok := sp.port(port); ok {
-				visit(ports[kind].at(id), resource{kind, port, 0, 0}, i, start, end)
-			} else {
-				visitSparse(resource{kind, port, 0, 0}, i, start, end)
+	}
+	for _, tr := range hops(c) {
+		for side, lane := range [2]int{tr.In, tr.Out} {
+			if id, ok := sp.lane(tr.Stage, tr.Switch, lane); !ok {
+				o.takeSparse(resource{2 + side, tr.Stage, tr.Switch, lane}, i, start, end)
+			} else if prev, ok := o.lanes[side].at(id).take(i, start, end); ok {
+				o.found = append(o.found, overlap[I]{resource{2 + side, tr.Stage, tr.Switch, lane}, prev, i})
 			}
 		}
-		for _, tr := range hops(c) {
-			for side, lane := range [2]int{tr.In, tr.Out} {
-				r := resource{2 + side, tr.Stage, tr.Switch, lane}
-				if id, ok := sp.lane(tr.Stage, tr.Switch, lane); ok {
-					visit(lanes[side].at(id), r, i, start, end)
-				} else {
-					visitSparse(r, i, start, end)
-				}
-			}
-		}
 	}
+}
+
+// violations returns the overlaps in resource order, each resource's in its own order.
+func (o *overlaps[I]) violations() []Violation {
 	// Found in time order; each resource's overlaps are in its own order already.
-	slices.SortStableFunc(found, func(a, b overlap[I]) int { return a.r.compare(b.r) })
+	slices.SortStableFunc(o.found, func(a, b overlap[I]) int { return a.r.compare(b.r) })
 	var vs []Violation
-	for _, o := range found {
+	for _, f := range o.found {
 		var what ViolationKind
 		var name string
-		switch k := o.r; k.kind {
+		switch k := f.r; k.kind {
 		case 0:
 			what, name = EndpointOverlap, fmt.Sprintf("transmitter %d", k.a)
 		case 1:
@@ -676,9 +712,9 @@ func verifyOverlaps[I index](s *Schedule, tl *Timeline, timing, order []I) []Vio
 		default:
 			what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
 		}
-		prev, cur := ct(o.prev), ct(o.cur)
-		vs = append(vs, Violation{what, int(o.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
-			name, o.prev, prev.TransmitStart, prev.End, o.cur, cur.TransmitStart, cur.End)})
+		prev, cur := &o.tl.Circuits[o.timing[f.prev]-1], &o.tl.Circuits[o.timing[f.cur]-1]
+		vs = append(vs, Violation{what, int(f.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
+			name, f.prev, prev.TransmitStart, prev.End, f.cur, cur.TransmitStart, cur.End)})
 	}
 	return vs
 }
@@ -699,8 +735,8 @@ func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
 	return perm
 }
 
-// verifySwitchStates replays each switch's reconfigurations and checks every traversal against
-// the state in force over the circuit's transmission.
+// switchStates replays each switch's reconfigurations and checks every traversal against the
+// state in force over the circuit's transmission.
 //
 // The state in force at t0 is that of the last change before the first one that has not ended
 // by t0, in the switch's changes by start time with their ends' running maximum. The sweep in
@@ -708,14 +744,17 @@ func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
 // moves forward finds that change: O(circuits·path + changes) in all. Where the running maximum
 // is not monotone (an end that is NaN, in a timeline built in memory) or the switch is off the
 // fabric, a binary search over the materialised maxima answers as it always has.
-func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing, order []I) []Violation {
-	if s.Fabric != Benes {
-		if len(tl.SwitchChanges) > 0 {
-			return []Violation{{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))}}
-		}
-		return nil
-	}
-	var vs []Violation
+type switchStates[I index] struct {
+	tl     *Timeline
+	sp     space
+	chg    *switchChanges[I]
+	sws    table[switchSweep[I]]
+	shapes []Violation // the replay's, in (stage, switch) order
+	lives  []Violation // the traversals', in sweep order
+}
+
+// newSwitchStates groups the changes by switch and replays them (a Beneš schedule's timeline).
+func newSwitchStates[I index](s *Schedule, tl *Timeline) *switchStates[I] {
 	sp := spaceOf(s)
 	chg := newSwitchChanges[I](sp, tl.SwitchChanges)
 	sws := newTable[switchSweep[I]](sp.switches())
@@ -773,83 +812,91 @@ func verifySwitchStates[I index](s *Schedule, tl *Timeline, timing, order []I) [
 	})
 	// Found switch by switch in table order; reported in (stage, switch) order.
 	slices.SortStableFunc(shapes, func(a, b shape) int { return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.sw, b.sw)) })
+	st := &switchStates[I]{tl: tl, sp: sp, chg: chg, sws: sws}
 	for _, sh := range shapes {
-		vs = append(vs, sh.v)
+		st.shapes = append(st.shapes, sh.v)
 	}
-	var lives []Violation
-	for p := range s.Circuits {
-		i := p
-		if order != nil {
-			i = int(order[p])
-		}
-		ct := &tl.Circuits[timing[i]-1]
-		t0, t1 := ct.TransmitStart, ct.End
-		ended, begun := t0+overlapTolerance(t0), t1-overlapTolerance(t1)
-		for _, tr := range hops(&s.Circuits[i]) {
-			// next is the first change that has not ended by t0: every earlier one is in force;
-			// upcoming is when next starts.
-			var seg []I
-			var next int
-			state, upcoming := benes.Bar, 0.0
-			change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
-			id, ok := sp.switchID(tr.Stage, tr.Switch)
-			var r *switchSweep[I]
-			if ok {
-				seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
-			} else {
-				seg = chg.of(tr.Stage, tr.Switch)
-			}
-			if r != nil && !r.search {
-				next = r.seek(seg, tl.SwitchChanges, ended)
-				state, upcoming = r.inForce, r.upcoming
-			} else {
-				if len(seg) > 0 {
-					ends := chg.search[[2]int{tr.Stage, tr.Switch}]
-					next = sort.Search(len(ends), func(j int) bool { return ends[j] > ended })
-				}
-				if next > 0 {
-					state = change(next - 1).To
-				}
-				if next < len(seg) {
-					upcoming = change(next).Start
-				}
-			}
-			// A change that ended within the tolerance of t0 may also have begun within it of t1:
-			// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
-			// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
-			// accepted. Such runs are a change or two long; the walk back stays short.
-			for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= begun; j-- {
-				if j == 0 {
-					state = benes.Bar
-				} else {
-					state = change(j - 1).To
-				}
-			}
-			if next < len(seg) && upcoming < begun && t1 > t0 {
-				ch := change(next)
-				lives = append(lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
-					tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
-			}
-			if state != tr.State() {
-				lives = append(lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
-					tr.Stage, tr.Switch, state, t0, tr.State())})
-			}
-		}
-	}
-	if order != nil {
-		// Each circuit's violations came out together and in order: put the circuits in order.
-		slices.SortStableFunc(lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
-	}
-	return append(vs, lives...)
+	return st
 }
 
-// switchSweep is one switch's state in verifySwitchStates: the replay of its changes (how many
+// circuit checks the traversals of circuit i.
+func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
+	tl, sp, chg, sws := st.tl, &st.sp, st.chg, &st.sws
+	t0, t1 := ct.TransmitStart, ct.End
+	ended, begun := t0+overlapTolerance(t0), t1-overlapTolerance(t1)
+	for _, tr := range hops(c) {
+		// next is the first change that has not ended by t0: every earlier one is in force;
+		// upcoming is when next starts.
+		var seg []I
+		var next int
+		state, upcoming := benes.Bar, 0.0
+		change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
+		id, ok := sp.switchID(tr.Stage, tr.Switch)
+		var r *switchSweep[I]
+		if ok {
+			seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
+		} else {
+			seg = chg.of(tr.Stage, tr.Switch)
+		}
+		if r != nil && !r.search {
+			if r.used && ended >= r.at && (int(r.next) == len(seg) || r.head > ended) {
+				r.at = ended // the cursor stays (most traversals): seek inlined
+			} else {
+				r.seek(seg, tl.SwitchChanges, ended)
+			}
+			next, state, upcoming = int(r.next), r.inForce, r.upcoming
+		} else {
+			if len(seg) > 0 {
+				ends := chg.search[[2]int{tr.Stage, tr.Switch}]
+				next = sort.Search(len(ends), func(j int) bool { return ends[j] > ended })
+			}
+			if next > 0 {
+				state = change(next - 1).To
+			}
+			if next < len(seg) {
+				upcoming = change(next).Start
+			}
+		}
+		// A change that ended within the tolerance of t0 may also have begun within it of t1:
+		// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
+		// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
+		// accepted. Such runs are a change or two long; the walk back stays short.
+		for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= begun; j-- {
+			if j == 0 {
+				state = benes.Bar
+			} else {
+				state = change(j - 1).To
+			}
+		}
+		if next < len(seg) && upcoming < begun && t1 > t0 {
+			ch := change(next)
+			st.lives = append(st.lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
+				tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
+		}
+		if state != tr.State() {
+			st.lives = append(st.lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
+				tr.Stage, tr.Switch, state, t0, tr.State())})
+		}
+	}
+}
+
+// violations returns the replay's violations, then the traversals' in circuit order; reorder
+// says the sweep did not visit circuits in that order.
+func (st *switchStates[I]) violations(reorder bool) []Violation {
+	if reorder {
+		// Each circuit's violations came out together and in order: put the circuits in order.
+		slices.SortStableFunc(st.lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+	}
+	return append(st.shapes, st.lives...)
+}
+
+// switchSweep is one switch's state in switchStates: the replay of its changes (how many
 // were seen, the state they leave, the end of the last, the running maximum of ends), then its
 // cursor for the sweep: next is the first change whose running maximum of ends exceeds the last
 // time asked about, head that maximum, upcoming when next starts, and inForce the state the
 // changes before next leave (kept, so that a question that does not move the cursor reads no
-// change). search marks a switch whose maxima are not monotone or that is off
-// the fabric: a binary search answers for it.
+// change). search marks a switch whose maxima are not monotone: a binary search answers for it,
+// as for a switch off the fabric.
 type switchSweep[I index] struct {
 	seen               int
 	state              benes.State
