@@ -348,3 +348,44 @@ func TestVerifyTimelineMatchesOracle(t *testing.T) {
 	})
 	seen.require(t, TimelineShape, EndpointOverlap, LaneOverlap, SwitchUnderLiveCircuit)
 }
+
+// Times no reader accepts but a timeline built in memory may hold (NaN or infinite ends and
+// starts of switch changes) make the running maximum of a switch's ends non-monotone, where a
+// binary search and a forward cursor disagree; the verifier must answer as the oracle does. Each
+// case is one switch (n = 2) crossed by circuits at several times.
+func TestVerifyTimelineOddChangeTimesMatchOracle(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	s := &Schedule{Version: FormatVersion, Algorithm: "hand", N: 2, Ports: 2, Fabric: Benes, Mode: Partial,
+		Params: Params{BandwidthBytesPerSecond: 1}}
+	tl0 := &Timeline{}
+	for i, t0 := range []float64{0.5, 1.5, 2.5, 3.5, 5, 9} {
+		src := i % 2
+		s.Circuits = append(s.Circuits, Circuit{Src: src, Dst: 1 - src, Bytes: 1, Group: i,
+			Path: []benes.Traversal{{Stage: 0, Switch: 0, In: src, Out: 1 - src}}})
+		tl0.Circuits = append(tl0.Circuits, CircuitTiming{Circuit: i, Ready: t0, PathReady: t0, ReconfigStart: t0, TransmitStart: t0, End: t0 + 0.1})
+	}
+	ch := func(from, to benes.State, start, end float64) SwitchChange {
+		return SwitchChange{Stage: 0, Switch: 0, From: from, To: to, Start: start, End: end}
+	}
+	bar, cross := benes.Bar, benes.Cross
+	for _, c := range []struct {
+		name    string
+		changes []SwitchChange
+	}{
+		{"NaN end in the middle", []SwitchChange{ch(bar, cross, 0, 1), ch(cross, bar, 1, 2), ch(bar, cross, 2, nan), ch(cross, bar, 3, 4)}},
+		{"NaN end first", []SwitchChange{ch(bar, cross, 0, nan), ch(cross, bar, 1, 2), ch(bar, cross, 2, 3)}},
+		{"NaN start", []SwitchChange{ch(bar, cross, 0, 1), ch(cross, bar, nan, 2), ch(bar, cross, 2, 3), ch(cross, bar, 1, 1.2)}},
+		{"infinite end", []SwitchChange{ch(bar, cross, 0, 1), ch(cross, bar, 1, inf), ch(bar, cross, 2, 3)}},
+		{"out of order, equal starts", []SwitchChange{ch(cross, bar, 3, 4), ch(bar, cross, 0, 1), ch(cross, bar, 3, 3.2), ch(bar, cross, 0, 0.2)}},
+		{"end before start", []SwitchChange{ch(bar, cross, 1, 0), ch(cross, bar, 2, 1.9), ch(bar, cross, 3, 3.1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tl := &Timeline{Circuits: tl0.Circuits, SwitchChanges: c.changes}
+			want := oracleVerifyTimeline(s, tl)
+			if got := VerifyTimeline(s, tl); !reflect.DeepEqual(got, want) {
+				t.Fatalf("VerifyTimeline differs from the oracle\n got: %v\nwant: %v", ViolationsError(got), ViolationsError(want))
+			}
+			t.Logf("%d violations", len(want))
+		})
+	}
+}
