@@ -1,9 +1,11 @@
 package schedules
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,7 +82,20 @@ func ViolationsError(vs []Violation) error {
 // violation found: header, endpoint and path problems in circuit order, then byte mismatches by
 // (src, dst), then round conflicts in circuit order. Checks of execution (overlaps in time, switches changing under
 // live circuits) need a timeline: see VerifyTimeline.
+//
+// Its memory is the demand's size, the fabric's lanes and the violations, plus at most one
+// 4-byte index per circuit (to visit rounds or planning groups that the schedule interleaves);
+// its time is linear in the circuits and their paths when groups never decrease along the
+// schedule, as every scheduler writes them, and O(c log c) otherwise.
 func Verify(s *Schedule, d *Demand) []Violation {
+	if fitsIndex32(len(s.Circuits), len(s.Rounds)) {
+		return verifyOf[int32](s, d)
+	}
+	return verifyOf[int](s, d)
+}
+
+// verifyOf is Verify with per-circuit indices of type I.
+func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 	var vs []Violation
 	add := func(k ViolationKind, c int, format string, a ...any) {
 		vs = append(vs, Violation{k, c, fmt.Sprintf(format, a...)})
@@ -94,10 +109,17 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		return vs
 	}
 	fab, _ := s.BenesFabric()
-	sent := map[[2]int]int64{}
-	type pairInGroup struct{ src, dst, group int }
-	first := map[pairInGroup]int{}
-	for i, c := range s.Circuits {
+	// sent is indexed src·ports + dst: the demand is that size already.
+	var sent []int64
+	if d != nil {
+		sent = make([]int64, s.Ports*s.Ports)
+	}
+	var dups []duplicate[I]
+	if s.Mode == Partial {
+		dups = partialDuplicates[I](s)
+	}
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
 		if c.Src < 0 || c.Src >= s.Ports || c.Dst < 0 || c.Dst >= s.Ports {
 			add(BadEndpoint, i, "src %d, dst %d: not both real ports in [0, %d)", c.Src, c.Dst, s.Ports)
 			continue
@@ -108,21 +130,20 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		if c.Group < 0 {
 			add(Header, i, "group %d is negative", c.Group)
 		}
-		sent[[2]int{c.Src, c.Dst}] += c.Bytes
-		if s.Mode == Partial {
-			// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
-			k := pairInGroup{c.Src, c.Dst, c.Group}
-			if j, dup := first[k]; dup {
-				add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, j, c.Group)
-			} else {
-				first[k] = i
-			}
+		if sent != nil {
+			sent[c.Src*s.Ports+c.Dst] += c.Bytes
 		}
+		// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
+		if len(dups) > 0 && int(dups[0].circuit) == i {
+			add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, dups[0].first, c.Group)
+			dups = dups[1:]
+		}
+		p := c.Path
 		switch {
-		case fab == nil && c.Path.Len() != 0:
-			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", c.Path.Len())
+		case fab == nil && p.Len() != 0:
+			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", p.Len())
 		case fab != nil:
-			if err := fab.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+			if err := fab.CheckPath(c.Src, c.Dst, p); err != nil {
 				add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
 			}
 		}
@@ -133,7 +154,7 @@ func Verify(s *Schedule, d *Demand) []Violation {
 	if d != nil {
 		for i := 0; i < d.N(); i++ {
 			for j := 0; j < d.N(); j++ {
-				want, got := d.At(i, j), sent[[2]int{i, j}]
+				want, got := d.At(i, j), sent[i*s.Ports+j]
 				if want != got {
 					add(BytesMismatch, -1, "%d→%d: schedule carries %d bytes, demand is %d", i, j, got, want)
 				}
@@ -141,7 +162,7 @@ func Verify(s *Schedule, d *Demand) []Violation {
 		}
 	}
 	if s.Mode == Barrier {
-		vs = append(vs, verifyRounds(s, fab)...)
+		vs = append(vs, verifyRounds[I](s, fab)...)
 	}
 	return vs
 }
@@ -152,68 +173,345 @@ func Verify(s *Schedule, d *Demand) []Violation {
 // verify would reject on the file alone is executed.
 func CheckStatic(s *Schedule) []Violation { return Verify(s, nil) }
 
-// verifyRounds checks that each barrier round is a set of circuits that can be live together.
-func verifyRounds(s *Schedule, fab *benes.Fabric) []Violation {
-	var vs []Violation
-	type laneKey struct{ stage, sw, lane int }
-	type swKey struct{ stage, sw int }
-	type roundUse struct {
-		tx, rx  map[int]int
-		in, out map[laneKey]int
-		state   map[swKey]benes.State
-		stateBy map[swKey]int
-	}
-	rounds := map[int]*roundUse{}
-	seenRound := map[int]bool{}
-	for _, r := range s.Rounds {
-		if seenRound[r.Group] {
-			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
+// index is the integer type of the verifier's per-circuit (and per-change) arrays: int32, four
+// bytes a circuit, whenever the counts fit; int beyond that, so that no input is refused.
+type index interface{ ~int32 | ~int }
+
+// fitsIndex32 says whether counts up to these (and one more, for the 1-based stamps) fit an int32.
+func fitsIndex32(counts ...int) bool {
+	for _, n := range counts {
+		if n >= math.MaxInt32 {
+			return false
 		}
-		seenRound[r.Group] = true
+	}
+	return true
+}
+
+// iota returns 0, 1, ..., n−1.
+func iota[I index](n int) []I {
+	p := make([]I, n)
+	for i := range p {
+		p[i] = I(i)
+	}
+	return p
+}
+
+// pageBits sets the page size of a table: 1024 entries.
+const pageBits = 10
+
+// table is an array indexed by a dense id (a port, a lane, a switch) whose pages are allocated,
+// zeroed, on first use: a schedule on a 2^20-port fabric costs only the pages its circuits touch,
+// while a dense schedule touches them all and gets a flat array's speed. The zero entry means
+// unused.
+type table[T any] struct{ pages []*[1 << pageBits]T }
+
+func newTable[T any](n int) table[T] {
+	return table[T]{make([]*[1 << pageBits]T, (n+1<<pageBits-1)>>pageBits)}
+}
+
+func (t *table[T]) at(id int) *T {
+	pg := t.pages[id>>pageBits]
+	if pg == nil {
+		pg = new([1 << pageBits]T)
+		t.pages[id>>pageBits] = pg
+	}
+	return &pg[id&(1<<pageBits-1)]
+}
+
+// space numbers the ports, input (or output) lanes and switches of a schedule's fabric densely.
+// A key outside it (a port out of range, a traversal off the fabric, a header that describes no
+// fabric) has no id: the checks keep such keys in maps, which only broken input reaches.
+type space struct {
+	ports        int // dense port ids [0, ports); 0 when s.N is not a fabric size
+	stages, half int // Beneš stages and switches per stage; 0 on a crossbar or a bad size
+}
+
+func spaceOf(s *Schedule) space {
+	var sp space
+	if s.N >= 1 && s.N <= MaxFabricPorts {
+		sp.ports = s.N
+	}
+	if s.Fabric == Benes {
+		if f, err := benes.New(s.N); err == nil {
+			sp.stages, sp.half = f.Stages(), f.SwitchesPerStage()
+		}
+	}
+	return sp
+}
+
+func (sp space) port(p int) (int, bool) { return p, p >= 0 && p < sp.ports }
+
+func (sp space) switches() int { return sp.stages * sp.half }
+
+func (sp space) switchID(stage, sw int) (int, bool) {
+	return stage*sp.half + sw, stage >= 0 && stage < sp.stages && sw >= 0 && sw < sp.half
+}
+
+func (sp space) lane(stage, sw, lane int) (int, bool) {
+	id, ok := sp.switchID(stage, sw)
+	return 2*id + lane, ok && lane >= 0 && lane < 2
+}
+
+// duplicate is a partial-mode circuit that repeats the (src, dst) of an earlier circuit, first,
+// of its planning group.
+type duplicate[I index] struct{ circuit, first I }
+
+// partialDuplicates lists, in circuit order, every circuit with real endpoints whose (src, dst)
+// an earlier circuit of the same group has, naming the first such circuit. A group in which no
+// transmitter repeats has none: when groups never decrease along the schedule and that holds for
+// all of them (a planning group is a matching), one pass over a per-port table decides it;
+// otherwise the circuits are sorted by (group, src, dst, index).
+func partialDuplicates[I index](s *Schedule) []duplicate[I] {
+	real := func(c *Circuit) bool { return c.Src >= 0 && c.Src < s.Ports && c.Dst >= 0 && c.Dst < s.Ports }
+	if groupsAscend(s) {
+		seen := newTable[I](s.Ports) // per transmitter: the group run that last used it, from 1
+		run, repeat := I(0), false
+		for i := range s.Circuits {
+			c := &s.Circuits[i]
+			if i == 0 || c.Group != s.Circuits[i-1].Group {
+				run++
+			}
+			if !real(c) {
+				continue
+			}
+			if e := seen.at(c.Src); *e != run {
+				*e = run
+			} else {
+				repeat = true
+				break
+			}
+		}
+		if !repeat {
+			return nil
+		}
+	}
+	perm := make([]I, 0, len(s.Circuits))
+	for i := range s.Circuits {
+		if real(&s.Circuits[i]) {
+			perm = append(perm, I(i))
+		}
+	}
+	slices.SortFunc(perm, func(a, b I) int {
+		ca, cb := &s.Circuits[a], &s.Circuits[b]
+		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst), cmp.Compare(a, b))
+	})
+	var dups []duplicate[I]
+	for k, head := 1, 0; k < len(perm); k++ {
+		a, b := &s.Circuits[perm[head]], &s.Circuits[perm[k]]
+		if a.Group == b.Group && a.Src == b.Src && a.Dst == b.Dst {
+			dups = append(dups, duplicate[I]{perm[k], perm[head]})
+		} else {
+			head = k
+		}
+	}
+	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.circuit, b.circuit) })
+	return dups
+}
+
+// groupsAscend says whether groups never decrease along the schedule, so that each group's
+// circuits are one run, in circuit order.
+func groupsAscend(s *Schedule) bool {
+	for i := 1; i < len(s.Circuits); i++ {
+		if s.Circuits[i].Group < s.Circuits[i-1].Group {
+			return false
+		}
+	}
+	return true
+}
+
+// byGroup returns the circuits grouped by group, each group in circuit order, as a permutation;
+// nil when the schedule already is (groupsAscend).
+func byGroup[I index](s *Schedule) []I {
+	if groupsAscend(s) {
+		return nil
+	}
+	perm := iota[I](len(s.Circuits))
+	slices.SortFunc(perm, func(a, b I) int {
+		return cmp.Or(cmp.Compare(s.Circuits[a].Group, s.Circuits[b].Group), cmp.Compare(a, b))
+	})
+	return perm
+}
+
+// claim is the circuit that last used a port or lane in the round numbered stamp (from 1).
+type claim[I index] struct{ stamp, circuit I }
+
+// claims records, per port or lane, the circuit of the current round that last used it.
+type claims[I index, K comparable] struct {
+	dense  table[claim[I]]
+	sparse map[K]I // keys without a dense id, for the current round
+}
+
+// take records circuit as the user of a dense entry in round seq, and returns the circuit of
+// round seq that used it before, if any.
+func take[I index](e *claim[I], seq, circuit I) (prev I, dup bool) {
+	prev, dup = e.circuit, e.stamp == seq
+	*e = claim[I]{seq, circuit}
+	return prev, dup
+}
+
+// useSparse is take for a key without a dense id.
+func (c *claims[I, K]) useSparse(key K, circuit I) (prev I, dup bool) {
+	if c.sparse == nil {
+		c.sparse = map[K]I{}
+	}
+	prev, dup = c.sparse[key]
+	c.sparse[key] = circuit
+	return prev, dup
+}
+
+// reset forgets the sparse keys of the round that ended (dense entries expire by their stamp).
+func (c *claims[I, K]) reset() {
+	if len(c.sparse) > 0 {
+		clear(c.sparse)
+	}
+}
+
+// stateClaim is the state the round numbered stamp needs of a switch, and the circuit that first needed it.
+type stateClaim[I index] struct {
+	stamp, by I
+	state     benes.State
+}
+
+// verifyRounds checks that each barrier round is a set of circuits that can be live together.
+// It visits the rounds one at a time, with tables per port, lane and switch stamped by round
+// rather than maps per round; the violations come out in circuit order.
+func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
+	vs := roundsListed[I](s)
+	sp := spaceOf(s)
+	tx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
+	rx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
+	var in, out claims[I, [3]int]
+	var state table[stateClaim[I]]
+	var sparseState map[[2]int]stateClaim[I]
+	if fab != nil {
+		in.dense = newTable[claim[I]](2 * sp.switches())
+		out.dense = newTable[claim[I]](2 * sp.switches())
+		state = newTable[stateClaim[I]](sp.switches())
+	}
+	order := byGroup[I](s)
+	at := func(p int) int {
+		if order == nil {
+			return p
+		}
+		return int(order[p])
+	}
+	var rvs []Violation
+	seq := I(0)
+	for lo := 0; lo < len(s.Circuits); {
+		g := s.Circuits[at(lo)].Group
+		seq++
+		tx.reset()
+		rx.reset()
+		in.reset()
+		out.reset()
+		if len(sparseState) > 0 {
+			clear(sparseState)
+		}
+		hi := lo
+		for ; hi < len(s.Circuits) && s.Circuits[at(hi)].Group == g; hi++ {
+			i := at(hi)
+			c := &s.Circuits[i]
+			var j I
+			var dup bool
+			if id, ok := sp.port(c.Src); ok {
+				j, dup = take(tx.dense.at(id), seq, I(i))
+			} else {
+				j, dup = tx.useSparse(c.Src, I(i))
+			}
+			if dup {
+				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
+			}
+			if id, ok := sp.port(c.Dst); ok {
+				j, dup = take(rx.dense.at(id), seq, I(i))
+			} else {
+				j, dup = rx.useSparse(c.Dst, I(i))
+			}
+			if dup {
+				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
+			}
+			if fab == nil {
+				continue
+			}
+			for _, t := range c.Path.All() {
+				if id, ok := sp.lane(t.Stage, t.Switch, t.In); ok {
+					j, dup = take(in.dense.at(id), seq, I(i))
+				} else {
+					j, dup = in.useSparse([3]int{t.Stage, t.Switch, t.In}, I(i))
+				}
+				if dup {
+					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
+				}
+				if id, ok := sp.lane(t.Stage, t.Switch, t.Out); ok {
+					j, dup = take(out.dense.at(id), seq, I(i))
+				} else {
+					j, dup = out.useSparse([3]int{t.Stage, t.Switch, t.Out}, I(i))
+				}
+				if dup {
+					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
+				}
+				want := t.State()
+				conflict := func(st benes.State, by I) {
+					rvs = append(rvs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, by, want)})
+				}
+				if id, ok := sp.switchID(t.Stage, t.Switch); ok {
+					if e := state.at(id); e.stamp != seq {
+						*e = stateClaim[I]{seq, I(i), want}
+					} else if e.state != want {
+						conflict(e.state, e.by)
+					}
+				} else {
+					k := [2]int{t.Stage, t.Switch}
+					if sparseState == nil {
+						sparseState = map[[2]int]stateClaim[I]{}
+					}
+					if e, seen := sparseState[k]; !seen {
+						sparseState[k] = stateClaim[I]{seq, I(i), want}
+					} else if e.state != want {
+						conflict(e.state, e.by)
+					}
+				}
+			}
+		}
+		lo = hi
+	}
+	if order != nil {
+		// Each circuit's violations came out together and in order: put the circuits in order.
+		slices.SortStableFunc(rvs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+	}
+	return append(vs, rvs...)
+}
+
+// roundsListed checks the rounds list: no group listed twice, every planned duration a time.
+func roundsListed[I index](s *Schedule) []Violation {
+	var vs []Violation
+	// repeats are the entries whose group an earlier entry has, in list order; a list in strictly
+	// ascending group order (as schedulers write it) has none.
+	var repeats []I
+	for k := 1; k < len(s.Rounds); k++ {
+		if s.Rounds[k].Group <= s.Rounds[k-1].Group {
+			perm := iota[I](len(s.Rounds))
+			slices.SortFunc(perm, func(a, b I) int {
+				return cmp.Or(cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group), cmp.Compare(a, b))
+			})
+			for k := 1; k < len(perm); k++ {
+				if s.Rounds[perm[k]].Group == s.Rounds[perm[k-1]].Group {
+					repeats = append(repeats, perm[k])
+				}
+			}
+			slices.Sort(repeats)
+			break
+		}
+	}
+	for k, r := range s.Rounds {
+		if len(repeats) > 0 && int(repeats[0]) == k {
+			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
+			repeats = repeats[1:]
+		}
 		if !(r.PlannedDuration >= 0) || math.IsInf(r.PlannedDuration, 0) {
 			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d has planned duration %g", r.Group, r.PlannedDuration)})
 		}
 	}
-	for i, c := range s.Circuits {
-		ru := rounds[c.Group]
-		if ru == nil {
-			ru = &roundUse{map[int]int{}, map[int]int{}, map[laneKey]int{}, map[laneKey]int{}, map[swKey]benes.State{}, map[swKey]int{}}
-			rounds[c.Group] = ru
-		}
-		if j, dup := ru.tx[c.Src]; dup {
-			vs = append(vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
-		}
-		if j, dup := ru.rx[c.Dst]; dup {
-			vs = append(vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
-		}
-		ru.tx[c.Src], ru.rx[c.Dst] = i, i
-		if fab == nil {
-			continue
-		}
-		for _, t := range c.Path.All() {
-			in, out := laneKey{t.Stage, t.Switch, t.In}, laneKey{t.Stage, t.Switch, t.Out}
-			if j, dup := ru.in[in]; dup {
-				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
-			}
-			if j, dup := ru.out[out]; dup {
-				vs = append(vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
-			}
-			ru.in[in], ru.out[out] = i, i
-			sk := swKey{t.Stage, t.Switch}
-			if st, ok := ru.state[sk]; ok && st != t.State() {
-				vs = append(vs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, ru.stateBy[sk], t.State())})
-			} else if !ok {
-				ru.state[sk], ru.stateBy[sk] = t.State(), i
-			}
-		}
-	}
 	return vs
-}
-
-// interval is one circuit's occupancy of a resource.
-type interval struct {
-	start, end float64
-	circuit    int
 }
 
 // overlapTolerance absorbs float rounding when one circuit starts exactly as another ends.
@@ -223,23 +521,39 @@ func overlapTolerance(t float64) float64 { return 1e-12 * max(1e-9, math.Abs(t))
 // transmitter, receiver or switch lane carried two circuits at once; and no switch was
 // reconfiguring, or in a state other than the one a circuit's traversal needs, while that circuit
 // was transmitting. All switches are Bar at t = 0.
+//
+// Its memory is the fabric's ports, lanes and switches and the violations, plus at most two
+// 4-byte indices per circuit (its timeline entry, and its place in transmit-start order when the
+// timeline is not in that order already) and one per switch change (the changes grouped by
+// switch). Its time is linear in the circuits, their paths and the changes when circuits in
+// schedule order start in time order and the changes are listed by start, as the emulator
+// writes barrier timelines, and O(c log c) otherwise.
 func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
+	if fitsIndex32(len(s.Circuits), len(tl.Circuits), len(tl.SwitchChanges)) {
+		return verifyTimelineOf[int32](s, tl)
+	}
+	return verifyTimelineOf[int](s, tl)
+}
+
+// verifyTimelineOf is VerifyTimeline with per-circuit indices of type I.
+func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
 	var vs []Violation
 	add := func(k ViolationKind, c int, format string, a ...any) {
 		vs = append(vs, Violation{k, c, fmt.Sprintf(format, a...)})
 	}
-	timing := make([]*CircuitTiming, len(s.Circuits))
+	// timing[i] is 1 + the index of circuit i's entry in tl.Circuits, 0 while it has none.
+	timing := make([]I, len(s.Circuits))
 	for i := range tl.Circuits {
 		ct := &tl.Circuits[i]
 		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
 			add(TimelineShape, -1, "timeline entry %d names circuit %d, the schedule has %d", i, ct.Circuit, len(s.Circuits))
 			continue
 		}
-		if timing[ct.Circuit] != nil {
+		if timing[ct.Circuit] != 0 {
 			add(TimelineShape, ct.Circuit, "appears twice in the timeline")
 			continue
 		}
-		timing[ct.Circuit] = ct
+		timing[ct.Circuit] = I(i + 1)
 		ok := ct.Ready >= 0 && ct.PathReady >= ct.Ready-overlapTolerance(ct.Ready) &&
 			ct.ReconfigStart <= ct.TransmitStart+overlapTolerance(ct.TransmitStart) &&
 			ct.TransmitStart >= ct.PathReady-overlapTolerance(ct.PathReady) && ct.End >= ct.TransmitStart
@@ -252,151 +566,456 @@ func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
 		}
 	}
 	for i, t := range timing {
-		if t == nil {
+		if t == 0 {
 			add(TimelineShape, i, "missing from the timeline")
 		}
 	}
 	if len(vs) > 0 {
 		return vs
 	}
-	type key struct{ kind, a, b, c int }
-	uses := map[key][]interval{}
-	for i, c := range s.Circuits {
-		iv := interval{timing[i].TransmitStart, timing[i].End, i}
-		if iv.end <= iv.start {
-			continue // a zero-length transfer occupies nothing
+	// From here on every circuit has exactly one entry, with finite times in order. Both checks
+	// sweep the circuits in (transmit start, index) order, together, so that each circuit and
+	// its path are read once.
+	order := startOrder(s, tl, timing)
+	ov := newOverlaps(s, tl, timing)
+	var st *switchStates[I]
+	if s.Fabric == Benes {
+		st = newSwitchStates[I](s, tl)
+	}
+	for p := range s.Circuits {
+		i := p
+		if order != nil {
+			i = int(order[p])
 		}
-		uses[key{0, c.Src, 0, 0}] = append(uses[key{0, c.Src, 0, 0}], iv)
-		uses[key{1, c.Dst, 0, 0}] = append(uses[key{1, c.Dst, 0, 0}], iv)
-		for _, t := range c.Path.All() {
-			uses[key{2, t.Stage, t.Switch, t.In}] = append(uses[key{2, t.Stage, t.Switch, t.In}], iv)
-			uses[key{3, t.Stage, t.Switch, t.Out}] = append(uses[key{3, t.Stage, t.Switch, t.Out}], iv)
+		c, ct := &s.Circuits[i], &tl.Circuits[timing[i]-1]
+		ov.circuit(I(i), c, ct)
+		if st != nil {
+			st.circuit(i, c, ct)
 		}
 	}
-	keys := make([]key, 0, len(uses))
-	for k := range uses {
-		keys = append(keys, k)
+	vs = append(vs, ov.violations()...)
+	if st == nil {
+		if len(tl.SwitchChanges) > 0 {
+			vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))})
+		}
+		return vs
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.kind != b.kind {
-			return a.kind < b.kind
+	return append(vs, st.violations(order != nil)...)
+}
+
+// resource names a transmitter (kind 0, port a), a receiver (kind 1, port a), or an input
+// (kind 2) or output (kind 3) lane c of switch b of stage a. Overlaps are reported in this
+// order of resources.
+type resource struct{ kind, a, b, c int }
+
+func (r resource) compare(o resource) int {
+	return cmp.Or(cmp.Compare(r.kind, o.kind), cmp.Compare(r.a, o.a), cmp.Compare(r.b, o.b), cmp.Compare(r.c, o.c))
+}
+
+// holder is the circuit (from 1; 0 for none) that used a resource last in transmit-start order, and its end.
+type holder[I index] struct {
+	circuit I
+	end     float64
+}
+
+// overlap is one resource carrying circuits prev and cur at once.
+type overlap[I index] struct {
+	r         resource
+	prev, cur I
+}
+
+// overlaps finds every resource that carries two circuits at once. Per resource, the circuits
+// in (transmit start, index) order must each start no earlier than the one before it ends. One
+// sweep over all circuits in that order visits each resource's circuits in its own order, so a
+// table of the last holder per resource replaces a list of intervals per resource; the overlaps
+// are then put in resource order.
+type overlaps[I index] struct {
+	tl     *Timeline
+	timing []I
+	sp     space
+	ports  [2]table[holder[I]] // transmitters, receivers
+	lanes  [2]table[holder[I]] // input lanes, output lanes
+	sparse map[resource]holder[I]
+	found  []overlap[I]
+}
+
+func newOverlaps[I index](s *Schedule, tl *Timeline, timing []I) *overlaps[I] {
+	sp := spaceOf(s)
+	return &overlaps[I]{tl: tl, timing: timing, sp: sp,
+		ports: [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)},
+		lanes: [2]table[holder[I]]{newTable[holder[I]](2 * sp.switches()), newTable[holder[I]](2 * sp.switches())}}
+}
+
+// take makes circuit cur, transmitting over [start, end), the last holder of a resource, and
+// returns the one before if the two overlap.
+func (h *holder[I]) take(cur I, start, end float64) (prev I, overlap bool) {
+	prev, overlap = h.circuit-1, h.circuit != 0 && start < h.end-overlapTolerance(h.end)
+	*h = holder[I]{cur + 1, end}
+	return prev, overlap
+}
+
+// takeSparse is take on resource r, which has no dense id.
+func (o *overlaps[I]) takeSparse(r resource, cur I, start, end float64) {
+	if o.sparse == nil {
+		o.sparse = map[resource]holder[I]{}
+	}
+	h := o.sparse[r]
+	if prev, ok := h.take(cur, start, end); ok {
+		o.found = append(o.found, overlap[I]{r, prev, cur})
+	}
+	o.sparse[r] = h
+}
+
+// circuit visits the resources of circuit i.
+func (o *overlaps[I]) circuit(i I, c *Circuit, ct *CircuitTiming) {
+	start, end := ct.TransmitStart, ct.End
+	if end <= start {
+		return // a zero-length transfer occupies nothing
+	}
+	sp := &o.sp
+	for kind, port := range [2]int{c.Src, c.Dst} {
+		if id, ok := sp.port(port); !ok {
+			o.takeSparse(resource{kind, port, 0, 0}, i, start, end)
+		} else if prev, ok := o.ports[kind].at(id).take(i, start, end); ok {
+			o.found = append(o.found, overlap[I]{resource{kind, port, 0, 0}, prev, i})
 		}
-		if a.a != b.a {
-			return a.a < b.a
-		}
-		if a.b != b.b {
-			return a.b < b.b
-		}
-		return a.c < b.c
-	})
-	for _, k := range keys {
-		ivs := uses[k]
-		sort.Slice(ivs, func(i, j int) bool {
-			return ivs[i].start < ivs[j].start || ivs[i].start == ivs[j].start && ivs[i].circuit < ivs[j].circuit
-		})
-		for i := 1; i < len(ivs); i++ {
-			prev, cur := ivs[i-1], ivs[i]
-			if cur.start < prev.end-overlapTolerance(prev.end) {
-				var what ViolationKind
-				var name string
-				switch k.kind {
-				case 0:
-					what, name = EndpointOverlap, fmt.Sprintf("transmitter %d", k.a)
-				case 1:
-					what, name = EndpointOverlap, fmt.Sprintf("receiver %d", k.a)
-				case 2:
-					what, name = LaneOverlap, fmt.Sprintf("input lane %d of switch (%d,%d)", k.c, k.a, k.b)
-				default:
-					what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
-				}
-				add(what, cur.circuit, "%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
-					name, prev.circuit, prev.start, prev.end, cur.circuit, cur.start, cur.end)
+	}
+	for _, tr := range c.Path.All() {
+		for side, lane := range [2]int{tr.In, tr.Out} {
+			if id, ok := sp.lane(tr.Stage, tr.Switch, lane); !ok {
+				o.takeSparse(resource{2 + side, tr.Stage, tr.Switch, lane}, i, start, end)
+			} else if prev, ok := o.lanes[side].at(id).take(i, start, end); ok {
+				o.found = append(o.found, overlap[I]{resource{2 + side, tr.Stage, tr.Switch, lane}, prev, i})
 			}
 		}
 	}
-	vs = append(vs, verifySwitchStates(s, tl, timing)...)
+}
+
+// violations returns the overlaps in resource order, each resource's in its own order.
+func (o *overlaps[I]) violations() []Violation {
+	// Found in time order; each resource's overlaps are in its own order already.
+	slices.SortStableFunc(o.found, func(a, b overlap[I]) int { return a.r.compare(b.r) })
+	var vs []Violation
+	for _, f := range o.found {
+		var what ViolationKind
+		var name string
+		switch k := f.r; k.kind {
+		case 0:
+			what, name = EndpointOverlap, fmt.Sprintf("transmitter %d", k.a)
+		case 1:
+			what, name = EndpointOverlap, fmt.Sprintf("receiver %d", k.a)
+		case 2:
+			what, name = LaneOverlap, fmt.Sprintf("input lane %d of switch (%d,%d)", k.c, k.a, k.b)
+		default:
+			what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
+		}
+		prev, cur := &o.tl.Circuits[o.timing[f.prev]-1], &o.tl.Circuits[o.timing[f.cur]-1]
+		vs = append(vs, Violation{what, int(f.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
+			name, f.prev, prev.TransmitStart, prev.End, f.cur, cur.TransmitStart, cur.End)})
+	}
 	return vs
 }
 
-// verifySwitchStates replays each switch's reconfigurations and checks every traversal against
-// the state in force over the circuit's transmission.
-func verifySwitchStates(s *Schedule, tl *Timeline, timing []*CircuitTiming) []Violation {
-	if s.Fabric != Benes {
-		if len(tl.SwitchChanges) > 0 {
-			return []Violation{{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))}}
-		}
+// startOrder returns the circuits in (transmit start, index) order as a permutation; nil when
+// they are in that order already (barrier rounds executed one after another are).
+func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
+	start := func(i I) float64 { return tl.Circuits[timing[i]-1].TransmitStart }
+	sorted := true
+	for i := 1; i < len(timing) && sorted; i++ {
+		sorted = start(I(i-1)) <= start(I(i))
+	}
+	if sorted {
 		return nil
 	}
-	var vs []Violation
-	type swKey struct{ stage, sw int }
-	changes := map[swKey][]SwitchChange{}
-	for _, ch := range tl.SwitchChanges {
-		k := swKey{int(ch.Stage), int(ch.Switch)}
-		changes[k] = append(changes[k], ch)
+	perm := iota[I](len(s.Circuits))
+	slices.SortFunc(perm, func(a, b I) int { return cmp.Or(cmp.Compare(start(a), start(b)), cmp.Compare(a, b)) })
+	return perm
+}
+
+// switchStates replays each switch's reconfigurations and checks every traversal against the
+// state in force over the circuit's transmission.
+//
+// The state in force at t0 is that of the last change before the first one that has not ended
+// by t0, in the switch's changes by start time with their ends' running maximum. The sweep in
+// transmit-start order asks each switch about ever later times, so a cursor per switch that only
+// moves forward finds that change: O(circuits·path + changes) in all. Where the running maximum
+// is not monotone (an end that is NaN, in a timeline built in memory) or the switch is off the
+// fabric, a binary search over the materialised maxima answers as it always has.
+type switchStates[I index] struct {
+	tl     *Timeline
+	sp     space
+	chg    *switchChanges[I]
+	sws    table[switchSweep[I]]
+	shapes []Violation // the replay's, in (stage, switch) order
+	lives  []Violation // the traversals', in sweep order
+}
+
+// newSwitchStates groups the changes by switch and replays them (a Beneš schedule's timeline).
+func newSwitchStates[I index](s *Schedule, tl *Timeline) *switchStates[I] {
+	sp := spaceOf(s)
+	chg := newSwitchChanges[I](sp, tl.SwitchChanges)
+	sws := newTable[switchSweep[I]](sp.switches())
+	type shape struct {
+		stage, sw int
+		v         Violation
 	}
-	// Per switch, its changes in time order, and the running maximum of their ends: the first
-	// change still in progress (or to come) at time t is then a binary search, so that the check
-	// is O((circuits·path + changes)·log changes), not a walk from t = 0 for every traversal.
-	keys := make([]swKey, 0, len(changes))
-	for k := range changes {
-		keys = append(keys, k)
+	var shapes []shape
+	step := func(r *switchSweep[I], stage, sw int, ch *SwitchChange) {
+		if r.seen == 0 {
+			r.maxEnd = math.Inf(-1)
+		}
+		if ch.End < ch.Start || ch.From != r.state || (r.seen > 0 && ch.Start < r.lastEnd-overlapTolerance(r.lastEnd)) {
+			shapes = append(shapes, shape{stage, sw, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
+				stage, sw, r.seen, ch.From, ch.To, ch.Start, ch.End, r.state)}})
+		}
+		r.state, r.lastEnd, r.maxEnd = ch.To, ch.End, max(r.maxEnd, ch.End)
+		r.seen++
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].stage < keys[j].stage || keys[i].stage == keys[j].stage && keys[i].sw < keys[j].sw
+	if !chg.resorted {
+		// Every switch's changes are in timeline order: replay them all in one pass over the
+		// timeline, which reads it in the order it lies in memory.
+		for x := range tl.SwitchChanges {
+			ch := &tl.SwitchChanges[x]
+			if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
+				step(sws.at(id), int(ch.Stage), int(ch.Switch), ch)
+			}
+		}
+	}
+	chg.each(func(stage, sw int, seg []I) {
+		id, dense := sp.switchID(stage, sw)
+		r := &switchSweep[I]{}
+		if dense {
+			r = sws.at(id)
+		}
+		if !dense || chg.resorted {
+			for _, x := range seg {
+				step(r, stage, sw, &tl.SwitchChanges[x])
+			}
+		}
+		if !dense || math.IsNaN(r.maxEnd) {
+			ends := make([]float64, len(seg))
+			for i, x := range seg {
+				ends[i] = tl.SwitchChanges[x].End
+				if i > 0 {
+					ends[i] = max(ends[i], ends[i-1])
+				}
+			}
+			if chg.search == nil {
+				chg.search = map[[2]int][]float64{}
+			}
+			chg.search[[2]int{stage, sw}] = ends
+			r.search = true
+		}
 	})
-	maxEnd := make(map[swKey][]float64, len(changes))
-	for _, k := range keys {
-		chs := changes[k]
-		sort.SliceStable(chs, func(i, j int) bool { return chs[i].Start < chs[j].Start })
-		ends := make([]float64, len(chs))
-		state := benes.Bar
-		for i, ch := range chs {
-			if ch.End < ch.Start || ch.From != state || (i > 0 && ch.Start < chs[i-1].End-overlapTolerance(chs[i-1].End)) {
-				vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
-					k.stage, k.sw, i, ch.From, ch.To, ch.Start, ch.End, state)})
-			}
-			state = ch.To
-			ends[i] = ch.End
-			if i > 0 {
-				ends[i] = max(ends[i], ends[i-1])
-			}
-		}
-		maxEnd[k] = ends
+	// Found switch by switch in table order; reported in (stage, switch) order.
+	slices.SortStableFunc(shapes, func(a, b shape) int { return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.sw, b.sw)) })
+	st := &switchStates[I]{tl: tl, sp: sp, chg: chg, sws: sws}
+	for _, sh := range shapes {
+		st.shapes = append(st.shapes, sh.v)
 	}
-	for i, c := range s.Circuits {
-		t0, t1 := timing[i].TransmitStart, timing[i].End
-		for _, tr := range c.Path.All() {
-			k := swKey{tr.Stage, tr.Switch}
-			chs, ends := changes[k], maxEnd[k]
-			// The first change that has not ended by t0: every earlier one is in force.
-			next := sort.Search(len(ends), func(j int) bool { return ends[j] > t0+overlapTolerance(t0) })
-			state := benes.Bar
+	return st
+}
+
+// circuit checks the traversals of circuit i.
+func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
+	tl, sp, chg, sws := st.tl, &st.sp, st.chg, &st.sws
+	t0, t1 := ct.TransmitStart, ct.End
+	ended, begun := t0+overlapTolerance(t0), t1-overlapTolerance(t1)
+	for _, tr := range c.Path.All() {
+		// next is the first change that has not ended by t0: every earlier one is in force;
+		// upcoming is when next starts.
+		var seg []I
+		var next int
+		state, upcoming := benes.Bar, 0.0
+		change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
+		id, ok := sp.switchID(tr.Stage, tr.Switch)
+		var r *switchSweep[I]
+		if ok {
+			seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
+		} else {
+			seg = chg.of(tr.Stage, tr.Switch)
+		}
+		if r != nil && !r.search {
+			if r.used && ended >= r.at && (int(r.next) == len(seg) || r.head > ended) {
+				r.at = ended // the cursor stays (most traversals): seek inlined
+			} else {
+				r.seek(seg, tl.SwitchChanges, ended)
+			}
+			next, state, upcoming = int(r.next), r.inForce, r.upcoming
+		} else {
+			if len(seg) > 0 {
+				ends := chg.search[[2]int{tr.Stage, tr.Switch}]
+				next = sort.Search(len(ends), func(j int) bool { return ends[j] > ended })
+			}
 			if next > 0 {
-				state = chs[next-1].To
+				state = change(next - 1).To
 			}
-			// A change that ended within the tolerance of t0 may also have begun within it of t1:
-			// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
-			// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
-			// accepted. Such runs are a change or two long; the walk back stays short.
-			for j := next - 1; state != tr.State() && j >= 0 && chs[j].Start >= t1-overlapTolerance(t1); j-- {
-				if j == 0 {
-					state = benes.Bar
-				} else {
-					state = chs[j-1].To
-				}
-			}
-			if next < len(chs) {
-				if ch := chs[next]; ch.Start < t1-overlapTolerance(t1) && t1 > t0 {
-					vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
-						tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
-				}
-			}
-			if state != tr.State() {
-				vs = append(vs, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
-					tr.Stage, tr.Switch, state, t0, tr.State())})
+			if next < len(seg) {
+				upcoming = change(next).Start
 			}
 		}
+		// A change that ended within the tolerance of t0 may also have begun within it of t1:
+		// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
+		// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
+		// accepted. Such runs are a change or two long; the walk back stays short.
+		for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= begun; j-- {
+			if j == 0 {
+				state = benes.Bar
+			} else {
+				state = change(j - 1).To
+			}
+		}
+		if next < len(seg) && upcoming < begun && t1 > t0 {
+			ch := change(next)
+			st.lives = append(st.lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
+				tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
+		}
+		if state != tr.State() {
+			st.lives = append(st.lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) is %s when the circuit starts at %g, its traversal needs %s",
+				tr.Stage, tr.Switch, state, t0, tr.State())})
+		}
 	}
-	return vs
+}
+
+// violations returns the replay's violations, then the traversals' in circuit order; reorder
+// says the sweep did not visit circuits in that order.
+func (st *switchStates[I]) violations(reorder bool) []Violation {
+	if reorder {
+		// Each circuit's violations came out together and in order: put the circuits in order.
+		slices.SortStableFunc(st.lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+	}
+	return append(st.shapes, st.lives...)
+}
+
+// switchSweep is one switch's state in switchStates: the replay of its changes (how many
+// were seen, the state they leave, the end of the last, the running maximum of ends), then its
+// cursor for the sweep: next is the first change whose running maximum of ends exceeds the last
+// time asked about, head that maximum, upcoming when next starts, and inForce the state the
+// changes before next leave (kept, so that a question that does not move the cursor reads no
+// change). search marks a switch whose maxima are not monotone: a binary search answers for it,
+// as for a switch off the fabric.
+type switchSweep[I index] struct {
+	seen               int
+	state              benes.State
+	lastEnd, maxEnd    float64
+	next               I
+	head, at, upcoming float64
+	inForce            benes.State
+	used, search       bool
+}
+
+// seek returns the first change of seg whose running maximum of ends exceeds t: what a binary
+// search over the maxima returns, found by moving forward from the last answer. Asked about an
+// earlier time than before (which the sweep never does), it starts again from the first change.
+func (c *switchSweep[I]) seek(seg []I, chs []SwitchChange, t float64) int {
+	if !c.used || t < c.at {
+		c.next, c.used, c.inForce = 0, true, benes.Bar
+		if len(seg) > 0 {
+			c.head, c.upcoming = chs[seg[0]].End, chs[seg[0]].Start
+		}
+	}
+	c.at = t
+	for int(c.next) < len(seg) && !(c.head > t) {
+		c.inForce = chs[seg[c.next]].To
+		c.next++
+		if int(c.next) < len(seg) {
+			ch := &chs[seg[c.next]]
+			c.head, c.upcoming = max(c.head, ch.End), ch.Start
+		}
+	}
+	return int(c.next)
+}
+
+// switchChanges holds a timeline's changes grouped by switch, each switch's in time order (stable:
+// changes that start together stay in timeline order), as one permutation of change indices. A
+// switch of the fabric finds its changes through an offset table; one off the fabric (only
+// broken timelines name such) through a map.
+type switchChanges[I index] struct {
+	sp     space
+	perm   []I
+	off    []I // switch id → its first position in perm; off[switches] = the dense part's end
+	sparse map[[2]int][2]I
+	// search holds the running maxima of ends of the switches that are searched, not swept.
+	search map[[2]int][]float64
+	// resorted says some switch's changes are not in timeline order (they did not ascend).
+	resorted bool
+}
+
+func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
+	c := &switchChanges[I]{sp: sp, perm: make([]I, len(chs)), off: make([]I, sp.switches()+1)}
+	// A counting sort by switch id, which keeps timeline order within a switch; the changes of
+	// switches off the fabric follow, sorted by (stage, switch, index).
+	for _, ch := range chs {
+		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
+			c.off[id+1]++
+		}
+	}
+	for id := 1; id < len(c.off); id++ {
+		c.off[id] += c.off[id-1]
+	}
+	fill := slices.Clone(c.off)
+	dense := int(c.off[len(c.off)-1])
+	rest := dense
+	for x, ch := range chs {
+		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
+			c.perm[fill[id]] = I(x)
+			fill[id]++
+		} else {
+			c.perm[rest] = I(x)
+			rest++
+		}
+	}
+	key := func(x I) [2]int { return [2]int{int(chs[x].Stage), int(chs[x].Switch)} }
+	tail := c.perm[dense:]
+	slices.SortFunc(tail, func(a, b I) int {
+		ka, kb := key(a), key(b)
+		return cmp.Or(cmp.Compare(ka[0], kb[0]), cmp.Compare(ka[1], kb[1]), cmp.Compare(a, b))
+	})
+	for lo := 0; lo < len(tail); {
+		hi := lo + 1
+		for hi < len(tail) && key(tail[hi]) == key(tail[lo]) {
+			hi++
+		}
+		if c.sparse == nil {
+			c.sparse = map[[2]int][2]I{}
+		}
+		c.sparse[key(tail[lo])] = [2]I{I(dense + lo), I(dense + hi)}
+		lo = hi
+	}
+	// Each switch's changes by start time, stably. Changes that already ascend (as an executor
+	// writes them) stay as they are; anything else, NaN starts included, goes through the same
+	// stable sort as ever, so that the order is the same for every input.
+	c.each(func(_, _ int, seg []I) {
+		for j := 1; j < len(seg); j++ {
+			if !(chs[seg[j-1]].Start <= chs[seg[j]].Start) {
+				sort.SliceStable(seg, func(x, y int) bool { return chs[seg[x]].Start < chs[seg[y]].Start })
+				c.resorted = true
+				return
+			}
+		}
+	})
+	return c
+}
+
+// each calls f with the changes of every switch that has any, in no particular order of switches.
+func (c *switchChanges[I]) each(f func(stage, sw int, seg []I)) {
+	for id := 0; id+1 < len(c.off); id++ {
+		if lo, hi := c.off[id], c.off[id+1]; lo < hi {
+			f(id/c.sp.half, id%c.sp.half, c.perm[lo:hi])
+		}
+	}
+	for k, r := range c.sparse {
+		f(k[0], k[1], c.perm[r[0]:r[1]])
+	}
+}
+
+// of returns the changes of switch sw of stage stage.
+func (c *switchChanges[I]) of(stage, sw int) []I {
+	lo, hi := I(0), I(0)
+	if id, ok := c.sp.switchID(stage, sw); ok {
+		lo, hi = c.off[id], c.off[id+1]
+	} else if r, ok := c.sparse[[2]int{stage, sw}]; ok {
+		lo, hi = r[0], r[1]
+	}
+	return c.perm[lo:hi]
 }
