@@ -78,7 +78,11 @@ func goldenCases(t *testing.T) []goldenCase {
 			}
 		}
 		for _, name := range schedules.Names() {
-			for dname, d := range map[string]*schedules.Demand{"dense": dense, "sparse": sparse} {
+			for _, dd := range []struct {
+				name string
+				d    *schedules.Demand
+			}{{"dense", dense}, {"sparse", sparse}} {
+				dname, d := dd.name, dd.d
 				for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 					sch, _ := schedules.Lookup(name)
 					s, err := sch.Schedule(context.Background(), d, schedules.Options{Bandwidth: 1e11, Reconfig: 1e-6, Fabric: fabric})
@@ -95,8 +99,8 @@ func goldenCases(t *testing.T) []goldenCase {
 	bar := goldenRandom(rand.New(rand.NewPCG(9, 10)), 16, 4, schedules.Benes, schedules.Barrier, 1)
 	xbar := goldenRandom(rand.New(rand.NewPCG(9, 11)), 16, 4, schedules.Crossbar, schedules.Partial, 1)
 	broken := []struct {
-		name  string
-		from  *schedules.Schedule
+		name   string
+		from   *schedules.Schedule
 		break_ func(s *schedules.Schedule)
 	}{
 		{"stage", base, func(s *schedules.Schedule) { s.Circuits[5].Path[2].Stage++ }},
@@ -123,7 +127,9 @@ func goldenCases(t *testing.T) []goldenCase {
 				}
 			}
 		}},
-		{"duration", bar, func(s *schedules.Schedule) { s.Rounds = append(s.Rounds, schedules.Round{Group: 0, PlannedDuration: -1}) }},
+		{"duration", bar, func(s *schedules.Schedule) {
+			s.Rounds = append(s.Rounds, schedules.Round{Group: 0, PlannedDuration: -1})
+		}},
 		{"xbarpath", xbar, func(s *schedules.Schedule) {
 			f, _ := benes.New(16)
 			s.Circuits[4].Path = f.PathFrom(s.Circuits[4].Src, s.Circuits[4].Dst, 0)
