@@ -60,8 +60,18 @@ type Order struct {
 	eps    []int32
 	epochs []Epoch
 
+	nc int // circuits
+	// res is the number of resources a circuit holds: its transmitter, its receiver and, on
+	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
+	res int
+	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
+	// next user of each of its resources plus one (0: none), so that a completion visits its
+	// successors without a list built by inverting the predecessors; pend is how many
+	// resources it waits for (one per resource with an earlier user) plus its epochs.
+	next, pend []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
-	// predecessor it is) and triggers (epochs whose requirement it is).
+	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads only
+	// the triggers; predecessors and successors are built for an Order handed out by NewOrder.
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
 	succIdx, succ  []int32
@@ -128,13 +138,13 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below and the walk take (about 16 int32s per hop), so that a
-		// first run on a large schedule allocates its scratch once.
-		nc, hops, lanes := len(s.Circuits), 0, 0
+		// A bound on what the lists below take (about 11 int32s per hop in partial mode on
+		// Beneš), so that a first run on a large schedule allocates its scratch once.
+		nc, stages, lanes := len(s.Circuits), 0, 0
 		if f != nil {
-			hops, lanes = f.Stages(), f.NumLanes()
+			stages, lanes = f.Stages(), f.NumLanes()
 		}
-		sc.reserve(16*nc*hops + 12*nc + 2*s.N + 2*lanes + 64)
+		sc.reserve(11*nc*stages + 8*nc + 2*s.N + 3*lanes + 64)
 	}
 	var rt *runTracker
 	if f != nil && s.Mode == schedules.Partial {
@@ -150,7 +160,9 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	} else {
 		o.buildEpochs(s, f, rt, sc)
 	}
-	o.invert(len(s.Circuits))
+	if !pooled {
+		o.invert(len(s.Circuits))
+	}
 	// Epochs() has always been nil for a barrier or crossbar order without epochs, and empty
 	// but not nil for a Beneš partial one; JSON written from it keeps that difference.
 	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
@@ -184,67 +196,164 @@ func (o *Order) Epoch(i int) Epoch {
 	return Epoch{Stage: who / half, Switch: who % half, From: benes.State(to ^ 1), To: benes.State(to), Dst: -1}
 }
 
-// buildPreds finds each circuit's distinct resource predecessors and, with rt (partial mode on
-// Beneš), the switches' runs. It checks each circuit just before using it: one pass over the
-// paths, each read while it is in cache.
+// buildPreds checks each circuit and finds, in partial mode, what it waits for on its
+// resources and, with rt (partial mode on Beneš), the switches' runs: one pass over the paths,
+// each read while it is in cache, checked hop by hop as it is read. The predecessor lists
+// (exported) are built only for an Order handed out by NewOrder; a barrier walk needs none of
+// this.
 func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc := len(s.Circuits)
-	lanes := 0
+	o.nc = nc
+	lanes, stages := 0, 0
+	var wr wiring
 	if f != nil {
-		lanes = f.NumLanes()
+		lanes, stages = f.NumLanes(), f.Stages()
+		wr = newWiring(f)
+	}
+	o.res = 2 + max(stages-1, 0)
+	exported, partial := o.alloc == nil, o.mode == schedules.Partial
+	if !exported && !partial {
+		for i := range s.Circuits {
+			if err := checkCircuit(s, f, wr, i, pathsChecked); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	// Resources: transmitters, receivers and switch input lanes. A valid path's other lanes are
 	// the same wires under other names: the input lane of stage 0 is the transmitter, the output
 	// lane of stage s < last feeds exactly one input lane of stage s+1, and the last stage's
-	// output lane is the receiver.
+	// output lane is the receiver. last holds each resource's latest user plus one.
 	last := sc.ints(2*s.N + lanes)
-	for i := range last {
-		last[i] = -1
+	clear(last)
+	res := o.res
+	txPred, rxPred := o.ints(nc), o.ints(nc)
+	o.txPred, o.rxPred = txPred, rxPred
+	var next, pend []int32
+	if partial {
+		next, pend = o.zeros(nc*res), o.ints(nc)
+		o.next, o.pend = next, pend
 	}
-	stamp := sc.ints(nc)
-	clear(stamp)
-	o.txPred = o.ints(nc)
-	o.rxPred = o.ints(nc)
-	o.predIdx = o.zeros(nc + 1)[:1]
-	if f != nil {
-		// A circuit has at most one predecessor per resource: its endpoints and Stages()−1 lanes.
-		o.pred = o.tmp(sc, nc*(f.Stages()+1))
+	var stamp []int32
+	if exported {
+		stamp = make([]int32, nc)
+		o.predIdx = make([]int32, 1, nc+1)
+		if f != nil {
+			// A circuit has at most one predecessor per resource. (On a crossbar the list
+			// starts nil, as it always has: an order without predecessors returns nil lists.)
+			o.pred = make([]int32, 0, nc*(stages+1))
+		}
 	}
-	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
+	// The run tracker's lists, filled by index (bounds: one entry per hop at most).
+	var sws, runNext, runOf, eps, reqCount, wait, waitIdx []int32
+	nRun, nEp, nWait, nHop := 0, 0, 0, 0
+	if rt != nil {
+		sws, runNext, runOf = rt.sws, rt.next[:cap(rt.next)], rt.runOf[:cap(rt.runOf)]
+		eps, reqCount, wait, waitIdx = o.eps[:cap(o.eps)], o.reqCount[:cap(o.reqCount)], o.wait[:cap(o.wait)], o.waitIdx[:nc+1]
+	}
+	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
+	half, last2 := int32(s.N/2), wr.last
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		if err := checkCircuit(s, f, i, pathsChecked); err != nil {
-			return err
+		p := hops(c)
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+			return circuitError(s, f, wr, i, pathsChecked)
 		}
 		ci := int32(i)
-		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
-		r := append(res[:0], c.Src, s.N+c.Dst)
-		for h, t := range c.Path {
-			lane := f.LaneID(t.Stage, t.Switch, t.In)
-			if rt != nil {
-				o.hop(rt, int32(lane>>1), int32(t.State()))
+		r[0], r[1] = int32(c.Src), int32(s.N+c.Dst)
+		nr := 2
+		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+		for h := range p {
+			t := &p[h]
+			if !pathsChecked {
+				if t.Stage != h || t.Switch != esw || t.In != ein || uint(t.Out) > 1 {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+				if h < last2 {
+					esw, ein = wr.next(h, esw, t.Out)
+				} else if 2*esw+t.Out != c.Dst {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
 			}
+			sw := int32(t.Stage)*half + int32(t.Switch) // Fabric.SwitchID
 			if h > 0 {
-				r = append(r, 2*s.N+lane)
+				r[nr] = int32(2*s.N) + 2*sw + int32(t.In) // Fabric.LaneID, after the ports
+				nr++
+			}
+			if rt == nil {
+				continue
+			}
+			// The switch's runs (see runTracker).
+			st := int32(t.State())
+			w := sws[4*sw : 4*sw+4 : 4*sw+4] // state, run, epoch, users
+			if w[1] < 0 || st != w[0] {
+				ep := int32(-1) // a first run in Bar needs no reconfiguration
+				if st != w[0] {
+					// The epoch requires every user of the switch's previous run.
+					ep = int32(nEp)
+					eps[2*nEp], eps[2*nEp+1] = sw, st
+					n := int32(0)
+					if w[1] >= 0 {
+						runNext[w[1]], n = ep, w[3]
+					}
+					reqCount[nEp] = n
+					nEp++
+				}
+				w[0], w[1], w[2], w[3] = st, int32(nRun), ep, 0
+				runNext[nRun] = -1
+				nRun++
+			}
+			w[3]++
+			runOf[nHop] = w[1]
+			nHop++
+			if w[2] >= 0 {
+				wait[nWait] = w[2]
+				nWait++
 			}
 		}
+		n := int32(0)
 		if rt != nil {
-			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
+			waitIdx[i+1] = int32(nWait)
+			n = waitIdx[i+1] - waitIdx[i]
 		}
-		for _, x := range r {
-			p := last[x]
-			last[x] = ci
-			if p >= 0 && stamp[p] != ci+1 {
-				stamp[p] = ci + 1
-				o.pred = append(o.pred, p)
+		txPred[i], rxPred[i] = last[r[0]]-1, last[r[1]]-1
+		for k, x := range r[:nr] {
+			q := last[x]
+			last[x] = ci + 1
+			if q == 0 {
+				continue
+			}
+			n++
+			if partial {
+				next[int(q-1)*res+k] = ci + 1
+			}
+			if exported && stamp[q-1] != ci+1 {
+				stamp[q-1] = ci + 1
+				o.pred = append(o.pred, q-1)
 			}
 		}
-		o.predIdx = append(o.predIdx, int32(len(o.pred)))
+		if partial {
+			pend[i] = n
+		}
+		if exported {
+			o.predIdx = append(o.predIdx, int32(len(o.pred)))
+		}
 	}
-	if f != nil {
-		o.pred = o.own(o.pred)
+	if rt != nil {
+		rt.next, rt.runOf = runNext[:nRun], runOf[:nHop]
+		o.eps, o.reqCount, o.wait, o.waitIdx = eps[:2*nEp], reqCount[:nEp], wait[:nWait], waitIdx
 	}
 	return nil
+}
+
+// circuitError is checkCircuit's error for a circuit that the pass over the paths found does
+// not fit (the pass checks with fewer instructions; checkCircuit says why, in the order it
+// always has: ports, size, group, path).
+func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool) error {
+	if err := checkCircuit(s, f, wr, i, pathsChecked); err != nil {
+		return err
+	}
+	return fmt.Errorf("emulator: internal error: circuit %d: the pass over the paths and checkCircuit disagree", i)
 }
 
 // runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
@@ -274,34 +383,10 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 	return rt
 }
 
-// hop records the next user of switch sw, which needs state st.
-func (o *Order) hop(rt *runTracker, sw, st int32) {
-	w := rt.sws[4*sw : 4*sw+4 : 4*sw+4] // state, run, epoch, users
-	if w[1] < 0 || st != w[0] {
-		ep := int32(-1) // a first run in Bar needs no reconfiguration
-		if st != w[0] {
-			// The epoch requires every user of the switch's previous run.
-			ep = int32(o.numEpochs())
-			o.addEpoch(sw, st)
-			n := int32(0)
-			if w[1] >= 0 {
-				rt.next[w[1]], n = ep, w[3]
-			}
-			o.reqCount = append(o.reqCount, n)
-		}
-		w[0], w[1], w[2], w[3] = st, int32(len(rt.next)), ep, 0
-		rt.next = append(rt.next, -1)
-	}
-	w[3]++
-	rt.runOf = append(rt.runOf, w[1])
-	if w[2] >= 0 {
-		o.wait = append(o.wait, w[2])
-	}
-}
-
-// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar); with
-// pathChecked, a Beneš path only for its length, so that reading it stays in bounds.
-func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked bool) error {
+// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar; wr is its
+// wiring); with pathChecked, a Beneš path only for its length, so that reading it stays in
+// bounds.
+func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathChecked bool) error {
 	c := &s.Circuits[i]
 	if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
 		return fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
@@ -312,15 +397,21 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked boo
 	if c.Group < 0 {
 		return fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
 	}
+	p := hops(c)
 	if f == nil {
-		if len(c.Path) != 0 {
-			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(c.Path))
+		if len(p) != 0 {
+			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(p))
 		}
 	} else if pathChecked {
-		if len(c.Path) != f.Stages() {
-			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(c.Path), f.Stages())
+		if len(p) != f.Stages() {
+			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(p), f.Stages())
 		}
-	} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+	} else if !wr.physical(c.Src, c.Dst, p) {
+		// CheckPath says why (physical accepts exactly what it accepts).
+		err := f.CheckPath(c.Src, c.Dst, p)
+		if err == nil {
+			return fmt.Errorf("emulator: internal error: circuit %d (%d→%d): the path check and benes.Fabric.CheckPath disagree", i, c.Src, c.Dst)
+		}
 		return fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
 	}
 	return nil
@@ -352,6 +443,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 				reqIdx = append(reqIdx, int32(len(req)))
 				o.reqCount = append(o.reqCount, reqIdx[e+1]-reqIdx[e])
 				o.wait = append(o.wait, e)
+				o.pend[i]++
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
@@ -518,7 +610,7 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 }
 
 // Len is the number of circuits.
-func (o *Order) Len() int { return len(o.predIdx) - 1 }
+func (o *Order) Len() int { return o.nc }
 
 // Fabric is the fabric the schedule runs on.
 func (o *Order) Fabric() schedules.FabricKind { return o.fabric }

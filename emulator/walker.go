@@ -66,12 +66,11 @@ type walkCirc struct {
 	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
-	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
+	// pending counts the resources and epochs it still waits for; 0 once ready (transmitting),
 	// −1 once completed.
 	pending int32
-	// succLo and trigLo start its lists in Order.succ and Order.trig (the next record's end
-	// them); txPred and rxPred are as in Order.
-	succLo, trigLo, txPred, rxPred int32
+	// trigLo starts its list in Order.trig (the next record's ends it).
+	trigLo int32
 }
 
 // epState is the walk's state of one epoch with what it reads of the Order, in one record for
@@ -129,15 +128,16 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	if o.fabric == schedules.Benes && o.mode == schedules.Partial {
 		w.changed = slices.Grow(changed, max(ne, 1))
 	}
-	pending := func(i int) int32 { return (o.predIdx[i+1] - o.predIdx[i]) + (o.waitIdx[i+1] - o.waitIdx[i]) }
 	if o.mode == schedules.Barrier {
-		pending = func(int) int32 { return 1 } // its round's start
+		for i := 0; i < nc; i++ {
+			w.c[i] = walkCirc{rcEnd: -1, pending: 1} // its round's start
+		}
+	} else {
+		for i, n := range o.pend[:nc] {
+			w.c[i] = walkCirc{rcEnd: -1, trigLo: o.trigIdx[i], pending: n}
+		}
+		w.c[nc] = walkCirc{trigLo: o.trigIdx[nc]}
 	}
-	for i := 0; i < nc; i++ {
-		w.c[i] = walkCirc{rcEnd: -1, succLo: o.succIdx[i], trigLo: o.trigIdx[i], txPred: o.txPred[i], rxPred: o.rxPred[i],
-			pending: pending(i)}
-	}
-	w.c[nc] = walkCirc{succLo: o.succIdx[nc], trigLo: o.trigIdx[nc]}
 	if o.mode == schedules.Partial {
 		if sc != nil {
 			w.es = sc.epochs(ne + 1)
@@ -316,13 +316,24 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	for _, x := range o.succ[p.succLo:next.succLo] {
+	// Its resources' next users; one that holds several of them waits for each (pending counts
+	// resources), so it becomes ready once, here, and the list is sorted as the distinct
+	// successors were.
+	res := o.res
+	for _, v := range o.next[c*res : c*res+res] {
+		if v == 0 {
+			continue
+		}
+		x := v - 1
 		q := &cs[x]
 		q.pathRdy = max(q.pathRdy, t)
 		if q.pending--; q.pending == 0 {
 			q.tx = t
 			w.ready = append(w.ready, x)
 		}
+	}
+	if len(w.ready) > 1 {
+		sortSmall(w.ready)
 	}
 	for _, ep := range o.trig[p.trigLo:next.trigLo] {
 		if w.es[ep].pending--; w.es[ep].pending == 0 {
@@ -386,10 +397,10 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
 	}
 	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-	if q := p.txPred; q >= 0 {
+	if q := w.o.txPred[c]; q >= 0 {
 		ct.Ready = cs[q].end
 	}
-	if q := p.rxPred; q >= 0 {
+	if q := w.o.rxPred[c]; q >= 0 {
 		ct.Ready = max(ct.Ready, cs[q].end)
 	}
 	// A reconfiguration it waited for is one still under way when its path was free.
@@ -409,10 +420,10 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		// As timing (kept inline: this loop runs once per circuit of every emulated run).
 		p := &cs[c]
 		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-		if q := p.txPred; q >= 0 {
+		if q := o.txPred[c]; q >= 0 {
 			ct.Ready = cs[q].end
 		}
-		if q := p.rxPred; q >= 0 {
+		if q := o.rxPred[c]; q >= 0 {
 			ct.Ready = max(ct.Ready, cs[q].end)
 		}
 		ct.ReconfigStart = ct.TransmitStart
@@ -462,4 +473,16 @@ func (w *Walker) barrierTimeline() *schedules.Timeline {
 		}
 	}
 	return tl
+}
+
+// sortSmall sorts the few circuits that one completion made ready (insertion sort: at most one
+// per resource).
+func sortSmall(a []int32) {
+	for i := 1; i < len(a); i++ {
+		v, j := a[i], i
+		for ; j > 0 && a[j-1] > v; j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = v
+	}
 }
