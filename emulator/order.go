@@ -245,14 +245,15 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		}
 	}
 	// The run tracker's lists, filled by index (bounds: one entry per hop at most).
-	var sws, runNext, runOf, eps, reqCount, wait, waitIdx []int32
+	var sws []swRun
+	var runNext, runOf, eps, reqCount, wait, waitIdx []int32
 	nRun, nEp, nWait, nHop := 0, 0, 0, 0
 	if rt != nil {
 		sws, runNext, runOf = rt.sws, rt.next[:cap(rt.next)], rt.runOf[:cap(rt.runOf)]
 		eps, reqCount, wait, waitIdx = o.eps[:cap(o.eps)], o.reqCount[:cap(o.reqCount)], o.wait[:cap(o.wait)], o.waitIdx[:nc+1]
 	}
 	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
-	half, last2 := int32(s.N/2), wr.last
+	half, lastStage, laneBase := s.N/2, wr.last, 2*s.N
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		p := hops(c)
@@ -265,49 +266,50 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
 		for h := range p {
 			t := &p[h]
+			stage, tsw, in, out := t.Stage, t.Switch, t.In, t.Out
 			if !pathsChecked {
-				if t.Stage != h || t.Switch != esw || t.In != ein || uint(t.Out) > 1 {
+				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
 					return circuitError(s, f, wr, i, pathsChecked)
 				}
-				if h < last2 {
-					esw, ein = wr.next(h, esw, t.Out)
-				} else if 2*esw+t.Out != c.Dst {
+				if h < lastStage {
+					esw, ein = wr.next(h, esw, out)
+				} else if 2*esw+out != c.Dst {
 					return circuitError(s, f, wr, i, pathsChecked)
 				}
 			}
-			sw := int32(t.Stage)*half + int32(t.Switch) // Fabric.SwitchID
+			sw := stage*half + tsw // Fabric.SwitchID
 			if h > 0 {
-				r[nr] = int32(2*s.N) + 2*sw + int32(t.In) // Fabric.LaneID, after the ports
+				r[nr] = int32(laneBase + 2*sw + in) // Fabric.LaneID, after the ports
 				nr++
 			}
 			if rt == nil {
 				continue
 			}
 			// The switch's runs (see runTracker).
-			st := int32(t.State())
-			w := sws[4*sw : 4*sw+4 : 4*sw+4] // state, run, epoch, users
-			if w[1] < 0 || st != w[0] {
+			st := int32(benes.StateOf(in, out))
+			w := &sws[sw]
+			if w.run < 0 || st != w.state {
 				ep := int32(-1) // a first run in Bar needs no reconfiguration
-				if st != w[0] {
+				if st != w.state {
 					// The epoch requires every user of the switch's previous run.
 					ep = int32(nEp)
-					eps[2*nEp], eps[2*nEp+1] = sw, st
+					eps[2*nEp], eps[2*nEp+1] = int32(sw), st
 					n := int32(0)
-					if w[1] >= 0 {
-						runNext[w[1]], n = ep, w[3]
+					if w.run >= 0 {
+						runNext[w.run], n = ep, w.users
 					}
 					reqCount[nEp] = n
 					nEp++
 				}
-				w[0], w[1], w[2], w[3] = st, int32(nRun), ep, 0
+				*w = swRun{state: st, run: int32(nRun), ep: ep}
 				runNext[nRun] = -1
 				nRun++
 			}
-			w[3]++
-			runOf[nHop] = w[1]
+			w.users++
+			runOf[nHop] = w.run
 			nHop++
-			if w[2] >= 0 {
-				wait[nWait] = w[2]
+			if w.ep >= 0 {
+				wait[nWait] = w.ep
 				nWait++
 			}
 		}
@@ -360,20 +362,25 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 // consecutive users in one state. A run whose state differs from the switch's previous one is
 // an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
-	// sws holds four int32s per switch, all that a hop reads: its state (a benes.State), its
-	// current run (−1 before its first user), that run's epoch (−1 if none) and its users so
-	// far. A few kilobytes: the per-hop work stays in the first-level cache.
-	sws   []int32
+	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
+	// first-level cache.
+	sws   []swRun
 	next  []int32 // per run, the epoch that follows it (−1 if none)
 	runOf []int32 // per circuit and hop, in order
+}
+
+// swRun is a switch's state (a benes.State), its current run (−1 before its first user), that
+// run's epoch (−1 if none) and its users so far.
+type swRun struct {
+	state, run, ep, users int32
 }
 
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{sws: sc.ints(4 * ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
-	for i := 0; i < ns; i++ {
-		rt.sws[4*i], rt.sws[4*i+1], rt.sws[4*i+2], rt.sws[4*i+3] = 0, -1, -1, 0
+	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
+	for i := range rt.sws {
+		rt.sws[i] = swRun{state: 0, run: -1, ep: -1}
 	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	o.eps = o.tmp(sc, 2*nh)

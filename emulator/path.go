@@ -24,16 +24,17 @@ func newWiring(f *benes.Fabric) wiring {
 // next is benes.Fabric.Next for a stage before the last: the switch and input lane of stage
 // stage+1 that output lane out of switch sw of stage leads to.
 func (w wiring) next(stage, sw, out int) (nsw, nin int) {
+	// Shift counts masked to 63 (they are below 20) compile to single shifts.
 	if stage < w.k-1 {
 		// Input side: blocks of 2^sh switches (Fabric.Next's half).
-		sh := w.k - 1 - stage
+		sh := uint(w.k-1-stage) & 63
 		b, j := sw>>sh, sw&(1<<sh-1)
-		return (2*b+out)<<(sh-1) + j>>1, j & 1
+		return (2*b+out)<<((sh-1)&63) + j>>1, j & 1
 	}
 	// Middle or output side, at recursion level 2k−2−stage: child blocks of 2^sh switches.
-	sh := w.k - 1 - (2*w.k - 2 - stage)
+	sh := uint(stage-w.k+1) & 63
 	c, j := sw>>sh, sw&(1<<sh-1)
-	return (c>>1)<<(sh+1) + 2*j + out, c & 1
+	return (c>>1)<<((sh+1)&63) + 2*j + out, c & 1
 }
 
 // physical says whether p is a physical path from src to dst: exactly when

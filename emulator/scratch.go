@@ -7,18 +7,18 @@ import "sync"
 // the heap keeps the garbage collector out of the event loop. Nothing from a scratch outlives
 // the call that took it.
 type scratch struct {
-	i32     []int32
-	off     int
-	used    int // int32s handed out since the last release
-	circs   []walkCirc
-	eps     []epState
-	h       eventHeap
-	starts  []float64 // per command, when it began (the emulator's loop)
-	dur     []float64
-	cmds    []walkCmd
-	cmdEps  []int32
-	changed []int32
-	ready   []int32
+	i32    []int32
+	off    int
+	used   int // int32s handed out since the last release
+	circs  []walkCirc
+	eps    []epState
+	sws    []swRun
+	h      eventHeap
+	starts []float64 // per command, when it began (the emulator's loop)
+	dur    []float64
+	cmds   []walkCmd
+	cmdEps []int32
+	ready  []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -32,7 +32,7 @@ func (s *scratch) release() {
 		s.i32 = make([]int32, s.used)
 	}
 	s.off, s.used = 0, 0
-	s.h, s.starts, s.cmds, s.cmdEps, s.changed, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.changed[:0], s.ready[:0]
+	s.h, s.starts, s.cmds, s.cmdEps, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.ready[:0]
 	scratchPool.Put(s)
 }
 
@@ -82,4 +82,13 @@ func (s *scratch) durations(n int) []float64 {
 		s.dur = make([]float64, max(n, 256))
 	}
 	return s.dur[:n]
+}
+
+// switches returns n switch records (contents undefined); one such request per scratch is in
+// use at a time.
+func (s *scratch) switches(n int) []swRun {
+	if n > cap(s.sws) {
+		s.sws = make([]swRun, n)
+	}
+	return s.sws[:n]
 }

@@ -40,7 +40,6 @@ type Walker struct {
 	es       []epState  // partial mode: one more than there are epochs
 	cmds     []walkCmd
 	cmdEps   []int32 // the epochs of every command, in order of Flush
-	changed  []int32 // per cmdEps entry on Beneš: switch id << 1 | new state
 	pendLo   int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
 	reqT     float64 // when it was requested
 	ready    []int32
@@ -73,11 +72,11 @@ type walkCirc struct {
 	trigLo int32
 }
 
-// epState is the walk's state of one epoch with what it reads of the Order, in one record for
-// the same reason: pending counts the circuits it still requires, who and to are Order.eps,
-// and userLo starts its list in Order.user (the next record's userLo ends it).
+// epState is the walk's state of one epoch with what it reads of the Order, in one record of 8
+// bytes for the same reason: pending counts the circuits it still requires, and userLo starts its
+// list in Order.user (the next record's userLo ends it).
 type epState struct {
-	pending, who, to, userLo int32
+	pending, userLo int32
 }
 
 // walkCmd is one command: requested at req, the epochs cmdEps[lo:hi], settled over start..end.
@@ -117,17 +116,13 @@ func NewWalker(o *Order) *Walker { return newWalker(o, nil) }
 func newWalker(o *Order, sc *scratch) *Walker {
 	nc, ne := o.Len(), o.numEpochs()
 	w := &Walker{o: o, round: -1}
-	var changed []int32
 	if sc != nil {
-		w.c, w.cmds, w.cmdEps, changed, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.changed[:0], sc.ready[:0]
+		w.c, w.cmds, w.cmdEps, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.ready[:0]
 	} else {
 		w.c = make([]walkCirc, nc+1)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves.
 	w.cmdEps = slices.Grow(w.cmdEps, ne)
-	if o.fabric == schedules.Benes && o.mode == schedules.Partial {
-		w.changed = slices.Grow(changed, max(ne, 1))
-	}
 	if o.mode == schedules.Barrier {
 		for i := 0; i < nc; i++ {
 			w.c[i] = walkCirc{rcEnd: -1, pending: 1} // its round's start
@@ -145,7 +140,7 @@ func newWalker(o *Order, sc *scratch) *Walker {
 			w.es = make([]epState, ne+1)
 		}
 		for ep := 0; ep < ne; ep++ {
-			w.es[ep] = epState{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.userIdx[ep]}
+			w.es[ep] = epState{pending: o.reqCount[ep], userLo: o.userIdx[ep]}
 		}
 		w.es[ne] = epState{userLo: o.userIdx[ne]}
 	}
@@ -155,9 +150,6 @@ func newWalker(o *Order, sc *scratch) *Walker {
 // keep hands the walker's growable buffers back to sc for the next walk.
 func (w *Walker) keep(sc *scratch) {
 	sc.cmds, sc.cmdEps, sc.ready = w.cmds[:0], w.cmdEps[:0], w.ready[:0]
-	if w.changed != nil {
-		sc.changed = w.changed[:0]
-	}
 }
 
 // Order is the order being walked.
@@ -189,14 +181,7 @@ func (w *Walker) Start() ([]int32, error) {
 }
 
 // request adds epoch ep to the command being gathered.
-func (w *Walker) request(ep int32) {
-	w.cmdEps = append(w.cmdEps, ep)
-	if w.changed != nil {
-		// Noted now, while the epoch's record is in cache, so that the timeline's switch changes
-		// are written afterwards in one sequential pass.
-		w.changed = append(w.changed, w.es[ep].who<<1|w.es[ep].to)
-	}
-}
+func (w *Walker) request(ep int32) { w.cmdEps = append(w.cmdEps, ep) }
 
 // nextRound makes barrier round r due at t, or finishes the walk after the last round.
 func (w *Walker) nextRound(t float64) {
@@ -267,22 +252,24 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	cs, o := w.c, w.o
+	// Locals, so that the loop keeps them in registers across its stores.
+	cs, es, user, ready, req := w.c, w.es, w.o.user, w.ready, b.req
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
-		for _, x := range o.user[w.es[ep].userLo:w.es[ep+1].userLo] {
+		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = max(p.pathRdy, b.req)
+			p.pathRdy = max(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
 			if end > p.rcEnd {
 				p.rcStart, p.rcEnd = start, end
 			}
 			if p.pending--; p.pending == 0 {
 				p.tx = end
-				w.ready = append(w.ready, x)
+				ready = append(ready, x)
 			}
 		}
 	}
-	return w.ready, nil
+	w.ready = ready
+	return ready, nil
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
@@ -319,7 +306,7 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	// Its resources' next users; one that holds several of them waits for each (pending counts
 	// resources), so it becomes ready once, here, and the list is sorted as the distinct
 	// successors were.
-	res := o.res
+	res, ready := o.res, w.ready
 	for _, v := range o.next[c*res : c*res+res] {
 		if v == 0 {
 			continue
@@ -329,19 +316,21 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		q.pathRdy = max(q.pathRdy, t)
 		if q.pending--; q.pending == 0 {
 			q.tx = t
-			w.ready = append(w.ready, x)
+			ready = append(ready, x)
 		}
 	}
-	if len(w.ready) > 1 {
-		sortSmall(w.ready)
+	if len(ready) > 1 {
+		sortSmall(ready)
 	}
+	w.ready = ready
+	es := w.es
 	for _, ep := range o.trig[p.trigLo:next.trigLo] {
-		if w.es[ep].pending--; w.es[ep].pending == 0 {
+		if es[ep].pending--; es[ep].pending == 0 {
 			w.reqT = t
 			w.request(ep)
 		}
 	}
-	return w.ready, nil
+	return ready, nil
 }
 
 // Done says whether every circuit has completed and nothing is left to send.
@@ -436,12 +425,17 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
 		// listing them in order sorts the changes by start; within one command they are in
 		// order of request.
-		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.changed))
+		// The epochs' switches are read here, in one pass, rather than noted as each is
+		// requested: the walk's epoch records stay at 8 bytes. The reads of o.eps do not depend
+		// on each other, so their cache misses overlap.
+		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.cmdEps))
 		shift := bits.TrailingZeros(uint(o.n / 2)) // a switch id is stage·(n/2) + switch
 		mask := o.n/2 - 1
+		eps, cmdEps := o.eps, w.cmdEps
 		for _, b := range w.cmds {
 			for k := b.lo; k < b.hi; k++ {
-				sw, to := int(w.changed[k]>>1), benes.State(w.changed[k]&1)
+				ep := cmdEps[k]
+				sw, to := int(eps[2*ep]), benes.State(eps[2*ep+1])
 				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: sw >> shift, Switch: sw & mask,
 					From: to ^ 1, To: to, Start: b.start, End: b.end}
 			}
