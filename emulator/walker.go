@@ -257,7 +257,11 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = max(p.pathRdy, req)
+			// max without its NaN and signed-zero handling: walk times are never NaN and,
+			// sums from +0 of non-negative times, never −0, so this is max.
+			if req > p.pathRdy {
+				p.pathRdy = req
+			}
 			// Commands end in the order they start, so the latest end has the latest start.
 			if end > p.rcEnd {
 				p.rcStart, p.rcEnd = start, end
@@ -313,7 +317,9 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		}
 		x := v - 1
 		q := &cs[x]
-		q.pathRdy = max(q.pathRdy, t)
+		if t > q.pathRdy { // max(q.pathRdy, t), as in Settled
+			q.pathRdy = t
+		}
 		if q.pending--; q.pending == 0 {
 			q.tx = t
 			ready = append(ready, x)
