@@ -254,6 +254,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	}
 	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	half, lastStage, laneBase := s.N/2, wr.last, 2*s.N
+	inSide := wr.k - 1 // stages before it are on the input side (wiring.next)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		p := hops(c)
@@ -271,8 +272,10 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
 					return circuitError(s, f, wr, i, pathsChecked)
 				}
-				if h < lastStage {
-					esw, ein = wr.next(h, esw, out)
+				if h < inSide {
+					esw, ein = nextIn(uint(inSide-h), esw, out)
+				} else if h < lastStage {
+					esw, ein = nextOut(uint(h-inSide), esw, out)
 				} else if 2*esw+out != c.Dst {
 					return circuitError(s, f, wr, i, pathsChecked)
 				}

@@ -24,15 +24,25 @@ func newWiring(f *benes.Fabric) wiring {
 // next is benes.Fabric.Next for a stage before the last: the switch and input lane of stage
 // stage+1 that output lane out of switch sw of stage leads to.
 func (w wiring) next(stage, sw, out int) (nsw, nin int) {
-	// Shift counts masked to 63 (they are below 20) compile to single shifts.
 	if stage < w.k-1 {
-		// Input side: blocks of 2^sh switches (Fabric.Next's half).
-		sh := uint(w.k-1-stage) & 63
-		b, j := sw>>sh, sw&(1<<sh-1)
-		return (2*b+out)<<((sh-1)&63) + j>>1, j & 1
+		return nextIn(uint(w.k-1-stage), sw, out)
 	}
-	// Middle or output side, at recursion level 2k−2−stage: child blocks of 2^sh switches.
-	sh := uint(stage-w.k+1) & 63
+	return nextOut(uint(stage-w.k+1), sw, out)
+}
+
+// nextIn is next on the input side, where blocks have 2^sh switches (Fabric.Next's half).
+// Shift counts are masked to 63 (they are below 20) so that they compile to single shifts, and
+// the function stays small enough to inline.
+func nextIn(sh uint, sw, out int) (nsw, nin int) {
+	sh &= 63
+	b, j := sw>>sh, sw&(1<<sh-1)
+	return (2*b+out)<<((sh-1)&63) + j>>1, j & 1
+}
+
+// nextOut is next in the middle and on the output side, at recursion level 2k−2−stage, where
+// child blocks have 2^sh switches.
+func nextOut(sh uint, sw, out int) (nsw, nin int) {
+	sh &= 63
 	c, j := sw>>sh, sw&(1<<sh-1)
 	return (c>>1)<<((sh+1)&63) + 2*j + out, c & 1
 }
