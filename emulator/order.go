@@ -80,8 +80,12 @@ type Order struct {
 	// Per epoch: how many circuits it requires, and the circuits waiting on it.
 	reqCount      []int32
 	userIdx, user []int32
-	rounds        []Round
-	alloc         *scratch // where the lists above live; nil for the heap
+	rounds        []Round // exported form of rds, built for NewOrder
+	// Barrier mode: the rounds, one more record than there are for the last ranges' ends; with
+	// groups out of schedule order, the circuits in round order (rcirc) and each one's round.
+	rds            []roundRec
+	rcirc, roundOf []int32
+	alloc          *scratch // where the lists above live; nil for the heap
 }
 
 // ints returns n int32s for the order's own lists (contents undefined).
@@ -138,13 +142,21 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below take (about 11 int32s per hop in partial mode on
-		// Beneš), so that a first run on a large schedule allocates its scratch once.
-		nc, stages, lanes := len(s.Circuits), 0, 0
-		if f != nil {
-			stages, lanes = f.Stages(), f.NumLanes()
+		// A bound on what the lists below take in this mode (partial mode on Beneš: about 11
+		// int32s per hop; barrier mode: nothing per circuit when its groups are in order), so
+		// that a first run on a large schedule allocates its scratch once.
+		nc, need := len(s.Circuits), 2*s.N+64
+		switch {
+		case s.Mode == schedules.Barrier:
+			if f != nil {
+				need += 3 * f.NumSwitches()
+			}
+		case f != nil:
+			need += 11*nc*f.Stages() + 8*nc + 3*f.NumLanes()
+		default:
+			need += 12 * nc
 		}
-		sc.reserve(11*nc*stages + 8*nc + 2*s.N + 3*lanes + 64)
+		sc.reserve(need)
 	}
 	var rt *runTracker
 	if f != nil && s.Mode == schedules.Partial {
@@ -179,7 +191,14 @@ func (o *Order) numEpochs() int { return len(o.eps) / 2 }
 
 // addEpoch records an epoch: a Beneš switch's dense id and new state, or a crossbar transmitter
 // and its new receiver.
-func (o *Order) addEpoch(who, to int32) { o.eps = append(o.eps, who, to) }
+func (o *Order) addEpoch(who, to int32) {
+	if len(o.eps)+2 > cap(o.eps) {
+		// Doubling, not append's growth by a quarter for large slices: a barrier schedule's
+		// millions of epochs then allocate twice their size in all, not five times.
+		o.eps = slices.Grow(o.eps, max(cap(o.eps), 64))
+	}
+	o.eps = append(o.eps, who, to)
+}
 
 // NumEpochs is the number of epochs (reconfigurations) the schedule implies.
 func (o *Order) NumEpochs() int { return o.numEpochs() }
@@ -481,7 +500,11 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
 // are found by sorting, not hashing: schedulers write circuits round by round, so one pass
-// usually finds them in order, and the rounds' circuit lists share one array.
+// usually finds them in order, and then each round is a range of circuits and needs no list.
+// Epochs are numbered round by round, so each round's changes are a range of epochs too. What
+// it keeps per circuit is nothing when the groups are in order, else its round and its place in
+// the rounds' list (4 bytes each): a barrier schedule of millions of circuits costs the walk
+// little more than the schedule itself. The exported Rounds are built for NewOrder only.
 func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) error {
 	nc := len(s.Circuits)
 	groups := make([]int, 0, len(s.Rounds)+16)
@@ -503,19 +526,19 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 	}
 	slices.Sort(groups)
 	groups = slices.Compact(groups)
-	o.rounds = make([]Round, len(groups))
-	for k, g := range groups {
-		o.rounds[k].Group = g
-	}
+	nr := len(groups)
+	o.rds = make([]roundRec, nr+1)
 	for _, rd := range s.Rounds {
 		k, _ := slices.BinarySearch(groups, rd.Group)
-		o.rounds[k].PlannedDuration = max(o.rounds[k].PlannedDuration, rd.PlannedDuration)
+		o.rds[k].planned = max(o.rds[k].planned, rd.PlannedDuration)
 	}
-	// Each circuit's round, then the rounds' lists (schedule order within a round) in one array.
-	roundOf := sc.ints(nc)
-	first := sc.ints(len(groups) + 1)
-	clear(first)
+	// Each round's first circuit in the rounds' list (schedule order within a round): the
+	// circuits themselves when the groups are in order.
 	k := 0
+	var roundOf []int32
+	if !sorted {
+		roundOf = o.ints(nc)
+	}
 	for i := range s.Circuits {
 		g := s.Circuits[i].Group
 		if sorted {
@@ -524,23 +547,23 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			}
 		} else {
 			k, _ = slices.BinarySearch(groups, g)
+			roundOf[i] = int32(k)
 		}
-		roundOf[i] = int32(k)
-		first[k+1]++
+		o.rds[k+1].lo++
 	}
-	for k := range groups {
-		first[k+1] += first[k]
+	for k := range nr {
+		o.rds[k+1].lo += o.rds[k].lo
 	}
-	all := make([]int, nc)
-	fill := sc.ints(len(groups))
-	copy(fill, first)
-	for i, k := range roundOf {
-		all[fill[k]] = i
-		fill[k]++
-	}
-	for k := range o.rounds {
-		if lo, hi := first[k], first[k+1]; hi > lo {
-			o.rounds[k].Circuits = all[lo:hi:hi]
+	if !sorted {
+		o.roundOf = roundOf
+		o.rcirc = o.ints(nc)
+		fill := sc.ints(nr)
+		for k := range nr {
+			fill[k] = o.rds[k].lo
+		}
+		for i, k := range roundOf {
+			o.rcirc[fill[k]] = int32(i)
+			fill[k]++
 		}
 	}
 	var state, set, want []int32 // set: which round last asked for this switch, and for which state
@@ -554,41 +577,88 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 	for i := range dst {
 		dst[i] = -1
 	}
-	for ri := range o.rounds {
-		r := &o.rounds[ri]
-		for _, ci := range r.Circuits {
+	half := s.N / 2
+	for ri := range nr {
+		o.rds[ri].chLo = int32(o.numEpochs())
+		for j := o.rds[ri].lo; j < o.rds[ri+1].lo; j++ {
+			ci := j
+			if !sorted {
+				ci = o.rcirc[j]
+			}
 			c := &s.Circuits[ci]
 			if f == nil {
 				if dst[c.Src] != int32(c.Dst) {
-					r.Changes = append(r.Changes, o.numEpochs())
 					o.addEpoch(int32(c.Src), int32(c.Dst))
 					dst[c.Src] = int32(c.Dst)
 				}
 				continue
 			}
-			for _, t := range c.Path {
-				sw := f.SwitchID(t.Stage, t.Switch)
+			for _, t := range hops(c) {
+				sw := t.Stage*half + t.Switch // Fabric.SwitchID
 				st := int32(t.State())
 				if set[sw] == int32(ri+1) {
 					if want[sw] != st {
-						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", r.Group, t.Stage, t.Switch, ci)
+						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", groups[ri], t.Stage, t.Switch, ci)
 					}
 					continue
 				}
 				set[sw], want[sw] = int32(ri+1), st
 				if st != state[sw] {
-					r.Changes = append(r.Changes, o.numEpochs())
 					o.addEpoch(int32(sw), st)
 					state[sw] = st
 				}
 			}
 		}
 	}
-	o.userIdx = o.zeros(o.numEpochs() + 1)
-	o.reqCount = o.zeros(o.numEpochs())
-	o.waitIdx = o.zeros(len(s.Circuits) + 1)
-	o.trigIdx = o.zeros(len(s.Circuits) + 1)
+	o.rds[nr].chLo = int32(o.numEpochs())
+	if o.alloc == nil {
+		o.exportRounds(groups)
+	}
 	return nil
+}
+
+// roundRec is one barrier round: its planned duration, and where its circuits (Order.rcirc, or
+// the circuits themselves) and its changes (epochs) start; the next record's lo and chLo end
+// them.
+type roundRec struct {
+	planned  float64
+	lo, chLo int32
+}
+
+// numRounds is the number of barrier rounds (0 in partial mode).
+func (o *Order) numRounds() int { return max(len(o.rds)-1, 0) }
+
+// roundCircuit is the j-th circuit in the rounds' list.
+func (o *Order) roundCircuit(j int32) int32 {
+	if o.rcirc != nil {
+		return o.rcirc[j]
+	}
+	return j
+}
+
+// exportRounds builds Rounds, and the per-circuit and per-epoch lists that are empty in barrier
+// mode, for an Order handed out by NewOrder.
+func (o *Order) exportRounds(groups []int) {
+	nr, nc := o.numRounds(), o.nc
+	o.rounds = make([]Round, nr)
+	all := make([]int, nc)
+	for j := range all {
+		all[j] = int(o.roundCircuit(int32(j)))
+	}
+	for k := range o.rounds {
+		r, a, b := &o.rounds[k], o.rds[k], o.rds[k+1]
+		r.Group, r.PlannedDuration = groups[k], a.planned
+		if b.lo > a.lo {
+			r.Circuits = all[a.lo:b.lo:b.lo]
+		}
+		for e := a.chLo; e < b.chLo; e++ {
+			r.Changes = append(r.Changes, int(e))
+		}
+	}
+	o.userIdx = make([]int32, o.numEpochs()+1)
+	o.reqCount = make([]int32, o.numEpochs())
+	o.waitIdx = make([]int32, nc+1)
+	o.trigIdx = make([]int32, nc+1)
 }
 
 // invert builds the successor lists from the predecessor lists.

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -49,11 +50,27 @@ type Walker struct {
 	reconfig int // commands with at least one change
 
 	// Barrier mode: the round under way (−1 before Start), how many of its circuits are still
-	// transmitting, the earliest it may end, and whether the next round is due.
+	// transmitting, the earliest it may end, whether it has started transmitting (its command
+	// settled), and whether the next round is due.
 	round    int
 	left     int
 	roundEnd float64
+	live     bool
 	due      bool
+	// Barrier mode keeps per circuit only its end and whether it has completed: a round's
+	// circuits share their ready, reconfiguration and start times (per round, in rw), unless a
+	// driver reports its own start times (tx, made on the first Started).
+	bend  []float64
+	bdone []uint64
+	btx   []float64
+	rw    []roundWalk
+}
+
+// roundWalk is what a barrier round's circuits share: when its command was requested, when the
+// reconfiguration they waited for started (the request, for a round without changes) and when it
+// ended (they transmit from then).
+type roundWalk struct {
+	req, rcStart, end float64
 }
 
 // walkCirc is the walk's state of one circuit with the lists it reads, kept in one record so that
@@ -117,17 +134,28 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	nc, ne := o.Len(), o.numEpochs()
 	w := &Walker{o: o, round: -1}
 	if sc != nil {
-		w.c, w.cmds, w.cmdEps, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.ready[:0]
+		w.cmds, w.cmdEps, w.ready = sc.cmds[:0], sc.cmdEps[:0], sc.ready[:0]
+	}
+	if o.mode == schedules.Barrier {
+		// Command.Epochs of a barrier round is made only by Flush (the emulator's loop needs
+		// just the count), so no room is reserved for it.
+		if sc != nil {
+			w.bend = sc.ends(nc)
+		} else {
+			w.bend = make([]float64, nc)
+		}
+		w.bdone = make([]uint64, (nc+63)/64)
+		w.rw = make([]roundWalk, o.numRounds())
+		return w
+	}
+	if sc != nil {
+		w.c = sc.circuits(nc + 1)
 	} else {
 		w.c = make([]walkCirc, nc+1)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves.
 	w.cmdEps = slices.Grow(w.cmdEps, ne)
-	if o.mode == schedules.Barrier {
-		for i := 0; i < nc; i++ {
-			w.c[i] = walkCirc{rcEnd: -1, pending: 1} // its round's start
-		}
-	} else {
+	{
 		for i, n := range o.pend[:nc] {
 			w.c[i] = walkCirc{rcEnd: -1, trigLo: o.trigIdx[i], pending: n}
 		}
@@ -186,7 +214,8 @@ func (w *Walker) request(ep int32) { w.cmdEps = append(w.cmdEps, ep) }
 // nextRound makes barrier round r due at t, or finishes the walk after the last round.
 func (w *Walker) nextRound(t float64) {
 	w.round++
-	if w.round < len(w.o.rounds) {
+	w.live = false
+	if w.round < w.o.numRounds() {
 		w.due, w.reqT = true, t
 	}
 }
@@ -203,25 +232,43 @@ func (w *Walker) Pending() (t float64, ok bool) {
 
 // Flush returns the command that Pending announced, to send now; ok is false when none is due.
 func (w *Walker) Flush() (cmd Command, ok bool) {
-	t, ok := w.Pending()
+	id, ok := w.flush()
 	if !ok {
 		return Command{}, false
 	}
-	lo := w.pendLo
+	b := &w.cmds[id]
+	if w.o.mode == schedules.Partial {
+		return Command{ID: id, Requested: b.req, Epochs: w.cmdEps[b.lo:b.hi:b.hi]}, true
+	}
+	// A barrier round's changes are a range of epochs; the list is made here, where a driver
+	// asks for it (and kept: Command.Epochs stays valid for the walker's lifetime).
+	lo := len(w.cmdEps)
+	for e := b.lo; e < b.hi; e++ {
+		w.cmdEps = append(w.cmdEps, e)
+	}
+	return Command{ID: id, Requested: b.req, Epochs: w.cmdEps[lo:len(w.cmdEps):len(w.cmdEps)]}, true
+}
+
+// flush is Flush without Command.Epochs: it records the command and returns its id. Its epochs
+// are cmdEps[lo:hi] in partial mode and the epochs lo to hi−1 in barrier mode.
+func (w *Walker) flush() (id int, ok bool) {
+	t, ok := w.Pending()
+	if !ok {
+		return 0, false
+	}
+	lo, hi := w.pendLo, int32(len(w.cmdEps))
 	if w.o.mode == schedules.Barrier {
 		w.due = false
-		for _, ep := range w.o.rounds[w.round].Changes {
-			w.cmdEps = append(w.cmdEps, int32(ep))
-		}
+		lo, hi = w.o.rds[w.round].chLo, w.o.rds[w.round+1].chLo
+	} else {
+		w.pendLo = hi
 	}
-	hi := int32(len(w.cmdEps))
-	w.pendLo = hi
-	id := len(w.cmds)
+	id = len(w.cmds)
 	w.cmds = append(w.cmds, walkCmd{req: t, lo: lo, hi: hi})
 	if hi > lo {
 		w.reconfig++
 	}
-	return Command{ID: id, Requested: t, Epochs: w.cmdEps[lo:hi:hi]}, true
+	return id, true
 }
 
 // Settled reports that command id began to change its switches at start and had them all
@@ -236,16 +283,16 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	w.events += int(b.hi - b.lo)
 	w.ready = w.ready[:0]
 	if w.o.mode == schedules.Barrier {
-		r := &w.o.rounds[w.round]
+		o := w.o
+		a, z := o.rds[w.round], o.rds[w.round+1]
 		rcStart := start
 		if b.hi == b.lo {
 			rcStart = b.req
 		}
-		w.left, w.roundEnd = len(r.Circuits), end+r.PlannedDuration
-		for _, c := range r.Circuits {
-			p := &w.c[c]
-			p.pathRdy, p.rcStart, p.rcEnd, p.tx, p.pending = b.req, rcStart, end, end, 0
-			w.ready = append(w.ready, int32(c))
+		w.rw[w.round] = roundWalk{req: b.req, rcStart: rcStart, end: end}
+		w.left, w.roundEnd, w.live = int(z.lo-a.lo), end+a.planned, true
+		for j := a.lo; j < z.lo; j++ {
+			w.ready = append(w.ready, o.roundCircuit(j))
 		}
 		if w.left == 0 {
 			w.nextRound(w.roundEnd)
@@ -280,33 +327,66 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 // circuits the instant they are ready (the emulator) need not call it: the walker takes the
 // instant it reported the circuit ready.
 func (w *Walker) Started(c int, t float64) error {
-	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+	if !w.transmitting(c) {
 		return fmt.Errorf("emulator: walker: circuit %d started, but it is not ready", c)
+	}
+	if w.o.mode == schedules.Barrier {
+		if w.btx == nil {
+			w.btx = make([]float64, w.o.Len())
+			for i := range w.btx {
+				w.btx[i] = math.NaN() // its round's start
+			}
+		}
+		w.btx[c] = t
+		return nil
 	}
 	w.c[c].tx = t
 	return nil
 }
 
+// transmitting says whether circuit c is ready and has not completed.
+func (w *Walker) transmitting(c int) bool {
+	if c < 0 || c >= w.o.Len() {
+		return false
+	}
+	if w.o.mode == schedules.Partial {
+		return w.c[c].pending == 0
+	}
+	if !w.live || w.completed(c) {
+		return false
+	}
+	if w.o.roundOf != nil {
+		return int(w.o.roundOf[c]) == w.round
+	}
+	return w.o.rds[w.round].lo <= int32(c) && int32(c) < w.o.rds[w.round+1].lo
+}
+
+// completed says whether barrier circuit c has completed.
+func (w *Walker) completed(c int) bool { return w.bdone[c>>6]&(1<<(c&63)) != 0 }
+
 // Completed reports that circuit c finished transmitting at t and returns the circuits that
 // became ready at t. In partial mode the epochs it was the last requirement of are requested at t
 // (see Pending).
 func (w *Walker) Completed(c int, t float64) ([]int32, error) {
-	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+	if !w.transmitting(c) {
 		return nil, fmt.Errorf("emulator: walker: circuit %d completed, but it is not transmitting", c)
 	}
-	cs, o := w.c, w.o
-	p, next := &cs[c], &cs[c+1]
-	p.end, p.pending = t, -1
 	w.done++
 	w.events++
 	w.ready = w.ready[:0]
+	o := w.o
 	if o.mode == schedules.Barrier {
+		w.bend[c] = t
+		w.bdone[c>>6] |= 1 << (c & 63)
 		w.roundEnd = max(w.roundEnd, t)
 		if w.left--; w.left == 0 {
 			w.nextRound(w.roundEnd)
 		}
 		return w.ready, nil
 	}
+	cs := w.c
+	p, next := &cs[c], &cs[c+1]
+	p.end, p.pending = t, -1
 	// Its resources' next users; one that holds several of them waits for each (pending counts
 	// resources), so it becomes ready once, here, and the list is sorted as the distinct
 	// successors were.
@@ -347,7 +427,7 @@ func (w *Walker) Done() bool {
 
 // Counts is what the walk counted so far.
 func (w *Walker) Counts() Counts {
-	return Counts{Rounds: len(w.o.rounds), StateChanges: w.o.numEpochs(), ReconfigEvents: w.reconfig, Events: w.events}
+	return Counts{Rounds: w.o.numRounds(), StateChanges: w.o.numEpochs(), ReconfigEvents: w.reconfig, Events: w.events}
 }
 
 // Timeline is the walk's timeline: every circuit's Ready, PathReady, ReconfigStart,
@@ -366,8 +446,8 @@ func (w *Walker) Timeline() (*schedules.Timeline, error) {
 // finished says why the walk is not over, or nil when it is.
 func (w *Walker) finished() error {
 	if !w.Done() {
-		for c := range w.c[:len(w.c)-1] {
-			if w.c[c].pending != -1 {
+		for c := range w.o.Len() {
+			if w.o.mode == schedules.Barrier && !w.completed(c) || w.o.mode == schedules.Partial && w.c[c].pending != -1 {
 				return fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
 			}
 		}
@@ -381,16 +461,12 @@ func (w *Walker) finished() error {
 	return nil
 }
 
-// timing is circuit c's entry of the timeline (the walk must be over): what Timeline lists (its
-// loops compute the same inline), and what a result-only run summarises without building the
-// list.
+// timing is circuit c's entry of the timeline in partial mode (the walk must be over): what
+// Timeline lists (its loops compute the same inline), and what a result-only run summarises
+// without building the list. Barrier mode has eachBarrierTiming.
 func (w *Walker) timing(c int) schedules.CircuitTiming {
 	cs := w.c
 	p := &cs[c]
-	if w.o.mode == schedules.Barrier {
-		return schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
-	}
 	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
 	if q := w.o.txPred[c]; q >= 0 {
 		ct.Ready = cs[q].end
@@ -450,23 +526,49 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 	return tl
 }
 
+// barrierTiming is the timeline entry of barrier circuit c of round r.
+func (w *Walker) barrierTiming(c int, r int32) schedules.CircuitTiming {
+	rw := &w.rw[r]
+	tx := rw.end
+	if w.btx != nil && !math.IsNaN(w.btx[c]) {
+		tx = w.btx[c]
+	}
+	return schedules.CircuitTiming{Circuit: c, Ready: rw.req, PathReady: rw.req,
+		ReconfigStart: rw.rcStart, TransmitStart: tx, End: w.bend[c]}
+}
+
+// eachBarrierTiming calls f with every circuit's timeline entry, in circuit order (sums over
+// them are then the same, bit for bit, whoever adds them up).
+// (The entry is passed by value: a pointer to it would move every entry to the heap.)
+func (w *Walker) eachBarrierTiming(f func(c int, ct schedules.CircuitTiming)) {
+	o := w.o
+	if o.roundOf != nil {
+		for c, r := range o.roundOf {
+			f(c, w.barrierTiming(c, r))
+		}
+		return
+	}
+	// Groups in order: round r holds the circuits rds[r].lo to rds[r+1].lo−1.
+	for r := range o.numRounds() {
+		for c := o.rds[r].lo; c < o.rds[r+1].lo; c++ {
+			f(int(c), w.barrierTiming(int(c), int32(r)))
+		}
+	}
+}
+
 func (w *Walker) barrierTimeline() *schedules.Timeline {
 	o := w.o
-	cs := w.c[:len(w.c)-1]
-	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
-	for c := range cs {
-		p := &cs[c]
-		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
-	}
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len())}
+	w.eachBarrierTiming(func(c int, ct schedules.CircuitTiming) { tl.Circuits[c] = ct })
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
 		// Commands start in non-decreasing time, so listing them in order sorts the changes by
-		// start; within one command they are in order of request.
+		// start; within one command they are in order of request (a round's epochs are
+		// numbered in that order).
 		tl.SwitchChanges = make([]schedules.SwitchChange, 0, o.numEpochs())
 		for _, b := range w.cmds {
-			for _, i := range w.cmdEps[b.lo:b.hi] {
-				ep := o.Epoch(int(i))
+			for e := b.lo; e < b.hi; e++ {
+				ep := o.Epoch(int(e))
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
 					Stage: ep.Stage, Switch: ep.Switch, From: ep.From, To: ep.To, Start: b.start, End: b.end})
 			}
