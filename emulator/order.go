@@ -239,6 +239,9 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		}
 		return nil
 	}
+	if rt != nil && !exported {
+		return o.benesPartial(s, f, wr, rt, sc, pathsChecked)
+	}
 	// Resources: transmitters, receivers and switch input lanes. A valid path's other lanes are
 	// the same wires under other names: the input lane of stage 0 is the transmitter, the output
 	// lane of stage s < last feeds exactly one input lane of stage s+1, and the last stage's
@@ -368,6 +371,130 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		o.eps, o.reqCount, o.wait, o.waitIdx = eps[:2*nEp], reqCount[:nEp], wait[:nWait], waitIdx
 	}
 	return nil
+}
+
+// benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
+// same pass without the exported lists and the branches for other modes, so that the loop's
+// values fit in registers (the general loop spills most of them on every hop).
+func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
+	nc, stages, res := len(s.Circuits), f.Stages(), o.res
+	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user plus one
+	clear(last)
+	txPred, rxPred := o.ints(nc), o.ints(nc)
+	next, pend := o.zeros(nc*res), o.ints(nc)
+	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
+	var t runFill
+	t.start(o, rt, nc)
+	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		p := hops(c)
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+			return circuitError(s, f, wr, i, pathsChecked)
+		}
+		ci := int32(i) + 1
+		// The transmitter and the receiver first, then the hops' input lanes after the first
+		// (slots 2, 3, ... of the circuit's next list).
+		if q := last[c.Src]; q != 0 {
+			next[int(q-1)*res] = ci
+		}
+		if q := last[s.N+c.Dst]; q != 0 {
+			next[int(q-1)*res+1] = ci
+		}
+		txPred[i], rxPred[i] = last[c.Src]-1, last[s.N+c.Dst]-1
+		n := int32(0)
+		if txPred[i] >= 0 {
+			n++
+		}
+		if rxPred[i] >= 0 {
+			n++
+		}
+		last[c.Src], last[s.N+c.Dst] = ci, ci
+		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+		for h := range p {
+			tr := &p[h]
+			stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
+			if !pathsChecked {
+				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+				if h < inSide {
+					esw, ein = nextIn(uint(inSide-h), esw, out)
+				} else if h < lastStage {
+					esw, ein = nextOut(uint(h-inSide), esw, out)
+				} else if 2*esw+out != c.Dst {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+			}
+			sw := stage*half + tsw // Fabric.SwitchID
+			if h > 0 {
+				x := laneBase + int32(2*sw+in) // Fabric.LaneID, after the ports
+				if q := last[x]; q != 0 {
+					next[int(q-1)*res+h+1] = ci
+					n++
+				}
+				last[x] = ci
+			}
+			t.hop(int32(sw), int32(benes.StateOf(in, out)))
+		}
+		pend[i] = n + t.endCircuit(i)
+	}
+	t.finish(o, rt)
+	return nil
+}
+
+// runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
+// most), kept in one record that the hot loop reaches through one pointer.
+type runFill struct {
+	sws                                   []swRun
+	runNext, runOf, eps, reqCount, wait   []int32
+	waitIdx                               []int32
+	nRun, nEp, nWait, nHop, waitsThisCirc int
+}
+
+func (t *runFill) start(o *Order, rt *runTracker, nc int) {
+	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
+		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1]}
+}
+
+// hop records the next user of switch sw, which needs state st (see runTracker).
+func (t *runFill) hop(sw, st int32) {
+	w := &t.sws[sw]
+	if w.run < 0 || st != w.state {
+		ep := int32(-1) // a first run in Bar needs no reconfiguration
+		if st != w.state {
+			// The epoch requires every user of the switch's previous run.
+			ep = int32(t.nEp)
+			t.eps[2*t.nEp], t.eps[2*t.nEp+1] = sw, st
+			n := int32(0)
+			if w.run >= 0 {
+				t.runNext[w.run], n = ep, w.users
+			}
+			t.reqCount[t.nEp] = n
+			t.nEp++
+		}
+		*w = swRun{state: st, run: int32(t.nRun), ep: ep}
+		t.runNext[t.nRun] = -1
+		t.nRun++
+	}
+	w.users++
+	t.runOf[t.nHop] = w.run
+	t.nHop++
+	if w.ep >= 0 {
+		t.wait[t.nWait] = w.ep
+		t.nWait++
+	}
+}
+
+// endCircuit closes circuit i's waits and returns how many it has.
+func (t *runFill) endCircuit(i int) int32 {
+	t.waitIdx[i+1] = int32(t.nWait)
+	return t.waitIdx[i+1] - t.waitIdx[i]
+}
+
+func (t *runFill) finish(o *Order, rt *runTracker) {
+	rt.next, rt.runOf = t.runNext[:t.nRun], t.runOf[:t.nHop]
+	o.eps, o.reqCount, o.wait, o.waitIdx = t.eps[:2*t.nEp], t.reqCount[:t.nEp], t.wait[:t.nWait], t.waitIdx
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
