@@ -383,7 +383,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.zeros(nc*res), o.ints(nc)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
-	var t runFill
+	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
 	t.start(o, rt, nc)
 	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
 	for i := range s.Circuits {
@@ -435,7 +435,33 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 				}
 				last[x] = ci
 			}
-			t.hop(int32(sw), int32(benes.StateOf(in, out)))
+			// t.hop, by hand: the call costs a third of the hop.
+			st := int32(benes.StateOf(in, out))
+			w := &t.sws[sw]
+			if w.run < 0 || st != w.state {
+				ep := int32(-1) // a first run in Bar needs no reconfiguration
+				if st != w.state {
+					// The epoch requires every user of the switch's previous run.
+					ep = int32(t.nEp)
+					t.eps[2*t.nEp], t.eps[2*t.nEp+1] = int32(sw), st
+					n := int32(0)
+					if w.run >= 0 {
+						t.runNext[w.run], n = ep, w.users
+					}
+					t.reqCount[t.nEp] = n
+					t.nEp++
+				}
+				*w = swRun{state: st, run: int32(t.nRun), ep: ep}
+				t.runNext[t.nRun] = -1
+				t.nRun++
+			}
+			w.users++
+			t.runOf[t.nHop] = w.run
+			t.nHop++
+			if w.ep >= 0 {
+				t.wait[t.nWait] = w.ep
+				t.nWait++
+			}
 		}
 		pend[i] = n + t.endCircuit(i)
 	}
@@ -455,35 +481,6 @@ type runFill struct {
 func (t *runFill) start(o *Order, rt *runTracker, nc int) {
 	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
 		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1]}
-}
-
-// hop records the next user of switch sw, which needs state st (see runTracker).
-func (t *runFill) hop(sw, st int32) {
-	w := &t.sws[sw]
-	if w.run < 0 || st != w.state {
-		ep := int32(-1) // a first run in Bar needs no reconfiguration
-		if st != w.state {
-			// The epoch requires every user of the switch's previous run.
-			ep = int32(t.nEp)
-			t.eps[2*t.nEp], t.eps[2*t.nEp+1] = sw, st
-			n := int32(0)
-			if w.run >= 0 {
-				t.runNext[w.run], n = ep, w.users
-			}
-			t.reqCount[t.nEp] = n
-			t.nEp++
-		}
-		*w = swRun{state: st, run: int32(t.nRun), ep: ep}
-		t.runNext[t.nRun] = -1
-		t.nRun++
-	}
-	w.users++
-	t.runOf[t.nHop] = w.run
-	t.nHop++
-	if w.ep >= 0 {
-		t.wait[t.nWait] = w.ep
-		t.nWait++
-	}
 }
 
 // endCircuit closes circuit i's waits and returns how many it has.
