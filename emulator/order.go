@@ -217,9 +217,9 @@ func (o *Order) Epoch(i int) Epoch {
 
 // buildPreds checks each circuit and finds, in partial mode, what it waits for on its
 // resources and, with rt (partial mode on Beneš), the switches' runs: one pass over the paths,
-// each read while it is in cache, checked hop by hop as it is read. The predecessor lists
-// (exported) are built only for an Order handed out by NewOrder; a barrier walk needs none of
-// this.
+// each read while it is in cache, checked hop by hop as it is read (benesPartial on Beneš). The
+// predecessor lists (exported) are built only for an Order handed out by NewOrder, by the
+// general pass below; a barrier walk needs none of this.
 func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc := len(s.Circuits)
 	o.nc = nc
@@ -239,8 +239,13 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		}
 		return nil
 	}
-	if rt != nil && !exported {
-		return o.benesPartial(s, f, wr, rt, sc, pathsChecked)
+	if rt != nil {
+		if err := o.benesPartial(s, f, wr, rt, sc, pathsChecked); err != nil || !exported {
+			return err
+		}
+		// The walk's lists are built; the pass below adds the exported ones (and finds the
+		// same previous users of the ports again).
+		partial = false
 	}
 	// Resources: transmitters, receivers and switch input lanes. A valid path's other lanes are
 	// the same wires under other names: the input lane of stage 0 is the transmitter, the output
@@ -265,14 +270,6 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			// starts nil, as it always has: an order without predecessors returns nil lists.)
 			o.pred = make([]int32, 0, nc*(stages+1))
 		}
-	}
-	// The run tracker's lists, filled by index (bounds: one entry per hop at most).
-	var sws []swRun
-	var runNext, runOf, eps, reqCount, wait, waitIdx []int32
-	nRun, nEp, nWait, nHop := 0, 0, 0, 0
-	if rt != nil {
-		sws, runNext, runOf = rt.sws, rt.next[:cap(rt.next)], rt.runOf[:cap(rt.runOf)]
-		eps, reqCount, wait, waitIdx = o.eps[:cap(o.eps)], o.reqCount[:cap(o.reqCount)], o.wait[:cap(o.wait)], o.waitIdx[:nc+1]
 	}
 	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
 	half, lastStage, laneBase := s.N/2, wr.last, 2*s.N
@@ -307,42 +304,8 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 				r[nr] = int32(laneBase + 2*sw + in) // Fabric.LaneID, after the ports
 				nr++
 			}
-			if rt == nil {
-				continue
-			}
-			// The switch's runs (see runTracker).
-			st := int32(benes.StateOf(in, out))
-			w := &sws[sw]
-			if w.run < 0 || st != w.state {
-				ep := int32(-1) // a first run in Bar needs no reconfiguration
-				if st != w.state {
-					// The epoch requires every user of the switch's previous run.
-					ep = int32(nEp)
-					eps[2*nEp], eps[2*nEp+1] = int32(sw), st
-					n := int32(0)
-					if w.run >= 0 {
-						runNext[w.run], n = ep, w.users
-					}
-					reqCount[nEp] = n
-					nEp++
-				}
-				*w = swRun{state: st, run: int32(nRun), ep: ep}
-				runNext[nRun] = -1
-				nRun++
-			}
-			w.users++
-			runOf[nHop] = w.run
-			nHop++
-			if w.ep >= 0 {
-				wait[nWait] = w.ep
-				nWait++
-			}
 		}
 		n := int32(0)
-		if rt != nil {
-			waitIdx[i+1] = int32(nWait)
-			n = waitIdx[i+1] - waitIdx[i]
-		}
 		txPred[i], rxPred[i] = last[r[0]]-1, last[r[1]]-1
 		for k, x := range r[:nr] {
 			q := last[x]
@@ -365,10 +328,6 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		if exported {
 			o.predIdx = append(o.predIdx, int32(len(o.pred)))
 		}
-	}
-	if rt != nil {
-		rt.next, rt.runOf = runNext[:nRun], runOf[:nHop]
-		o.eps, o.reqCount, o.wait, o.waitIdx = eps[:2*nEp], reqCount[:nEp], wait[:nWait], waitIdx
 	}
 	return nil
 }
@@ -472,10 +431,10 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 // runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
 // most), kept in one record that the hot loop reaches through one pointer.
 type runFill struct {
-	sws                                   []swRun
-	runNext, runOf, eps, reqCount, wait   []int32
-	waitIdx                               []int32
-	nRun, nEp, nWait, nHop, waitsThisCirc int
+	sws                                 []swRun
+	runNext, runOf, eps, reqCount, wait []int32
+	waitIdx                             []int32
+	nRun, nEp, nWait, nHop              int
 }
 
 func (t *runFill) start(o *Order, rt *runTracker, nc int) {
