@@ -66,11 +66,25 @@ func goldenCases(t *testing.T) []goldenCase {
 			}
 		}
 	}
+	// Equal sizes: many circuits end at the same instant, so the order in which simultaneous
+	// events are handled shows in the timelines.
+	for _, n := range []int{4, 8, 16, 64} {
+		for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
+			for _, mode := range []schedules.Mode{schedules.Partial, schedules.Barrier} {
+				s := goldenRandom(rand.New(rand.NewPCG(uint64(n), 77)), n, n, fabric, mode, 1)
+				for i := range s.Circuits {
+					s.Circuits[i].Bytes = 1 << 20
+				}
+				cs = append(cs, goldenCase{name: fmt.Sprintf("equal/n=%d/%s/%s", n, fabric, mode), s: s})
+			}
+		}
+	}
 	for _, n := range []int{8, 16, 32} {
 		rng := rand.New(rand.NewPCG(7, uint64(n)))
-		dense, sparse := schedules.NewDemand(n), schedules.NewDemand(n)
+		dense, sparse, uniform := schedules.NewDemand(n), schedules.NewDemand(n), schedules.NewDemand(n)
 		for i := range n {
 			for j := range n {
+				uniform.Bytes[i][j] = 1 << 20
 				dense.Bytes[i][j] = rng.Int64N(1 << 22)
 				if rng.IntN(4) == 0 {
 					sparse.Bytes[i][j] = 1 + rng.Int64N(1<<22)
@@ -81,7 +95,7 @@ func goldenCases(t *testing.T) []goldenCase {
 			for _, dd := range []struct {
 				name string
 				d    *schedules.Demand
-			}{{"dense", dense}, {"sparse", sparse}} {
+			}{{"dense", dense}, {"sparse", sparse}, {"uniform", uniform}} {
 				dname, d := dd.name, dd.d
 				for _, fabric := range []schedules.FabricKind{schedules.Benes, schedules.Crossbar} {
 					sch, _ := schedules.Lookup(name)
