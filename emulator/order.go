@@ -65,9 +65,9 @@ type Order struct {
 	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
 	res int
 	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
-	// next user of each of its resources plus one (0: none), so that a completion visits its
-	// successors without a list built by inverting the predecessors; pend is how many
-	// resources it waits for (one per resource with an earlier user) plus its epochs.
+	// next user of each of its resources plus one (0: none, or a successor already listed at an
+	// earlier resource), so that a completion visits its successors without a list built by
+	// inverting the predecessors; pend is how many distinct predecessors and epochs it waits for.
 	next, pend []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
 	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads only
@@ -261,9 +261,9 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		next, pend = o.zeros(nc*res), o.ints(nc)
 		o.next, o.pend = next, pend
 	}
-	var stamp []int32
+	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
+	clear(stamp)
 	if exported {
-		stamp = make([]int32, nc)
 		o.predIdx = make([]int32, 1, nc+1)
 		if f != nil {
 			// A circuit has at most one predecessor per resource. (On a crossbar the list
@@ -313,12 +313,15 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			if q == 0 {
 				continue
 			}
+			if stamp[q-1] == ci+1 {
+				continue // linked already through another resource
+			}
+			stamp[q-1] = ci + 1
 			n++
 			if partial {
 				next[int(q-1)*res+k] = ci + 1
 			}
-			if exported && stamp[q-1] != ci+1 {
-				stamp[q-1] = ci + 1
+			if exported {
 				o.pred = append(o.pred, q-1)
 			}
 		}
@@ -342,6 +345,8 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.zeros(nc*res), o.ints(nc)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
+	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
+	clear(stamp)
 	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
 	t.start(o, rt, nc)
 	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
@@ -353,21 +358,18 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		}
 		ci := int32(i) + 1
 		// The transmitter and the receiver first, then the hops' input lanes after the first
-		// (slots 2, 3, ... of the circuit's next list).
+		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
+		// links to it once (stamp), so that a completion visits each successor once.
+		n := int32(0)
 		if q := last[c.Src]; q != 0 {
-			next[int(q-1)*res] = ci
+			next[int(q-1)*res], stamp[q-1] = ci, ci
+			n++
 		}
-		if q := last[s.N+c.Dst]; q != 0 {
-			next[int(q-1)*res+1] = ci
+		if q := last[s.N+c.Dst]; q != 0 && stamp[q-1] != ci {
+			next[int(q-1)*res+1], stamp[q-1] = ci, ci
+			n++
 		}
 		txPred[i], rxPred[i] = last[c.Src]-1, last[s.N+c.Dst]-1
-		n := int32(0)
-		if txPred[i] >= 0 {
-			n++
-		}
-		if rxPred[i] >= 0 {
-			n++
-		}
 		last[c.Src], last[s.N+c.Dst] = ci, ci
 		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
 		for h := range p {
@@ -388,8 +390,8 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			sw := stage*half + tsw // Fabric.SwitchID
 			if h > 0 {
 				x := laneBase + int32(2*sw+in) // Fabric.LaneID, after the ports
-				if q := last[x]; q != 0 {
-					next[int(q-1)*res+h+1] = ci
+				if q := last[x]; q != 0 && stamp[q-1] != ci {
+					next[int(q-1)*res+h+1], stamp[q-1] = ci, ci
 					n++
 				}
 				last[x] = ci

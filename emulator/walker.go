@@ -82,7 +82,7 @@ type walkCirc struct {
 	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
-	// pending counts the resources and epochs it still waits for; 0 once ready (transmitting),
+	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
 	// −1 once completed.
 	pending int32
 	// trigLo starts its list in Order.trig (the next record's ends it).
@@ -387,9 +387,8 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	cs := w.c
 	p, next := &cs[c], &cs[c+1]
 	p.end, p.pending = t, -1
-	// Its resources' next users; one that holds several of them waits for each (pending counts
-	// resources), so it becomes ready once, here, and the list is sorted as the distinct
-	// successors were.
+	// Its resources' next users, each once (at the first resource it takes over); the list of
+	// those that became ready is sorted, as the successor lists were.
 	res, ready := o.res, w.ready
 	for _, v := range o.next[c*res : c*res+res] {
 		if v == 0 {
