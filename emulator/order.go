@@ -221,6 +221,7 @@ func (o *Order) Epoch(i int) Epoch {
 // predecessor lists (exported) are built only for an Order handed out by NewOrder, by the
 // general pass below; a barrier walk needs none of this.
 func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
 	o.nc = nc
 	lanes, stages := 0, 0
@@ -233,7 +234,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	exported, partial := o.alloc == nil, o.mode == schedules.Partial
 	if !exported && !partial {
 		for i := range s.Circuits {
-			if err := checkCircuit(s, f, wr, i, pathsChecked); err != nil {
+			if err := checkCircuit(s, f, wr, i, pathsChecked, hb[:0]); err != nil {
 				return err
 			}
 		}
@@ -276,7 +277,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	inSide := wr.k - 1 // stages before it are on the input side (wiring.next)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		p := hops(c)
+		p := hops(c, hb[:0])
 		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
 			return circuitError(s, f, wr, i, pathsChecked)
 		}
@@ -339,6 +340,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 // same pass without the exported lists and the branches for other modes, so that the loop's
 // values fit in registers (the general loop spills most of them on every hop).
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
 	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user plus one
 	clear(last)
@@ -352,7 +354,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		p := hops(c)
+		p := hops(c, hb[:0])
 		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
 			return circuitError(s, f, wr, i, pathsChecked)
 		}
@@ -459,7 +461,8 @@ func (t *runFill) finish(o *Order, rt *runTracker) {
 // not fit (the pass checks with fewer instructions; checkCircuit says why, in the order it
 // always has: ports, size, group, path).
 func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool) error {
-	if err := checkCircuit(s, f, wr, i, pathsChecked); err != nil {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
+	if err := checkCircuit(s, f, wr, i, pathsChecked, hb[:0]); err != nil {
 		return err
 	}
 	return fmt.Errorf("emulator: internal error: circuit %d: the pass over the paths and checkCircuit disagree", i)
@@ -498,9 +501,9 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 }
 
 // checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar; wr is its
-// wiring); with pathChecked, a Beneš path only for its length, so that reading it stays in
-// bounds.
-func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathChecked bool) error {
+// wiring; hb is room for its path, see hops); with pathChecked, a Beneš path only for its
+// length, so that reading it stays in bounds.
+func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathChecked bool, hb []benes.Traversal) error {
 	c := &s.Circuits[i]
 	if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
 		return fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
@@ -511,7 +514,7 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 	if c.Group < 0 {
 		return fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
 	}
-	p := hops(c)
+	p := hops(c, hb)
 	if f == nil {
 		if len(p) != 0 {
 			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(p))
@@ -591,6 +594,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 // the rounds' list (4 bytes each): a barrier schedule of millions of circuits costs the walk
 // little more than the schedule itself. The exported Rounds are built for NewOrder only.
 func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
 	groups := make([]int, 0, len(s.Rounds)+16)
 	sorted := true
@@ -678,7 +682,7 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 				}
 				continue
 			}
-			for _, t := range hops(c) {
+			for _, t := range hops(c, hb[:0]) {
 				sw := t.Stage*half + t.Switch // Fabric.SwitchID
 				st := int32(t.State())
 				if set[sw] == int32(ri+1) {

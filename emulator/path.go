@@ -7,8 +7,16 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
-// hops is the one place the emulator reads a circuit's path: its traversals, one per stage.
-func hops(c *schedules.Circuit) []benes.Traversal { return c.Path }
+// hops is the one place the emulator reads a circuit's path: its traversals, one per stage. buf
+// is room for them (maxHops) where the path is not stored as a list of traversals; the caller
+// reuses it from circuit to circuit.
+func hops(c *schedules.Circuit, buf []benes.Traversal) []benes.Traversal {
+	_ = buf // a traversal list is read in place
+	return c.Path
+}
+
+// maxHops bounds a Beneš path's length: 2·log2(n) − 1 stages, n ≤ benes.MaxPorts = 2^20.
+const maxHops = 2*20 - 1
 
 // wiring is the Beneš interconnection between stages as shifts and masks, so that checking a
 // path costs a few instructions a hop: benes.Fabric.Next divides by block sizes that the
