@@ -60,8 +60,18 @@ type Order struct {
 	eps    []int32
 	epochs []Epoch
 
+	nc int // circuits
+	// res is the number of resources a circuit holds: its transmitter, its receiver and, on
+	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
+	res int
+	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
+	// next user of each of its resources plus one (0: none, or a successor already listed at an
+	// earlier resource), so that a completion visits its successors without a list built by
+	// inverting the predecessors; pend is how many distinct predecessors and epochs it waits for.
+	next, pend []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
-	// predecessor it is) and triggers (epochs whose requirement it is).
+	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads only
+	// the triggers; predecessors and successors are built for an Order handed out by NewOrder.
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
 	succIdx, succ  []int32
@@ -70,8 +80,12 @@ type Order struct {
 	// Per epoch: how many circuits it requires, and the circuits waiting on it.
 	reqCount      []int32
 	userIdx, user []int32
-	rounds        []Round
-	alloc         *scratch // where the lists above live; nil for the heap
+	rounds        []Round // exported form of rds, built for NewOrder
+	// Barrier mode: the rounds, one more record than there are for the last ranges' ends; with
+	// groups out of schedule order, the circuits in round order (rcirc) and each one's round.
+	rds            []roundRec
+	rcirc, roundOf []int32
+	alloc          *scratch // where the lists above live; nil for the heap
 }
 
 // ints returns n int32s for the order's own lists (contents undefined).
@@ -128,13 +142,21 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below and the walk take (about 16 int32s per hop), so that a
-		// first run on a large schedule allocates its scratch once.
-		nc, hops, lanes := len(s.Circuits), 0, 0
-		if f != nil {
-			hops, lanes = f.Stages(), f.NumLanes()
+		// A bound on what the lists below take in this mode (partial mode on Beneš: about 11
+		// int32s per hop; barrier mode: nothing per circuit when its groups are in order), so
+		// that a first run on a large schedule allocates its scratch once.
+		nc, need := len(s.Circuits), 2*s.N+64
+		switch {
+		case s.Mode == schedules.Barrier:
+			if f != nil {
+				need += 3 * f.NumSwitches()
+			}
+		case f != nil:
+			need += 11*nc*f.Stages() + 8*nc + 3*f.NumLanes()
+		default:
+			need += 12 * nc
 		}
-		sc.reserve(16*nc*hops + 12*nc + 2*s.N + 2*lanes + 64)
+		sc.reserve(need)
 	}
 	var rt *runTracker
 	if f != nil && s.Mode == schedules.Partial {
@@ -150,7 +172,9 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	} else {
 		o.buildEpochs(s, f, rt, sc)
 	}
-	o.invert(len(s.Circuits))
+	if !pooled {
+		o.invert(len(s.Circuits))
+	}
 	// Epochs() has always been nil for a barrier or crossbar order without epochs, and empty
 	// but not nil for a Beneš partial one; JSON written from it keeps that difference.
 	if !pooled && (o.numEpochs() > 0 || s.Mode == schedules.Partial && f != nil) {
@@ -167,7 +191,14 @@ func (o *Order) numEpochs() int { return len(o.eps) / 2 }
 
 // addEpoch records an epoch: a Beneš switch's dense id and new state, or a crossbar transmitter
 // and its new receiver.
-func (o *Order) addEpoch(who, to int32) { o.eps = append(o.eps, who, to) }
+func (o *Order) addEpoch(who, to int32) {
+	if len(o.eps)+2 > cap(o.eps) {
+		// Doubling, not append's growth by a quarter for large slices: a barrier schedule's
+		// millions of epochs then allocate twice their size in all, not five times.
+		o.eps = slices.Grow(o.eps, max(cap(o.eps), 64))
+	}
+	o.eps = append(o.eps, who, to)
+}
 
 // NumEpochs is the number of epochs (reconfigurations) the schedule implies.
 func (o *Order) NumEpochs() int { return o.numEpochs() }
@@ -184,87 +215,282 @@ func (o *Order) Epoch(i int) Epoch {
 	return Epoch{Stage: who / half, Switch: who % half, From: benes.State(to ^ 1), To: benes.State(to), Dst: -1}
 }
 
-// buildPreds finds each circuit's distinct resource predecessors and, with rt (partial mode on
-// Beneš), the switches' runs. It checks each circuit just before using it: one pass over the
-// paths, each read while it is in cache.
+// buildPreds checks each circuit and finds, in partial mode, what it waits for on its
+// resources and, with rt (partial mode on Beneš), the switches' runs: one pass over the paths,
+// each read while it is in cache, checked hop by hop as it is read (benesPartial on Beneš). The
+// predecessor lists (exported) are built only for an Order handed out by NewOrder, by the
+// general pass below; a barrier walk needs none of this.
 func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
-	lanes := 0
+	o.nc = nc
+	lanes, stages := 0, 0
+	var wr wiring
 	if f != nil {
-		lanes = f.NumLanes()
+		lanes, stages = f.NumLanes(), f.Stages()
+		wr = newWiring(f)
+	}
+	o.res = 2 + max(stages-1, 0)
+	exported, partial := o.alloc == nil, o.mode == schedules.Partial
+	if !exported && !partial {
+		for i := range s.Circuits {
+			if err := checkCircuit(s, f, wr, i, pathsChecked, hb[:0]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if rt != nil {
+		if err := o.benesPartial(s, f, wr, rt, sc, pathsChecked); err != nil || !exported {
+			return err
+		}
+		// The walk's lists are built; the pass below adds the exported ones (and finds the
+		// same previous users of the ports again).
+		partial = false
 	}
 	// Resources: transmitters, receivers and switch input lanes. A valid path's other lanes are
 	// the same wires under other names: the input lane of stage 0 is the transmitter, the output
 	// lane of stage s < last feeds exactly one input lane of stage s+1, and the last stage's
-	// output lane is the receiver.
+	// output lane is the receiver. last holds each resource's latest user plus one.
 	last := sc.ints(2*s.N + lanes)
-	for i := range last {
-		last[i] = -1
+	clear(last)
+	res := o.res
+	txPred, rxPred := o.ints(nc), o.ints(nc)
+	o.txPred, o.rxPred = txPred, rxPred
+	var next, pend []int32
+	if partial {
+		next, pend = o.zeros(nc*res), o.ints(nc)
+		o.next, o.pend = next, pend
 	}
-	stamp := sc.ints(nc)
+	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
 	clear(stamp)
-	o.txPred = o.ints(nc)
-	o.rxPred = o.ints(nc)
-	o.predIdx = o.zeros(nc + 1)[:1]
-	if f != nil {
-		// A circuit has at most one predecessor per resource: its endpoints and Stages()−1 lanes.
-		o.pred = o.tmp(sc, nc*(f.Stages()+1))
+	if exported {
+		o.predIdx = make([]int32, 1, nc+1)
+		if f != nil {
+			// A circuit has at most one predecessor per resource. (On a crossbar the list
+			// starts nil, as it always has: an order without predecessors returns nil lists.)
+			o.pred = make([]int32, 0, nc*(stages+1))
+		}
 	}
-	var res [2 + 2*20]int // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
+	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
+	half, lastStage, laneBase := s.N/2, wr.last, 2*s.N
+	inSide := wr.k - 1 // stages before it are on the input side (wiring.next)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		if err := checkCircuit(s, f, i, pathsChecked); err != nil {
-			return err
+		p := hops(c, hb[:0])
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+			return circuitError(s, f, wr, i, pathsChecked)
 		}
 		ci := int32(i)
-		o.txPred[i], o.rxPred[i] = last[c.Src], last[s.N+c.Dst]
-		r := append(res[:0], c.Src, s.N+c.Dst)
-		for h, t := range c.Path.All() {
-			lane := f.LaneID(t.Stage, t.Switch, t.In)
-			if rt != nil {
-				o.hop(rt, int32(lane>>1), int32(t.State()))
+		r[0], r[1] = int32(c.Src), int32(s.N+c.Dst)
+		nr := 2
+		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+		for h := range p {
+			t := &p[h]
+			stage, tsw, in, out := t.Stage, t.Switch, t.In, t.Out
+			if !pathsChecked {
+				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+				if h < inSide {
+					esw, ein = nextIn(uint(inSide-h), esw, out)
+				} else if h < lastStage {
+					esw, ein = nextOut(uint(h-inSide), esw, out)
+				} else if 2*esw+out != c.Dst {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
 			}
+			sw := stage*half + tsw // Fabric.SwitchID
 			if h > 0 {
-				r = append(r, 2*s.N+lane)
+				r[nr] = int32(laneBase + 2*sw + in) // Fabric.LaneID, after the ports
+				nr++
 			}
 		}
-		if rt != nil {
-			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
-		}
-		for _, x := range r {
-			p := last[x]
-			last[x] = ci
-			if p >= 0 && stamp[p] != ci+1 {
-				stamp[p] = ci + 1
-				o.pred = append(o.pred, p)
+		n := int32(0)
+		txPred[i], rxPred[i] = last[r[0]]-1, last[r[1]]-1
+		for k, x := range r[:nr] {
+			q := last[x]
+			last[x] = ci + 1
+			if q == 0 {
+				continue
+			}
+			if stamp[q-1] == ci+1 {
+				continue // linked already through another resource
+			}
+			stamp[q-1] = ci + 1
+			n++
+			if partial {
+				next[int(q-1)*res+k] = ci + 1
+			}
+			if exported {
+				o.pred = append(o.pred, q-1)
 			}
 		}
-		o.predIdx = append(o.predIdx, int32(len(o.pred)))
-	}
-	if f != nil {
-		o.pred = o.own(o.pred)
+		if partial {
+			pend[i] = n
+		}
+		if exported {
+			o.predIdx = append(o.predIdx, int32(len(o.pred)))
+		}
 	}
 	return nil
+}
+
+// benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
+// same pass without the exported lists and the branches for other modes, so that the loop's
+// values fit in registers (the general loop spills most of them on every hop).
+func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
+	nc, stages, res := len(s.Circuits), f.Stages(), o.res
+	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user plus one
+	clear(last)
+	txPred, rxPred := o.ints(nc), o.ints(nc)
+	next, pend := o.zeros(nc*res), o.ints(nc)
+	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
+	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
+	clear(stamp)
+	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
+	t.start(o, rt, nc)
+	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		p := hops(c, hb[:0])
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+			return circuitError(s, f, wr, i, pathsChecked)
+		}
+		ci := int32(i) + 1
+		// The transmitter and the receiver first, then the hops' input lanes after the first
+		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
+		// links to it once (stamp), so that a completion visits each successor once.
+		n := int32(0)
+		if q := last[c.Src]; q != 0 {
+			next[int(q-1)*res], stamp[q-1] = ci, ci
+			n++
+		}
+		if q := last[s.N+c.Dst]; q != 0 && stamp[q-1] != ci {
+			next[int(q-1)*res+1], stamp[q-1] = ci, ci
+			n++
+		}
+		txPred[i], rxPred[i] = last[c.Src]-1, last[s.N+c.Dst]-1
+		last[c.Src], last[s.N+c.Dst] = ci, ci
+		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+		for h := range p {
+			tr := &p[h]
+			stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
+			if !pathsChecked {
+				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+				if h < inSide {
+					esw, ein = nextIn(uint(inSide-h), esw, out)
+				} else if h < lastStage {
+					esw, ein = nextOut(uint(h-inSide), esw, out)
+				} else if 2*esw+out != c.Dst {
+					return circuitError(s, f, wr, i, pathsChecked)
+				}
+			}
+			sw := stage*half + tsw // Fabric.SwitchID
+			if h > 0 {
+				x := laneBase + int32(2*sw+in) // Fabric.LaneID, after the ports
+				if q := last[x]; q != 0 && stamp[q-1] != ci {
+					next[int(q-1)*res+h+1], stamp[q-1] = ci, ci
+					n++
+				}
+				last[x] = ci
+			}
+			// t.hop, by hand: the call costs a third of the hop.
+			st := int32(benes.StateOf(in, out))
+			w := &t.sws[sw]
+			if w.run < 0 || st != w.state {
+				ep := int32(-1) // a first run in Bar needs no reconfiguration
+				if st != w.state {
+					// The epoch requires every user of the switch's previous run.
+					ep = int32(t.nEp)
+					t.eps[2*t.nEp], t.eps[2*t.nEp+1] = int32(sw), st
+					n := int32(0)
+					if w.run >= 0 {
+						t.runNext[w.run], n = ep, w.users
+					}
+					t.reqCount[t.nEp] = n
+					t.nEp++
+				}
+				*w = swRun{state: st, run: int32(t.nRun), ep: ep}
+				t.runNext[t.nRun] = -1
+				t.nRun++
+			}
+			w.users++
+			t.runOf[t.nHop] = w.run
+			t.nHop++
+			if w.ep >= 0 {
+				t.wait[t.nWait] = w.ep
+				t.nWait++
+			}
+		}
+		pend[i] = n + t.endCircuit(i)
+	}
+	t.finish(o, rt)
+	return nil
+}
+
+// runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
+// most), kept in one record that the hot loop reaches through one pointer.
+type runFill struct {
+	sws                                 []swRun
+	runNext, runOf, eps, reqCount, wait []int32
+	waitIdx                             []int32
+	nRun, nEp, nWait, nHop              int
+}
+
+func (t *runFill) start(o *Order, rt *runTracker, nc int) {
+	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
+		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1]}
+}
+
+// endCircuit closes circuit i's waits and returns how many it has.
+func (t *runFill) endCircuit(i int) int32 {
+	t.waitIdx[i+1] = int32(t.nWait)
+	return t.waitIdx[i+1] - t.waitIdx[i]
+}
+
+func (t *runFill) finish(o *Order, rt *runTracker) {
+	rt.next, rt.runOf = t.runNext[:t.nRun], t.runOf[:t.nHop]
+	o.eps, o.reqCount, o.wait, o.waitIdx = t.eps[:2*t.nEp], t.reqCount[:t.nEp], t.wait[:t.nWait], t.waitIdx
+}
+
+// circuitError is checkCircuit's error for a circuit that the pass over the paths found does
+// not fit (the pass checks with fewer instructions; checkCircuit says why, in the order it
+// always has: ports, size, group, path).
+func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
+	if err := checkCircuit(s, f, wr, i, pathsChecked, hb[:0]); err != nil {
+		return err
+	}
+	return fmt.Errorf("emulator: internal error: circuit %d: the pass over the paths and checkCircuit disagree", i)
 }
 
 // runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
 // consecutive users in one state. A run whose state differs from the switch's previous one is
 // an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
-	// sws holds four int32s per switch, all that a hop reads: its state (a benes.State), its
-	// current run (−1 before its first user), that run's epoch (−1 if none) and its users so
-	// far. A few kilobytes: the per-hop work stays in the first-level cache.
-	sws   []int32
+	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
+	// first-level cache.
+	sws   []swRun
 	next  []int32 // per run, the epoch that follows it (−1 if none)
 	runOf []int32 // per circuit and hop, in order
+}
+
+// swRun is a switch's state (a benes.State), its current run (−1 before its first user), that
+// run's epoch (−1 if none) and its users so far.
+type swRun struct {
+	state, run, ep, users int32
 }
 
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{sws: sc.ints(4 * ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
-	for i := 0; i < ns; i++ {
-		rt.sws[4*i], rt.sws[4*i+1], rt.sws[4*i+2], rt.sws[4*i+3] = 0, -1, -1, 0
+	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
+	for i := range rt.sws {
+		rt.sws[i] = swRun{state: 0, run: -1, ep: -1}
 	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	o.eps = o.tmp(sc, 2*nh)
@@ -274,34 +500,10 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 	return rt
 }
 
-// hop records the next user of switch sw, which needs state st.
-func (o *Order) hop(rt *runTracker, sw, st int32) {
-	w := rt.sws[4*sw : 4*sw+4 : 4*sw+4] // state, run, epoch, users
-	if w[1] < 0 || st != w[0] {
-		ep := int32(-1) // a first run in Bar needs no reconfiguration
-		if st != w[0] {
-			// The epoch requires every user of the switch's previous run.
-			ep = int32(o.numEpochs())
-			o.addEpoch(sw, st)
-			n := int32(0)
-			if w[1] >= 0 {
-				rt.next[w[1]], n = ep, w[3]
-			}
-			o.reqCount = append(o.reqCount, n)
-		}
-		w[0], w[1], w[2], w[3] = st, int32(len(rt.next)), ep, 0
-		rt.next = append(rt.next, -1)
-	}
-	w[3]++
-	rt.runOf = append(rt.runOf, w[1])
-	if w[2] >= 0 {
-		o.wait = append(o.wait, w[2])
-	}
-}
-
-// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar); with
-// pathChecked, a Beneš path only for its length, so that reading it stays in bounds.
-func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked bool) error {
+// checkCircuit checks that circuit i of s fits the fabric f (nil for a crossbar; wr is its
+// wiring; hb is room for its path, see hops); with pathChecked, a Beneš path only for its
+// length, so that reading it stays in bounds.
+func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathChecked bool, hb []benes.Traversal) error {
 	c := &s.Circuits[i]
 	if c.Src < 0 || c.Src >= s.N || c.Dst < 0 || c.Dst >= s.N {
 		return fmt.Errorf("emulator: circuit %d: ports (%d, %d) outside the %d-port fabric", i, c.Src, c.Dst, s.N)
@@ -312,15 +514,21 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, i int, pathChecked boo
 	if c.Group < 0 {
 		return fmt.Errorf("emulator: circuit %d: negative group %d", i, c.Group)
 	}
+	p := hops(c, hb)
 	if f == nil {
-		if c.Path.Len() != 0 {
-			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, c.Path.Len())
+		if len(p) != 0 {
+			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(p))
 		}
 	} else if pathChecked {
-		if c.Path.Len() != f.Stages() {
-			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, c.Path.Len(), f.Stages())
+		if len(p) != f.Stages() {
+			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(p), f.Stages())
 		}
-	} else if err := f.CheckPath(c.Src, c.Dst, c.Path); err != nil {
+	} else if !wr.physical(c.Src, c.Dst, p) {
+		// CheckPath says why (physical accepts exactly what it accepts).
+		err := f.CheckPath(c.Src, c.Dst, c.Path)
+		if err == nil {
+			return fmt.Errorf("emulator: internal error: circuit %d (%d→%d): the path check and benes.Fabric.CheckPath disagree", i, c.Src, c.Dst)
+		}
 		return fmt.Errorf("emulator: circuit %d (%d→%d): %w", i, c.Src, c.Dst, err)
 	}
 	return nil
@@ -352,6 +560,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 				reqIdx = append(reqIdx, int32(len(req)))
 				o.reqCount = append(o.reqCount, reqIdx[e+1]-reqIdx[e])
 				o.wait = append(o.wait, e)
+				o.pend[i]++
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
@@ -379,8 +588,13 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
 // are found by sorting, not hashing: schedulers write circuits round by round, so one pass
-// usually finds them in order, and the rounds' circuit lists share one array.
+// usually finds them in order, and then each round is a range of circuits and needs no list.
+// Epochs are numbered round by round, so each round's changes are a range of epochs too. What
+// it keeps per circuit is nothing when the groups are in order, else its round and its place in
+// the rounds' list (4 bytes each): a barrier schedule of millions of circuits costs the walk
+// little more than the schedule itself. The exported Rounds are built for NewOrder only.
 func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
 	groups := make([]int, 0, len(s.Rounds)+16)
 	sorted := true
@@ -401,19 +615,19 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 	}
 	slices.Sort(groups)
 	groups = slices.Compact(groups)
-	o.rounds = make([]Round, len(groups))
-	for k, g := range groups {
-		o.rounds[k].Group = g
-	}
+	nr := len(groups)
+	o.rds = make([]roundRec, nr+1)
 	for _, rd := range s.Rounds {
 		k, _ := slices.BinarySearch(groups, rd.Group)
-		o.rounds[k].PlannedDuration = max(o.rounds[k].PlannedDuration, rd.PlannedDuration)
+		o.rds[k].planned = max(o.rds[k].planned, rd.PlannedDuration)
 	}
-	// Each circuit's round, then the rounds' lists (schedule order within a round) in one array.
-	roundOf := sc.ints(nc)
-	first := sc.ints(len(groups) + 1)
-	clear(first)
+	// Each round's first circuit in the rounds' list (schedule order within a round): the
+	// circuits themselves when the groups are in order.
 	k := 0
+	var roundOf []int32
+	if !sorted {
+		roundOf = o.ints(nc)
+	}
 	for i := range s.Circuits {
 		g := s.Circuits[i].Group
 		if sorted {
@@ -422,23 +636,23 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 			}
 		} else {
 			k, _ = slices.BinarySearch(groups, g)
+			roundOf[i] = int32(k)
 		}
-		roundOf[i] = int32(k)
-		first[k+1]++
+		o.rds[k+1].lo++
 	}
-	for k := range groups {
-		first[k+1] += first[k]
+	for k := range nr {
+		o.rds[k+1].lo += o.rds[k].lo
 	}
-	all := make([]int, nc)
-	fill := sc.ints(len(groups))
-	copy(fill, first)
-	for i, k := range roundOf {
-		all[fill[k]] = i
-		fill[k]++
-	}
-	for k := range o.rounds {
-		if lo, hi := first[k], first[k+1]; hi > lo {
-			o.rounds[k].Circuits = all[lo:hi:hi]
+	if !sorted {
+		o.roundOf = roundOf
+		o.rcirc = o.ints(nc)
+		fill := sc.ints(nr)
+		for k := range nr {
+			fill[k] = o.rds[k].lo
+		}
+		for i, k := range roundOf {
+			o.rcirc[fill[k]] = int32(i)
+			fill[k]++
 		}
 	}
 	var state, set, want []int32 // set: which round last asked for this switch, and for which state
@@ -452,41 +666,88 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 	for i := range dst {
 		dst[i] = -1
 	}
-	for ri := range o.rounds {
-		r := &o.rounds[ri]
-		for _, ci := range r.Circuits {
+	half := s.N / 2
+	for ri := range nr {
+		o.rds[ri].chLo = int32(o.numEpochs())
+		for j := o.rds[ri].lo; j < o.rds[ri+1].lo; j++ {
+			ci := j
+			if !sorted {
+				ci = o.rcirc[j]
+			}
 			c := &s.Circuits[ci]
 			if f == nil {
 				if dst[c.Src] != int32(c.Dst) {
-					r.Changes = append(r.Changes, o.numEpochs())
 					o.addEpoch(int32(c.Src), int32(c.Dst))
 					dst[c.Src] = int32(c.Dst)
 				}
 				continue
 			}
-			for _, t := range c.Path.All() {
-				sw := f.SwitchID(t.Stage, t.Switch)
+			for _, t := range hops(c, hb[:0]) {
+				sw := t.Stage*half + t.Switch // Fabric.SwitchID
 				st := int32(t.State())
 				if set[sw] == int32(ri+1) {
 					if want[sw] != st {
-						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", r.Group, t.Stage, t.Switch, ci)
+						return fmt.Errorf("emulator: round %d: switch (stage %d, %d) needed both bar and cross (circuit %d)", groups[ri], t.Stage, t.Switch, ci)
 					}
 					continue
 				}
 				set[sw], want[sw] = int32(ri+1), st
 				if st != state[sw] {
-					r.Changes = append(r.Changes, o.numEpochs())
 					o.addEpoch(int32(sw), st)
 					state[sw] = st
 				}
 			}
 		}
 	}
-	o.userIdx = o.zeros(o.numEpochs() + 1)
-	o.reqCount = o.zeros(o.numEpochs())
-	o.waitIdx = o.zeros(len(s.Circuits) + 1)
-	o.trigIdx = o.zeros(len(s.Circuits) + 1)
+	o.rds[nr].chLo = int32(o.numEpochs())
+	if o.alloc == nil {
+		o.exportRounds(groups)
+	}
 	return nil
+}
+
+// roundRec is one barrier round: its planned duration, and where its circuits (Order.rcirc, or
+// the circuits themselves) and its changes (epochs) start; the next record's lo and chLo end
+// them.
+type roundRec struct {
+	planned  float64
+	lo, chLo int32
+}
+
+// numRounds is the number of barrier rounds (0 in partial mode).
+func (o *Order) numRounds() int { return max(len(o.rds)-1, 0) }
+
+// roundCircuit is the j-th circuit in the rounds' list.
+func (o *Order) roundCircuit(j int32) int32 {
+	if o.rcirc != nil {
+		return o.rcirc[j]
+	}
+	return j
+}
+
+// exportRounds builds Rounds, and the per-circuit and per-epoch lists that are empty in barrier
+// mode, for an Order handed out by NewOrder.
+func (o *Order) exportRounds(groups []int) {
+	nr, nc := o.numRounds(), o.nc
+	o.rounds = make([]Round, nr)
+	all := make([]int, nc)
+	for j := range all {
+		all[j] = int(o.roundCircuit(int32(j)))
+	}
+	for k := range o.rounds {
+		r, a, b := &o.rounds[k], o.rds[k], o.rds[k+1]
+		r.Group, r.PlannedDuration = groups[k], a.planned
+		if b.lo > a.lo {
+			r.Circuits = all[a.lo:b.lo:b.lo]
+		}
+		for e := a.chLo; e < b.chLo; e++ {
+			r.Changes = append(r.Changes, int(e))
+		}
+	}
+	o.userIdx = make([]int32, o.numEpochs()+1)
+	o.reqCount = make([]int32, o.numEpochs())
+	o.waitIdx = make([]int32, nc+1)
+	o.trigIdx = make([]int32, nc+1)
 }
 
 // invert builds the successor lists from the predecessor lists.
@@ -518,7 +779,7 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 }
 
 // Len is the number of circuits.
-func (o *Order) Len() int { return len(o.predIdx) - 1 }
+func (o *Order) Len() int { return o.nc }
 
 // Fabric is the fabric the schedule runs on.
 func (o *Order) Fabric() schedules.FabricKind { return o.fabric }

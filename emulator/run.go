@@ -97,9 +97,13 @@ func runOrder(ctx context.Context, o *Order, s *schedules.Schedule, d *schedules
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
 		r := newSummary(s, cfg, w.Counts())
-		for i := range o.Len() {
-			ct := w.timing(i)
-			r.add(s, i, &ct)
+		if o.mode == schedules.Barrier {
+			w.eachBarrierTiming(func(i int, ct schedules.CircuitTiming) { r.add(s, i, &ct) })
+		} else {
+			for i := range o.Len() {
+				ct := w.timing(i)
+				r.add(s, i, &ct)
+			}
 		}
 		return r.finish(s, d, cfg), nil, nil
 	}
@@ -134,14 +138,14 @@ func drive(ctx context.Context, w *Walker, dur []float64, rc Reconfigurer, sc *s
 	for {
 		if t, ok := w.Pending(); ok && (len(h) == 0 || h[0].t > t) {
 			// Everything requested at t is known: send it as one command.
-			cmd, _ := w.Flush()
+			id, _ := w.flush()
 			start, end := t, t // a barrier round without changes starts at once
-			if len(cmd.Epochs) > 0 {
-				start, end = rc.Command(cmd.Requested, len(cmd.Epochs))
+			if b := &w.cmds[id]; b.hi > b.lo {
+				start, end = rc.Command(b.req, int(b.hi-b.lo))
 			}
 			starts = append(starts, start)
 			seq++
-			h.push(event{end, seq, int32(-cmd.ID - 1)})
+			h.push(event{end, seq, int32(-id - 1)})
 			continue
 		}
 		if len(h) == 0 {

@@ -7,32 +7,42 @@ import "sync"
 // the heap keeps the garbage collector out of the event loop. Nothing from a scratch outlives
 // the call that took it.
 type scratch struct {
-	i32     []int32
-	off     int
-	used    int // int32s handed out since the last release
-	circs   []walkCirc
-	eps     []epState
-	h       eventHeap
-	starts  []float64 // per command, when it began (the emulator's loop)
-	dur     []float64
-	cmds    []walkCmd
-	cmdEps  []int32
-	changed []int32
-	ready   []int32
+	i32    []int32
+	off    int
+	used   int // int32s handed out since the last release
+	circs  []walkCirc
+	eps    []epState
+	sws    []swRun
+	h      eventHeap
+	starts []float64 // per command, when it began (the emulator's loop)
+	dur    []float64
+	end    []float64
+	cmds   []walkCmd
+	cmdEps []int32
+	ready  []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
+// keepMax is the most elements a pooled buffer keeps: a run on a schedule of millions of
+// circuits releases its scratch to the garbage collector instead of parking hundreds of
+// megabytes in the pool.
+const keepMax = 1 << 22
+
 func (s *scratch) release() {
-	if s.used > cap(s.i32) {
+	if s.used > cap(s.i32) && s.used <= keepMax {
 		// This use outgrew the buffer: the next, likely a schedule of the same size, gets one
 		// buffer for all its lists at once rather than a chain of ever larger ones.
 		s.i32 = make([]int32, s.used)
 	}
 	s.off, s.used = 0, 0
-	s.h, s.starts, s.cmds, s.cmdEps, s.changed, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.changed[:0], s.ready[:0]
+	s.h, s.starts, s.cmds, s.cmdEps, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.ready[:0]
+	if cap(s.i32) > keepMax || cap(s.circs) > keepMax || cap(s.dur) > keepMax || cap(s.end) > keepMax ||
+		cap(s.eps) > keepMax || cap(s.cmds) > keepMax || cap(s.cmdEps) > keepMax || cap(s.h) > keepMax {
+		*s = scratch{}
+	}
 	scratchPool.Put(s)
 }
 
@@ -82,4 +92,22 @@ func (s *scratch) durations(n int) []float64 {
 		s.dur = make([]float64, max(n, 256))
 	}
 	return s.dur[:n]
+}
+
+// switches returns n switch records (contents undefined); one such request per scratch is in
+// use at a time.
+func (s *scratch) switches(n int) []swRun {
+	if n > cap(s.sws) {
+		s.sws = make([]swRun, n)
+	}
+	return s.sws[:n]
+}
+
+// ends returns n float64s (contents undefined) for a barrier walk's circuit ends; one such
+// request per scratch is in use at a time.
+func (s *scratch) ends(n int) []float64 {
+	if n > cap(s.end) {
+		s.end = make([]float64, n)
+	}
+	return s.end[:n]
 }

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -40,7 +41,6 @@ type Walker struct {
 	es       []epState  // partial mode: one more than there are epochs
 	cmds     []walkCmd
 	cmdEps   []int32 // the epochs of every command, in order of Flush
-	changed  []int32 // per cmdEps entry on Beneš: switch id << 1 | new state
 	pendLo   int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
 	reqT     float64 // when it was requested
 	ready    []int32
@@ -50,11 +50,27 @@ type Walker struct {
 	reconfig int // commands with at least one change
 
 	// Barrier mode: the round under way (−1 before Start), how many of its circuits are still
-	// transmitting, the earliest it may end, and whether the next round is due.
+	// transmitting, the earliest it may end, whether it has started transmitting (its command
+	// settled), and whether the next round is due.
 	round    int
 	left     int
 	roundEnd float64
+	live     bool
 	due      bool
+	// Barrier mode keeps per circuit only its end and whether it has completed: a round's
+	// circuits share their ready, reconfiguration and start times (per round, in rw), unless a
+	// driver reports its own start times (tx, made on the first Started).
+	bend  []float64
+	bdone []uint64
+	btx   []float64
+	rw    []roundWalk
+}
+
+// roundWalk is what a barrier round's circuits share: when its command was requested, when the
+// reconfiguration they waited for started (the request, for a round without changes) and when it
+// ended (they transmit from then).
+type roundWalk struct {
+	req, rcStart, end float64
 }
 
 // walkCirc is the walk's state of one circuit with the lists it reads, kept in one record so that
@@ -69,16 +85,15 @@ type walkCirc struct {
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
 	// −1 once completed.
 	pending int32
-	// succLo and trigLo start its lists in Order.succ and Order.trig (the next record's end
-	// them); txPred and rxPred are as in Order.
-	succLo, trigLo, txPred, rxPred int32
+	// trigLo starts its list in Order.trig (the next record's ends it).
+	trigLo int32
 }
 
-// epState is the walk's state of one epoch with what it reads of the Order, in one record for
-// the same reason: pending counts the circuits it still requires, who and to are Order.eps,
-// and userLo starts its list in Order.user (the next record's userLo ends it).
+// epState is the walk's state of one epoch with what it reads of the Order, in one record of 8
+// bytes for the same reason: pending counts the circuits it still requires, and userLo starts its
+// list in Order.user (the next record's userLo ends it).
 type epState struct {
-	pending, who, to, userLo int32
+	pending, userLo int32
 }
 
 // walkCmd is one command: requested at req, the epochs cmdEps[lo:hi], settled over start..end.
@@ -118,26 +133,34 @@ func NewWalker(o *Order) *Walker { return newWalker(o, nil) }
 func newWalker(o *Order, sc *scratch) *Walker {
 	nc, ne := o.Len(), o.numEpochs()
 	w := &Walker{o: o, round: -1}
-	var changed []int32
 	if sc != nil {
-		w.c, w.cmds, w.cmdEps, changed, w.ready = sc.circuits(nc+1), sc.cmds[:0], sc.cmdEps[:0], sc.changed[:0], sc.ready[:0]
+		w.cmds, w.cmdEps, w.ready = sc.cmds[:0], sc.cmdEps[:0], sc.ready[:0]
+	}
+	if o.mode == schedules.Barrier {
+		// Command.Epochs of a barrier round is made only by Flush (the emulator's loop needs
+		// just the count), so no room is reserved for it.
+		if sc != nil {
+			w.bend = sc.ends(nc)
+		} else {
+			w.bend = make([]float64, nc)
+		}
+		w.bdone = make([]uint64, (nc+63)/64)
+		w.rw = make([]roundWalk, o.numRounds())
+		return w
+	}
+	if sc != nil {
+		w.c = sc.circuits(nc + 1)
 	} else {
 		w.c = make([]walkCirc, nc+1)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves.
 	w.cmdEps = slices.Grow(w.cmdEps, ne)
-	if o.fabric == schedules.Benes && o.mode == schedules.Partial {
-		w.changed = slices.Grow(changed, max(ne, 1))
+	{
+		for i, n := range o.pend[:nc] {
+			w.c[i] = walkCirc{rcEnd: -1, trigLo: o.trigIdx[i], pending: n}
+		}
+		w.c[nc] = walkCirc{trigLo: o.trigIdx[nc]}
 	}
-	pending := func(i int) int32 { return (o.predIdx[i+1] - o.predIdx[i]) + (o.waitIdx[i+1] - o.waitIdx[i]) }
-	if o.mode == schedules.Barrier {
-		pending = func(int) int32 { return 1 } // its round's start
-	}
-	for i := 0; i < nc; i++ {
-		w.c[i] = walkCirc{rcEnd: -1, succLo: o.succIdx[i], trigLo: o.trigIdx[i], txPred: o.txPred[i], rxPred: o.rxPred[i],
-			pending: pending(i)}
-	}
-	w.c[nc] = walkCirc{succLo: o.succIdx[nc], trigLo: o.trigIdx[nc]}
 	if o.mode == schedules.Partial {
 		if sc != nil {
 			w.es = sc.epochs(ne + 1)
@@ -145,7 +168,7 @@ func newWalker(o *Order, sc *scratch) *Walker {
 			w.es = make([]epState, ne+1)
 		}
 		for ep := 0; ep < ne; ep++ {
-			w.es[ep] = epState{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.userIdx[ep]}
+			w.es[ep] = epState{pending: o.reqCount[ep], userLo: o.userIdx[ep]}
 		}
 		w.es[ne] = epState{userLo: o.userIdx[ne]}
 	}
@@ -155,9 +178,6 @@ func newWalker(o *Order, sc *scratch) *Walker {
 // keep hands the walker's growable buffers back to sc for the next walk.
 func (w *Walker) keep(sc *scratch) {
 	sc.cmds, sc.cmdEps, sc.ready = w.cmds[:0], w.cmdEps[:0], w.ready[:0]
-	if w.changed != nil {
-		sc.changed = w.changed[:0]
-	}
 }
 
 // Order is the order being walked.
@@ -189,19 +209,13 @@ func (w *Walker) Start() ([]int32, error) {
 }
 
 // request adds epoch ep to the command being gathered.
-func (w *Walker) request(ep int32) {
-	w.cmdEps = append(w.cmdEps, ep)
-	if w.changed != nil {
-		// Noted now, while the epoch's record is in cache, so that the timeline's switch changes
-		// are written afterwards in one sequential pass.
-		w.changed = append(w.changed, w.es[ep].who<<1|w.es[ep].to)
-	}
-}
+func (w *Walker) request(ep int32) { w.cmdEps = append(w.cmdEps, ep) }
 
 // nextRound makes barrier round r due at t, or finishes the walk after the last round.
 func (w *Walker) nextRound(t float64) {
 	w.round++
-	if w.round < len(w.o.rounds) {
+	w.live = false
+	if w.round < w.o.numRounds() {
 		w.due, w.reqT = true, t
 	}
 }
@@ -218,25 +232,43 @@ func (w *Walker) Pending() (t float64, ok bool) {
 
 // Flush returns the command that Pending announced, to send now; ok is false when none is due.
 func (w *Walker) Flush() (cmd Command, ok bool) {
-	t, ok := w.Pending()
+	id, ok := w.flush()
 	if !ok {
 		return Command{}, false
 	}
-	lo := w.pendLo
+	b := &w.cmds[id]
+	if w.o.mode == schedules.Partial {
+		return Command{ID: id, Requested: b.req, Epochs: w.cmdEps[b.lo:b.hi:b.hi]}, true
+	}
+	// A barrier round's changes are a range of epochs; the list is made here, where a driver
+	// asks for it (and kept: Command.Epochs stays valid for the walker's lifetime).
+	lo := len(w.cmdEps)
+	for e := b.lo; e < b.hi; e++ {
+		w.cmdEps = append(w.cmdEps, e)
+	}
+	return Command{ID: id, Requested: b.req, Epochs: w.cmdEps[lo:len(w.cmdEps):len(w.cmdEps)]}, true
+}
+
+// flush is Flush without Command.Epochs: it records the command and returns its id. Its epochs
+// are cmdEps[lo:hi] in partial mode and the epochs lo to hi−1 in barrier mode.
+func (w *Walker) flush() (id int, ok bool) {
+	t, ok := w.Pending()
+	if !ok {
+		return 0, false
+	}
+	lo, hi := w.pendLo, int32(len(w.cmdEps))
 	if w.o.mode == schedules.Barrier {
 		w.due = false
-		for _, ep := range w.o.rounds[w.round].Changes {
-			w.cmdEps = append(w.cmdEps, int32(ep))
-		}
+		lo, hi = w.o.rds[w.round].chLo, w.o.rds[w.round+1].chLo
+	} else {
+		w.pendLo = hi
 	}
-	hi := int32(len(w.cmdEps))
-	w.pendLo = hi
-	id := len(w.cmds)
+	id = len(w.cmds)
 	w.cmds = append(w.cmds, walkCmd{req: t, lo: lo, hi: hi})
 	if hi > lo {
 		w.reconfig++
 	}
-	return Command{ID: id, Requested: t, Epochs: w.cmdEps[lo:hi:hi]}, true
+	return id, true
 }
 
 // Settled reports that command id began to change its switches at start and had them all
@@ -251,86 +283,139 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	w.events += int(b.hi - b.lo)
 	w.ready = w.ready[:0]
 	if w.o.mode == schedules.Barrier {
-		r := &w.o.rounds[w.round]
+		o := w.o
+		a, z := o.rds[w.round], o.rds[w.round+1]
 		rcStart := start
 		if b.hi == b.lo {
 			rcStart = b.req
 		}
-		w.left, w.roundEnd = len(r.Circuits), end+r.PlannedDuration
-		for _, c := range r.Circuits {
-			p := &w.c[c]
-			p.pathRdy, p.rcStart, p.rcEnd, p.tx, p.pending = b.req, rcStart, end, end, 0
-			w.ready = append(w.ready, int32(c))
+		w.rw[w.round] = roundWalk{req: b.req, rcStart: rcStart, end: end}
+		w.left, w.roundEnd, w.live = int(z.lo-a.lo), end+a.planned, true
+		for j := a.lo; j < z.lo; j++ {
+			w.ready = append(w.ready, o.roundCircuit(j))
 		}
 		if w.left == 0 {
 			w.nextRound(w.roundEnd)
 		}
 		return w.ready, nil
 	}
-	cs, o := w.c, w.o
+	// Locals, so that the loop keeps them in registers across its stores.
+	cs, es, user, ready, req := w.c, w.es, w.o.user, w.ready, b.req
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
-		for _, x := range o.user[w.es[ep].userLo:w.es[ep+1].userLo] {
+		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = max(p.pathRdy, b.req)
+			// max without its NaN and signed-zero handling: walk times are never NaN and,
+			// sums from +0 of non-negative times, never −0, so this is max.
+			if req > p.pathRdy {
+				p.pathRdy = req
+			}
 			// Commands end in the order they start, so the latest end has the latest start.
 			if end > p.rcEnd {
 				p.rcStart, p.rcEnd = start, end
 			}
 			if p.pending--; p.pending == 0 {
 				p.tx = end
-				w.ready = append(w.ready, x)
+				ready = append(ready, x)
 			}
 		}
 	}
-	return w.ready, nil
+	w.ready = ready
+	return ready, nil
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
 // circuits the instant they are ready (the emulator) need not call it: the walker takes the
 // instant it reported the circuit ready.
 func (w *Walker) Started(c int, t float64) error {
-	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+	if !w.transmitting(c) {
 		return fmt.Errorf("emulator: walker: circuit %d started, but it is not ready", c)
+	}
+	if w.o.mode == schedules.Barrier {
+		if w.btx == nil {
+			w.btx = make([]float64, w.o.Len())
+			for i := range w.btx {
+				w.btx[i] = math.NaN() // its round's start
+			}
+		}
+		w.btx[c] = t
+		return nil
 	}
 	w.c[c].tx = t
 	return nil
 }
 
+// transmitting says whether circuit c is ready and has not completed.
+func (w *Walker) transmitting(c int) bool {
+	if c < 0 || c >= w.o.Len() {
+		return false
+	}
+	if w.o.mode == schedules.Partial {
+		return w.c[c].pending == 0
+	}
+	if !w.live || w.completed(c) {
+		return false
+	}
+	if w.o.roundOf != nil {
+		return int(w.o.roundOf[c]) == w.round
+	}
+	return w.o.rds[w.round].lo <= int32(c) && int32(c) < w.o.rds[w.round+1].lo
+}
+
+// completed says whether barrier circuit c has completed.
+func (w *Walker) completed(c int) bool { return w.bdone[c>>6]&(1<<(c&63)) != 0 }
+
 // Completed reports that circuit c finished transmitting at t and returns the circuits that
 // became ready at t. In partial mode the epochs it was the last requirement of are requested at t
 // (see Pending).
 func (w *Walker) Completed(c int, t float64) ([]int32, error) {
-	if c < 0 || c >= w.o.Len() || w.c[c].pending != 0 {
+	if !w.transmitting(c) {
 		return nil, fmt.Errorf("emulator: walker: circuit %d completed, but it is not transmitting", c)
 	}
-	cs, o := w.c, w.o
-	p, next := &cs[c], &cs[c+1]
-	p.end, p.pending = t, -1
 	w.done++
 	w.events++
 	w.ready = w.ready[:0]
+	o := w.o
 	if o.mode == schedules.Barrier {
+		w.bend[c] = t
+		w.bdone[c>>6] |= 1 << (c & 63)
 		w.roundEnd = max(w.roundEnd, t)
 		if w.left--; w.left == 0 {
 			w.nextRound(w.roundEnd)
 		}
 		return w.ready, nil
 	}
-	for _, x := range o.succ[p.succLo:next.succLo] {
+	cs := w.c
+	p, next := &cs[c], &cs[c+1]
+	p.end, p.pending = t, -1
+	// Its resources' next users, each once (at the first resource it takes over); the list of
+	// those that became ready is sorted, as the successor lists were.
+	res, ready := o.res, w.ready
+	for _, v := range o.next[c*res : c*res+res] {
+		if v == 0 {
+			continue
+		}
+		x := v - 1
 		q := &cs[x]
-		q.pathRdy = max(q.pathRdy, t)
+		if t > q.pathRdy { // max(q.pathRdy, t), as in Settled
+			q.pathRdy = t
+		}
 		if q.pending--; q.pending == 0 {
 			q.tx = t
-			w.ready = append(w.ready, x)
+			ready = append(ready, x)
 		}
 	}
+	if len(ready) > 1 {
+		sortSmall(ready)
+	}
+	w.ready = ready
+	es := w.es
 	for _, ep := range o.trig[p.trigLo:next.trigLo] {
-		if w.es[ep].pending--; w.es[ep].pending == 0 {
+		if es[ep].pending--; es[ep].pending == 0 {
 			w.reqT = t
 			w.request(ep)
 		}
 	}
-	return w.ready, nil
+	return ready, nil
 }
 
 // Done says whether every circuit has completed and nothing is left to send.
@@ -341,7 +426,7 @@ func (w *Walker) Done() bool {
 
 // Counts is what the walk counted so far.
 func (w *Walker) Counts() Counts {
-	return Counts{Rounds: len(w.o.rounds), StateChanges: w.o.numEpochs(), ReconfigEvents: w.reconfig, Events: w.events}
+	return Counts{Rounds: w.o.numRounds(), StateChanges: w.o.numEpochs(), ReconfigEvents: w.reconfig, Events: w.events}
 }
 
 // Timeline is the walk's timeline: every circuit's Ready, PathReady, ReconfigStart,
@@ -360,8 +445,8 @@ func (w *Walker) Timeline() (*schedules.Timeline, error) {
 // finished says why the walk is not over, or nil when it is.
 func (w *Walker) finished() error {
 	if !w.Done() {
-		for c := range w.c[:len(w.c)-1] {
-			if w.c[c].pending != -1 {
+		for c := range w.o.Len() {
+			if w.o.mode == schedules.Barrier && !w.completed(c) || w.o.mode == schedules.Partial && w.c[c].pending != -1 {
 				return fmt.Errorf("emulator: walker: circuit %d has not completed (%d of %d have)", c, w.done, w.o.Len())
 			}
 		}
@@ -375,21 +460,17 @@ func (w *Walker) finished() error {
 	return nil
 }
 
-// timing is circuit c's entry of the timeline (the walk must be over): what Timeline lists (its
-// loops compute the same inline), and what a result-only run summarises without building the
-// list.
+// timing is circuit c's entry of the timeline in partial mode (the walk must be over): what
+// Timeline lists (its loops compute the same inline), and what a result-only run summarises
+// without building the list. Barrier mode has eachBarrierTiming.
 func (w *Walker) timing(c int) schedules.CircuitTiming {
 	cs := w.c
 	p := &cs[c]
-	if w.o.mode == schedules.Barrier {
-		return schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
-	}
 	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-	if q := p.txPred; q >= 0 {
+	if q := w.o.txPred[c]; q >= 0 {
 		ct.Ready = cs[q].end
 	}
-	if q := p.rxPred; q >= 0 {
+	if q := w.o.rxPred[c]; q >= 0 {
 		ct.Ready = max(ct.Ready, cs[q].end)
 	}
 	// A reconfiguration it waited for is one still under way when its path was free.
@@ -409,10 +490,10 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		// As timing (kept inline: this loop runs once per circuit of every emulated run).
 		p := &cs[c]
 		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-		if q := p.txPred; q >= 0 {
+		if q := o.txPred[c]; q >= 0 {
 			ct.Ready = cs[q].end
 		}
-		if q := p.rxPred; q >= 0 {
+		if q := o.rxPred[c]; q >= 0 {
 			ct.Ready = max(ct.Ready, cs[q].end)
 		}
 		ct.ReconfigStart = ct.TransmitStart
@@ -425,12 +506,17 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
 		// listing them in order sorts the changes by start; within one command they are in
 		// order of request.
-		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.changed))
+		// The epochs' switches are read here, in one pass, rather than noted as each is
+		// requested: the walk's epoch records stay at 8 bytes. The reads of o.eps do not depend
+		// on each other, so their cache misses overlap.
+		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.cmdEps))
 		shift := bits.TrailingZeros(uint(o.n / 2)) // a switch id is stage·(n/2) + switch
 		mask := o.n/2 - 1
+		eps, cmdEps := o.eps, w.cmdEps
 		for _, b := range w.cmds {
 			for k := b.lo; k < b.hi; k++ {
-				sw, to := int(w.changed[k]>>1), benes.State(w.changed[k]&1)
+				ep := cmdEps[k]
+				sw, to := int(eps[2*ep]), benes.State(eps[2*ep+1])
 				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: int32(sw >> shift), Switch: int32(sw & mask),
 					From: to ^ 1, To: to, Start: b.start, End: b.end}
 			}
@@ -439,27 +525,65 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 	return tl
 }
 
+// barrierTiming is the timeline entry of barrier circuit c of round r.
+func (w *Walker) barrierTiming(c int, r int32) schedules.CircuitTiming {
+	rw := &w.rw[r]
+	tx := rw.end
+	if w.btx != nil && !math.IsNaN(w.btx[c]) {
+		tx = w.btx[c]
+	}
+	return schedules.CircuitTiming{Circuit: c, Ready: rw.req, PathReady: rw.req,
+		ReconfigStart: rw.rcStart, TransmitStart: tx, End: w.bend[c]}
+}
+
+// eachBarrierTiming calls f with every circuit's timeline entry, in circuit order (sums over
+// them are then the same, bit for bit, whoever adds them up).
+// (The entry is passed by value: a pointer to it would move every entry to the heap.)
+func (w *Walker) eachBarrierTiming(f func(c int, ct schedules.CircuitTiming)) {
+	o := w.o
+	if o.roundOf != nil {
+		for c, r := range o.roundOf {
+			f(c, w.barrierTiming(c, r))
+		}
+		return
+	}
+	// Groups in order: round r holds the circuits rds[r].lo to rds[r+1].lo−1.
+	for r := range o.numRounds() {
+		for c := o.rds[r].lo; c < o.rds[r+1].lo; c++ {
+			f(int(c), w.barrierTiming(int(c), int32(r)))
+		}
+	}
+}
+
 func (w *Walker) barrierTimeline() *schedules.Timeline {
 	o := w.o
-	cs := w.c[:len(w.c)-1]
-	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, len(cs))}
-	for c := range cs {
-		p := &cs[c]
-		tl.Circuits[c] = schedules.CircuitTiming{Circuit: c, Ready: p.pathRdy, PathReady: p.pathRdy,
-			ReconfigStart: p.rcStart, TransmitStart: p.tx, End: p.end}
-	}
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len())}
+	w.eachBarrierTiming(func(c int, ct schedules.CircuitTiming) { tl.Circuits[c] = ct })
 	tl.SwitchChanges = []schedules.SwitchChange{}
 	if o.fabric == schedules.Benes {
 		// Commands start in non-decreasing time, so listing them in order sorts the changes by
-		// start; within one command they are in order of request.
+		// start; within one command they are in order of request (a round's epochs are
+		// numbered in that order).
 		tl.SwitchChanges = make([]schedules.SwitchChange, 0, o.numEpochs())
 		for _, b := range w.cmds {
-			for _, i := range w.cmdEps[b.lo:b.hi] {
-				ep := o.Epoch(int(i))
+			for e := b.lo; e < b.hi; e++ {
+				ep := o.Epoch(int(e))
 				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
 					Stage: int32(ep.Stage), Switch: int32(ep.Switch), From: ep.From, To: ep.To, Start: b.start, End: b.end})
 			}
 		}
 	}
 	return tl
+}
+
+// sortSmall sorts the few circuits that one completion made ready (insertion sort: at most one
+// per resource).
+func sortSmall(a []int32) {
+	for i := 1; i < len(a); i++ {
+		v, j := a[i], i
+		for ; j > 0 && a[j-1] > v; j-- {
+			a[j] = a[j-1]
+		}
+		a[j] = v
+	}
 }

@@ -129,3 +129,86 @@ func TestWalkerBarrierRoundWaitsPlannedDuration(t *testing.T) {
 		t.Errorf("round 1 due at %g (%v), want 1 + 10", at, ok)
 	}
 }
+
+// Barrier mode keeps per circuit only its end; a driver's reports are still checked against the
+// round under way, and a start it reports (Started) is still what the timeline shows. The same
+// walk with the groups out of schedule order (rounds found by sorting) must agree.
+func TestWalkerBarrierReports(t *testing.T) {
+	sorted := twoByTwo(schedules.Barrier)
+	unsorted := twoByTwo(schedules.Barrier)
+	unsorted.Circuits = []schedules.Circuit{sorted.Circuits[2], sorted.Circuits[0], sorted.Circuits[1]}
+	for _, tc := range []struct {
+		name     string
+		s        *schedules.Schedule
+		a, b, c2 int // round 0's circuits, round 1's
+	}{{"groups in order", sorted, 0, 1, 2}, {"groups out of order", unsorted, 1, 2, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWalker(t, tc.s)
+			if _, err := w.Completed(tc.a, 1); err == nil {
+				t.Error("completion before Start accepted")
+			}
+			if _, err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmd, ok := w.Flush()
+			if !ok || len(cmd.Epochs) != 1 || cmd.Epochs[0] != 0 {
+				t.Fatalf("round 0: %+v, %v; want the one change to Cross", cmd, ok)
+			}
+			if err := w.Started(tc.a, 0.5); err == nil {
+				t.Error("a circuit started before its round's change settled")
+			}
+			ready, err := w.Settled(cmd.ID, 0, 1)
+			if err != nil || len(ready) != 2 {
+				t.Fatalf("Settled: %v, ready %v", err, ready)
+			}
+			if err := w.Started(tc.c2, 1); err == nil {
+				t.Error("a round-1 circuit started during round 0")
+			}
+			if _, err := w.Completed(tc.c2, 1); err == nil {
+				t.Error("a round-1 circuit completed during round 0")
+			}
+			if err := w.Started(tc.b, 1.5); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Completed(tc.a, 2); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Completed(tc.a, 2); err == nil {
+				t.Error("circuit completed twice")
+			}
+			if _, err := w.Timeline(); err == nil || !strings.Contains(err.Error(), "has not completed") {
+				t.Errorf("Timeline before the end: %v", err)
+			}
+			if _, err := w.Completed(tc.b, 2.5); err != nil {
+				t.Fatal(err)
+			}
+			cmd, ok = w.Flush()
+			if !ok || cmd.Requested != 2.5 || len(cmd.Epochs) != 1 || cmd.Epochs[0] != 1 {
+				t.Fatalf("round 1: %+v, %v; want the change back to Bar at 2.5", cmd, ok)
+			}
+			if ready, _ := w.Settled(cmd.ID, 2.5, 3); len(ready) != 1 || int(ready[0]) != tc.c2 {
+				t.Fatalf("round 1 ready %v, want circuit %d", ready, tc.c2)
+			}
+			if _, err := w.Completed(tc.c2, 4); err != nil || !w.Done() {
+				t.Fatalf("last completion: %v, done %v", err, w.Done())
+			}
+			tl, err := w.Timeline()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]schedules.CircuitTiming{
+				tc.a:  {Circuit: tc.a, Ready: 0, PathReady: 0, ReconfigStart: 0, TransmitStart: 1, End: 2},
+				tc.b:  {Circuit: tc.b, Ready: 0, PathReady: 0, ReconfigStart: 0, TransmitStart: 1.5, End: 2.5},
+				tc.c2: {Circuit: tc.c2, Ready: 2.5, PathReady: 2.5, ReconfigStart: 2.5, TransmitStart: 3, End: 4},
+			}
+			for c, ct := range tl.Circuits {
+				if ct != want[c] {
+					t.Errorf("circuit %d: %+v, want %+v", c, ct, want[c])
+				}
+			}
+			if len(tl.SwitchChanges) != 2 || tl.SwitchChanges[1].Start != 2.5 || tl.SwitchChanges[1].To != benes.Bar {
+				t.Errorf("switch changes %+v", tl.SwitchChanges)
+			}
+		})
+	}
+}
