@@ -81,13 +81,14 @@ func TestEmulateDense256RefusedUpFront(t *testing.T) {
 	t.Logf("refused with peak RSS %d MiB: %s", rss>>20, line)
 }
 
-// TestEmulateEstimateCoversPeak: bvn-sinkhorn on a dense 32-port matrix (the worst case of the
-// decomposition bound) peaks below its estimate, measured as the child's maximum resident set.
+// TestEmulateEstimateCoversPeak: bvn-sinkhorn on a dense 64-port matrix (the worst case of the
+// decomposition bound: a quarter of a million circuits) peaks below its estimate, measured as
+// the child's maximum resident set with no memory limit (so with the collector's headroom).
 func TestEmulateEstimateCoversPeak(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector multiplies memory: peak RSS says nothing about the estimate")
 	}
-	path := denseTrace(t, 32)
+	path := denseTrace(t, 64)
 	src := demandSource{path: path, matrix: 0, layer: -1, layout: "layers", maxPorts: 4096}
 	named, err := src.load()
 	if err != nil {

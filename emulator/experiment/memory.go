@@ -13,31 +13,50 @@ import (
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
-// Memory estimates. A run's memory grows with its circuits: each holds its schedule entry and
-// path (one traversal per Beneš stage), its part of the dependency order (a few int32s per hop),
-// its walk state and its timeline entry. What decides the count is the algorithm:
+// Memory estimates. A run's memory grows with its circuits: each holds its schedule entry (64
+// bytes with its compact Beneš path, plus 16 of planned times), its timeline entry (48 bytes),
+// its share of the timeline's switch changes (32 bytes each, plus the emulator's 8-byte epoch
+// record and the verifier's 4-byte index while they run), the emulator's walk state (about 52
+// bytes a circuit in barrier mode) and, in partial mode, the dependency order's per-hop lists.
+// What decides the count is the algorithm:
 //
 //   - the Birkhoff–von Neumann family (bvn, bvn-maxmin, solstice, bvn-sinkhorn) takes at most
 //     n² − 2n + 2 slices of up to n circuits each (Birkhoff's bound on a stuffed n×n matrix):
 //     n³ circuits at worst, which bvn-sinkhorn reaches on dense demand (every pair gets a share of
-//     every slice) and plain bvn comes within a factor 5 of;
+//     every slice) and plain bvn on a dense random one;
 //   - every other scheduler makes about one circuit per nonzero pair.
 //
-// The estimate takes the worst case, so that a run it lets through does not run out of memory
-// (at n = 32 and 64, dense, it is 1.1–1.3× what bvn-sinkhorn peaks at and about 5× what bvn does).
+// Switch changes are counted at a quarter of the stages per circuit: between two unrelated
+// rounds of n circuits every switch of the fabric (stages·n/2 of them) changes with probability
+// ½. Measured (bvn-sinkhorn, dense) 1.25, 1.76 and 2.24 changes a circuit at n = 64, 128 and 256
+// against 2.75, 3.25 and 3.75 here.
+//
+// The estimate is of the live heap at its peak: the --max-memory limit is also the runtime's
+// soft memory limit, so the collector keeps the heap near what is live instead of letting it
+// grow to twice that. It takes the worst case, so that a run it lets through does not run out of
+// memory. Measured on dense random 256-port demand: bvn-sinkhorn 3.99 GB live at its peak
+// (estimate 5.7 GB), bvn 3.12 GB; on dense 512-port demand Tetris 116 MB (estimate 183 MB).
 
-// perCircuitBytes is the peak memory per circuit on a fabric with the given number of stages (0:
-// crossbar): about 64 bytes per hop and 260 per circuit live (schedule entry, path, order, walk,
-// timeline), times 4 for the garbage collector's headroom and the copies made while planning
-// (peak resident memory measured at n = 32 and 64: 2.7–4.5 KiB a circuit, varying with when the
-// collector runs; this gives 3.3 KiB at n = 32 and 3.8 KiB at n = 64).
-func perCircuitBytes(stages int) int64 { return 4 * (64*int64(stages) + 260) }
+// perCircuitBytes is the peak live memory per circuit on a fabric with the given number of
+// stages (0: crossbar); partial says the schedule runs in partial mode (per-hop dependency lists).
+func perCircuitBytes(stages int, partial bool) int64 {
+	s := int64(stages)
+	b := 64 + 16 + 48 + 52 + (s*(32+8+4)+3)/4
+	if partial {
+		b += 12 * s
+	}
+	return b
+}
 
 // baseBytes is what a process needs whatever it runs: the runtime, the binary, the demand.
 const baseBytes = 48 << 20
 
 // decompositions are the schedulers whose circuit count is bounded by Birkhoff's n³.
 var decompositions = []string{"bvn", "bvn-maxmin", "bvn-sinkhorn", "solstice"}
+
+// barrierAlgorithms are the schedulers that plan barrier rounds (the rest plan partial-mode
+// groups, whose dependency order keeps lists per hop).
+var barrierAlgorithms = append([]string{"maxweight"}, decompositions...)
 
 // RunEstimate is the memory estimate of one algorithm on one matrix.
 type RunEstimate struct {
@@ -75,7 +94,7 @@ func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind) 
 		}
 		stages = 2*(bits.Len(uint(size))-1) - 1
 	}
-	per := perCircuitBytes(stages)
+	per := perCircuitBytes(stages, !slices.Contains(barrierAlgorithms, algo))
 	if algo == "tetris+" {
 		per *= 2 // it keeps the best of its plans while making the next
 	}

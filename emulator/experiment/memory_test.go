@@ -39,7 +39,7 @@ func TestEstimateRun(t *testing.T) {
 		{"bvn-sinkhorn", 256, (65536 - 512 + 2) * 256},
 	} {
 		e := EstimateRun(tc.algo, dense(tc.n), "")
-		if e.Circuits != tc.circuits || e.Ports != tc.n || e.Bytes < e.Circuits*perCircuitBytes(0) {
+		if e.Circuits != tc.circuits || e.Ports != tc.n || e.Bytes < e.Circuits*perCircuitBytes(0, false) {
 			t.Errorf("%s n=%d: %+v, want %d circuits", tc.algo, tc.n, e, tc.circuits)
 		}
 	}
