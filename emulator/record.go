@@ -14,6 +14,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // RunRecordVersion is the version of the run-record file this build writes. Version 1 (written
@@ -66,12 +67,176 @@ type RunRecord struct {
 	Timeline       *schedules.Timeline `json:"timeline"`
 }
 
-// Write writes the record to path (safefile rules: a reader never sees half a file).
+// Write writes the record to path (safefile rules: a reader never sees half a file), streamed as
+// WriteJSON writes it. A record that cannot be encoded (a NaN or infinite time, an invalid switch
+// state) is refused before path is opened, so a device or FIFO at path receives nothing.
 func (r *RunRecord) Write(path string) error {
-	if err := safefile.WriteJSON(path, r); err != nil {
+	head, err := r.encodeHead()
+	if err != nil {
+		// Worded as safefile's own refusal of a value it cannot encode.
+		return fmt.Errorf("run record: writing %s: %w", path, err)
+	}
+	if err := safefile.WriteStream(path, func(w io.Writer) error { return r.writeJSON(w, head) }); err != nil {
 		return fmt.Errorf("run record: %w", err)
 	}
 	return nil
+}
+
+// WriteJSON writes the record's file form: exactly the bytes of json.MarshalIndent(r, "", " ")
+// followed by a newline (what safefile.WriteJSON wrote), with the timeline written element by
+// element, so that the record of a run of millions of circuits and switch changes costs one
+// element's text in memory beyond the record itself, not the whole file (gigabytes for a
+// Birkhoff–von Neumann run on a dense 128-port demand) and encoding/json's buffers besides.
+//
+// As json.Marshal does, it refuses a NaN or infinite float with a *json.UnsupportedValueError
+// and an invalid switch state with a *json.MarshalerError, the first in the order Marshal would
+// meet them; it checks everything before writing anything, so a refused record leaves nothing
+// half-written on w.
+func (r *RunRecord) WriteJSON(w io.Writer) error {
+	head, err := r.encodeHead()
+	if err != nil {
+		return err
+	}
+	return r.writeJSON(w, head)
+}
+
+// encodeHead marshals the record without its timeline (the last field: the text ends in
+// "timeline": null) and returns that text up to the null, after checking that the timeline can be
+// encoded. A nil record marshals, as before, to null.
+func (r *RunRecord) encodeHead() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	bare := *r
+	bare.Timeline = nil
+	head, err := json.MarshalIndent(&bare, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	const tail = "null\n}"
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		return nil, fmt.Errorf("run record: encoded record ends in %q, not with its timeline", clip(head[max(0, len(head)-20):]))
+	}
+	if err := checkTimelineJSON(r.Timeline); err != nil {
+		return nil, err
+	}
+	return head[:len(head)-len(tail)], nil
+}
+
+// checkTimelineJSON returns the error json.Marshal gives for the first value of tl it cannot
+// encode. The scan compares floats and states only; the element that fails is marshalled alone
+// for the error, which is then the very one marshalling the whole record gave.
+func checkTimelineJSON(tl *schedules.Timeline) error {
+	if tl == nil {
+		return nil
+	}
+	fails := func(v any) error {
+		if _, err := json.Marshal(v); err != nil {
+			return err
+		}
+		return fmt.Errorf("run record: %+v was refused by the scan but marshals", v)
+	}
+	for i := range tl.Circuits {
+		c := &tl.Circuits[i]
+		for _, f := range [...]float64{c.Ready, c.PathReady, c.ReconfigStart, c.TransmitStart, c.End} {
+			if checkJSONFloat(f) != nil {
+				return fails(c)
+			}
+		}
+	}
+	for i := range tl.SwitchChanges {
+		sc := &tl.SwitchChanges[i]
+		if !validState(sc.From) || !validState(sc.To) || checkJSONFloat(sc.Start) != nil || checkJSONFloat(sc.End) != nil {
+			return fails(sc)
+		}
+	}
+	return nil
+}
+
+func validState(s benes.State) bool { return s == benes.Bar || s == benes.Cross }
+
+// writeJSON writes head (encodeHead's text), the timeline and the record's end.
+func (r *RunRecord) writeJSON(w io.Writer, head []byte) error {
+	e := newJSONStream(w)
+	e.b = append(e.b, head...)
+	if r != nil {
+		e.timeline(r.Timeline)
+		e.str("\n}")
+	}
+	e.str("\n")
+	e.flush()
+	return e.err
+}
+
+// timeline appends tl as MarshalIndent writes it as the value of a top-level field (one level
+// deep, one space per level).
+func (e *jsonStream) timeline(tl *schedules.Timeline) {
+	if tl == nil {
+		e.str("null")
+		return
+	}
+	e.str("{\n  \"circuits\": ")
+	switch {
+	case tl.Circuits == nil:
+		e.str("null")
+	case len(tl.Circuits) == 0:
+		e.str("[]")
+	default:
+		e.str("[")
+		for i := range tl.Circuits {
+			c := &tl.Circuits[i]
+			if i > 0 {
+				e.str(",")
+			}
+			e.str("\n   {\n    \"circuit\": ")
+			e.int(c.Circuit)
+			e.str(",\n    \"ready\": ")
+			e.float(c.Ready)
+			e.str(",\n    \"path_ready\": ")
+			e.float(c.PathReady)
+			e.str(",\n    \"reconfig_start\": ")
+			e.float(c.ReconfigStart)
+			e.str(",\n    \"transmit_start\": ")
+			e.float(c.TransmitStart)
+			e.str(",\n    \"end\": ")
+			e.float(c.End)
+			e.str("\n   }")
+			e.maybeFlush()
+		}
+		e.str("\n  ]")
+	}
+	e.str(",\n  \"switch_changes\": ")
+	switch {
+	case tl.SwitchChanges == nil:
+		e.str("null")
+	case len(tl.SwitchChanges) == 0:
+		e.str("[]")
+	default:
+		e.str("[")
+		for i := range tl.SwitchChanges {
+			sc := &tl.SwitchChanges[i]
+			if i > 0 {
+				e.str(",")
+			}
+			// States are valid here (checkTimelineJSON): their text is "bar" or "cross".
+			e.str("\n   {\n    \"stage\": ")
+			e.int(int(sc.Stage))
+			e.str(",\n    \"switch\": ")
+			e.int(int(sc.Switch))
+			e.str(",\n    \"from\": \"")
+			e.str(sc.From.String())
+			e.str("\",\n    \"to\": \"")
+			e.str(sc.To.String())
+			e.str("\",\n    \"start\": ")
+			e.float(sc.Start)
+			e.str(",\n    \"end\": ")
+			e.float(sc.End)
+			e.str("\n   }")
+			e.maybeFlush()
+		}
+		e.str("\n  ]")
+	}
+	e.str("\n }")
 }
 
 // ReadRunRecord reads a run record; name prefixes every error. Unknown fields, trailing data and

@@ -1,32 +1,23 @@
 package emulator
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
-// traceEvent is one record of the Chrome trace-event format (the JSON Perfetto and
-// chrome://tracing open): "X" is a complete slice with a start and a duration, "M" metadata
-// that names a process or a thread. Times are microseconds.
-type traceEvent struct {
-	Name string         `json:"name"`
-	Ph   string         `json:"ph"`
-	Ts   float64        `json:"ts"`
-	Dur  *float64       `json:"dur,omitempty"`
-	Pid  int            `json:"pid"`
-	Tid  int            `json:"tid"`
-	Cat  string         `json:"cat,omitempty"`
-	Args map[string]any `json:"args,omitempty"`
-}
-
-type traceFile struct {
-	TraceEvents     []traceEvent `json:"traceEvents"`
-	DisplayTimeUnit string       `json:"displayTimeUnit"`
-}
+// The Chrome trace-event format is the JSON Perfetto and chrome://tracing open: a traceEvents
+// list of "X" records (a complete slice with a start and a duration) and "M" records (metadata
+// that names a process or a thread), times in microseconds. WriteChromeTrace writes the text
+// encoding/json's Encoder gave for the list of
+//
+//	{name, ph, ts, dur (slices only), pid, tid, cat (slices only), args (if any)}
+//
+// records (compact, one newline at the end), event by event.
 
 // Process ids of the three groups of tracks.
 const (
@@ -39,69 +30,267 @@ const (
 // receiver and per switch that changes: circuits appear on their transmitter and receiver tracks
 // (their wait for reconfiguration as a separate "reconfig" slice), switch tracks show each
 // transition and the state held between transitions.
+//
+// Events are written as they are encoded, never held: beyond the schedule and timeline it needs
+// the sets of used ports and one int32 per switch change (the changes' order by switch track).
+// Every time is checked before anything is written, so a timeline with a time that cannot be
+// encoded (NaN or infinite, or overflowing in microseconds) is refused, with the error
+// encoding/json gives, leaving w untouched.
 func WriteChromeTrace(w io.Writer, s *schedules.Schedule, tl *schedules.Timeline) error {
 	if len(tl.Circuits) != len(s.Circuits) {
 		return fmt.Errorf("chrome trace: timeline has %d circuits, schedule %d", len(tl.Circuits), len(s.Circuits))
 	}
-	const us = 1e6
-	var evs []traceEvent
-	meta := func(pid, tid int, what, name string) {
-		evs = append(evs, traceEvent{Name: what, Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": name}})
-	}
-	slice := func(pid, tid int, cat, name string, from, to float64, args map[string]any) {
-		d := (to - from) * us
-		evs = append(evs, traceEvent{Name: name, Ph: "X", Ts: from * us, Dur: &d, Pid: pid, Tid: tid, Cat: cat, Args: args})
-	}
-	meta(pidTx, 0, "process_name", "transmitters")
-	meta(pidRx, 0, "process_name", "receivers")
-	meta(pidSwitch, 0, "process_name", "switches")
 	usedTx, usedRx := map[int]bool{}, map[int]bool{}
 	for _, ct := range tl.Circuits {
 		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
 			return fmt.Errorf("chrome trace: timeline names circuit %d of %d", ct.Circuit, len(s.Circuits))
 		}
-		c := s.Circuits[ct.Circuit]
+		c := &s.Circuits[ct.Circuit]
 		usedTx[c.Src], usedRx[c.Dst] = true, true
-		name := fmt.Sprintf("%d→%d", c.Src, c.Dst)
-		args := map[string]any{"circuit": ct.Circuit, "bytes": c.Bytes, "group": c.Group,
-			"ready_us": ct.Ready * us, "path_ready_us": ct.PathReady * us}
-		for _, pt := range []struct{ pid, tid int }{{pidTx, c.Src}, {pidRx, c.Dst}} {
+	}
+	order, err := switchTrackOrder(s, tl.SwitchChanges)
+	if err != nil {
+		return err
+	}
+	t := &traceWriter{s: s, tl: tl, order: order, txs: sortedKeys(usedTx), rxs: sortedKeys(usedRx)}
+	// First pass: only the times, for the first one encoding/json would refuse (kept in the
+	// stream's err; nothing is appended).
+	t.check, t.jsonStream = true, &jsonStream{}
+	t.events()
+	if t.err != nil {
+		return t.err
+	}
+	t.check = false
+	t.jsonStream = newJSONStream(w)
+	t.str(`{"traceEvents":[`)
+	t.events()
+	t.str(`],"displayTimeUnit":"ns"}` + "\n")
+	t.flush()
+	return t.jsonStream.err
+}
+
+// switchTrackOrder returns the indices of changes grouped by switch track (tid stage·(n/2)+switch,
+// ascending) and in timeline order within a track: a counting sort where the tracks' ids span
+// little more than the changes (every timeline the emulator writes, Beneš or crossbar), a stable
+// sort of the indices otherwise.
+func switchTrackOrder(s *schedules.Schedule, changes []schedules.SwitchChange) ([]int32, error) {
+	if len(changes) > math.MaxInt32 {
+		return nil, fmt.Errorf("chrome trace: %d switch changes; at most %d can be written", len(changes), math.MaxInt32)
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	half := s.N / 2
+	id := func(sc *schedules.SwitchChange) int { return int(sc.Stage)*half + int(sc.Switch) }
+	lo, hi := id(&changes[0]), id(&changes[0])
+	for i := range changes {
+		v := id(&changes[i])
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	order := make([]int32, len(changes))
+	if span := uint64(hi - lo); span < uint64(len(changes))+1<<16 {
+		start := make([]int32, span+2)
+		for i := range changes {
+			start[id(&changes[i])-lo+1]++
+		}
+		for k := 1; k < len(start); k++ {
+			start[k] += start[k-1]
+		}
+		for i := range changes {
+			k := id(&changes[i]) - lo
+			order[start[k]] = int32(i)
+			start[k]++
+		}
+		return order, nil
+	}
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(id(&changes[a]), id(&changes[b])) })
+	return order, nil
+}
+
+// traceWriter walks the trace's events in their order. In check mode it only computes the times
+// and keeps the first that cannot be encoded in err; otherwise it appends each event's text to
+// the stream.
+type traceWriter struct {
+	s        *schedules.Schedule
+	tl       *schedules.Timeline
+	order    []int32
+	txs, rxs []int
+	check    bool
+	n        int // events written, for the commas between them
+	*jsonStream
+}
+
+const us = 1e6 // microseconds per second, the trace's unit
+
+// events walks the trace: the three process names; per circuit in timeline order, its slices on
+// its transmitter then its receiver track; the transmitters' and receivers' thread names in port
+// order; per switch track in id order its name, then its held states and transitions.
+func (t *traceWriter) events() {
+	s, tl := t.s, t.tl
+	if !t.check {
+		t.meta(pidTx, 0, "process_name", "transmitters")
+		t.meta(pidRx, 0, "process_name", "receivers")
+		t.meta(pidSwitch, 0, "process_name", "switches")
+	}
+	for i := range tl.Circuits {
+		ct := &tl.Circuits[i]
+		c := &s.Circuits[ct.Circuit]
+		if t.check {
+			// Both tracks carry the same times; the transmitter's come first.
 			if ct.ReconfigStart < ct.TransmitStart {
-				slice(pt.pid, pt.tid, "reconfig", "reconfig "+name, max(ct.ReconfigStart, ct.PathReady), ct.TransmitStart, nil)
+				t.checkSpan(max(ct.ReconfigStart, ct.PathReady), ct.TransmitStart)
 			}
-			slice(pt.pid, pt.tid, "transmit", name, ct.TransmitStart, ct.End, args)
+			t.checkSpan(ct.TransmitStart, ct.End)
+			t.checkTime(ct.PathReady * us)
+			t.checkTime(ct.Ready * us)
+			if t.err != nil {
+				return
+			}
+			continue
+		}
+		for _, pt := range [2]struct{ pid, tid int }{{pidTx, c.Src}, {pidRx, c.Dst}} {
+			if ct.ReconfigStart < ct.TransmitStart {
+				t.begin("reconfig ")
+				t.circuitName(c)
+				t.span(max(ct.ReconfigStart, ct.PathReady), ct.TransmitStart, pt.pid, pt.tid, "reconfig")
+				t.str("}")
+			}
+			t.begin("")
+			t.circuitName(c)
+			t.span(ct.TransmitStart, ct.End, pt.pid, pt.tid, "transmit")
+			// args, a map in the old encoding: its keys in sorted order.
+			t.str(`,"args":{"bytes":`)
+			t.int64(c.Bytes)
+			t.str(`,"circuit":`)
+			t.int(ct.Circuit)
+			t.str(`,"group":`)
+			t.int(c.Group)
+			t.str(`,"path_ready_us":`)
+			t.float(ct.PathReady * us)
+			t.str(`,"ready_us":`)
+			t.float(ct.Ready * us)
+			t.str("}}")
+		}
+		t.maybeFlush()
+	}
+	if !t.check {
+		for _, p := range t.txs {
+			t.meta(pidTx, p, "thread_name", fmt.Sprintf("Tx%d", p))
+		}
+		for _, p := range t.rxs {
+			t.meta(pidRx, p, "thread_name", fmt.Sprintf("Rx%d", p))
 		}
 	}
-	for _, p := range sortedKeys(usedTx) {
-		meta(pidTx, p, "thread_name", fmt.Sprintf("Tx%d", p))
-	}
-	for _, p := range sortedKeys(usedRx) {
-		meta(pidRx, p, "thread_name", fmt.Sprintf("Rx%d", p))
-	}
-	// Switch tracks: tid is stage·(n/2)+switch, the dense switch id.
 	end := tl.Completion()
-	bySwitch := map[int][]schedules.SwitchChange{}
-	for _, sc := range tl.SwitchChanges {
-		id := int(sc.Stage)*(s.N/2) + int(sc.Switch)
-		bySwitch[id] = append(bySwitch[id], sc)
-	}
-	for _, id := range sortedKeys(bySwitch) {
-		scs := bySwitch[id]
-		meta(pidSwitch, id, "thread_name", fmt.Sprintf("stage %d switch %d", scs[0].Stage, scs[0].Switch))
+	half := s.N / 2
+	for k := 0; k < len(t.order); {
+		first := &tl.SwitchChanges[t.order[k]]
+		id := int(first.Stage)*half + int(first.Switch)
+		if !t.check {
+			t.meta(pidSwitch, id, "thread_name", fmt.Sprintf("stage %d switch %d", first.Stage, first.Switch))
+		}
 		held := 0.0
-		for _, sc := range scs {
-			if sc.Start > held {
-				slice(pidSwitch, id, "state", sc.From.String(), held, sc.Start, nil)
+		var last *schedules.SwitchChange
+		for ; k < len(t.order); k++ {
+			sc := &tl.SwitchChanges[t.order[k]]
+			if int(sc.Stage)*half+int(sc.Switch) != id {
+				break
 			}
-			slice(pidSwitch, id, "reconfig", sc.From.String()+"→"+sc.To.String(), sc.Start, sc.End, nil)
-			held = sc.End
+			if sc.Start > held {
+				t.switchSlice(id, "state", sc.From.String(), "", held, sc.Start)
+			}
+			t.switchSlice(id, "reconfig", sc.From.String(), sc.To.String(), sc.Start, sc.End)
+			held, last = sc.End, sc
+			if t.check {
+				if t.err != nil {
+					return
+				}
+			} else {
+				t.maybeFlush()
+			}
 		}
-		if last := scs[len(scs)-1]; end > held {
-			slice(pidSwitch, id, "state", last.To.String(), held, end, nil)
+		if end > held {
+			t.switchSlice(id, "state", last.To.String(), "", held, end)
 		}
 	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(traceFile{TraceEvents: evs, DisplayTimeUnit: "ns"})
+}
+
+// checkTime keeps the error encoding/json gives for v if it is the first that cannot be encoded.
+func (t *traceWriter) checkTime(v float64) {
+	if t.err == nil {
+		t.err = checkJSONFloat(v)
+	}
+}
+
+// checkSpan checks a slice's ts and dur.
+func (t *traceWriter) checkSpan(from, to float64) {
+	t.checkTime(from * us)
+	t.checkTime((to - from) * us)
+}
+
+// begin starts an event: the comma before all but the first, and the opening of its name, which
+// goes on with prefix.
+func (t *traceWriter) begin(prefix string) {
+	if t.n > 0 {
+		t.str(",")
+	}
+	t.n++
+	t.str(`{"name":"`)
+	t.str(prefix)
+}
+
+// circuitName appends "src→dst". Decimal digits, '-' and the arrow (valid UTF-8, not one of the
+// line separators encoding/json escapes) need no escaping, so the text is what Marshal gave;
+// the same holds for every name and category this file writes.
+func (t *traceWriter) circuitName(c *schedules.Circuit) {
+	t.int(c.Src)
+	t.str("→")
+	t.int(c.Dst)
+}
+
+// span closes the name and appends an "X" slice's fields from ph to cat.
+func (t *traceWriter) span(from, to float64, pid, tid int, cat string) {
+	t.str(`","ph":"X","ts":`)
+	t.float(from * us)
+	t.str(`,"dur":`)
+	t.float((to - from) * us)
+	t.str(`,"pid":`)
+	t.int(pid)
+	t.str(`,"tid":`)
+	t.int(tid)
+	t.str(`,"cat":"`)
+	t.str(cat)
+	t.str(`"`)
+}
+
+// switchSlice is one slice on a switch track, named from or from→to.
+func (t *traceWriter) switchSlice(id int, cat, from, to string, start, stop float64) {
+	if t.check {
+		t.checkSpan(start, stop)
+		return
+	}
+	t.begin(from)
+	if to != "" {
+		t.str("→")
+		t.str(to)
+	}
+	t.span(start, stop, pidSwitch, id, cat)
+	t.str("}")
+}
+
+// meta is an "M" record naming a process or thread (ts 0, no dur or cat).
+func (t *traceWriter) meta(pid, tid int, what, name string) {
+	t.begin(what)
+	t.str(`","ph":"M","ts":0,"pid":`)
+	t.int(pid)
+	t.str(`,"tid":`)
+	t.int(tid)
+	t.str(`,"args":{"name":"`)
+	t.str(name)
+	t.str(`"}}`)
 }
 
 func sortedKeys[V any](m map[int]V) []int {
