@@ -119,7 +119,8 @@ type traceWriter struct {
 	order    []int32
 	txs, rxs []int
 	check    bool
-	n        int // events written, for the commas between them
+	n        int    // events written, for the commas between them
+	num      []byte // scratch for the text of an event's times
 	*jsonStream
 }
 
@@ -151,16 +152,36 @@ func (t *traceWriter) events() {
 			}
 			continue
 		}
+		// Both tracks carry the same times: each is formatted once, into num, and copied.
+		reconfig := ct.ReconfigStart < ct.TransmitStart
+		var cut [6]int
+		num := t.num[:0]
+		if reconfig {
+			from := max(ct.ReconfigStart, ct.PathReady)
+			num = appendJSONFloat(num, from*us)
+			cut[0] = len(num)
+			num = appendJSONFloat(num, (ct.TransmitStart-from)*us)
+			cut[1] = len(num)
+		}
+		num = appendJSONFloat(num, ct.TransmitStart*us)
+		cut[2] = len(num)
+		num = appendJSONFloat(num, (ct.End-ct.TransmitStart)*us)
+		cut[3] = len(num)
+		num = appendJSONFloat(num, ct.PathReady*us)
+		cut[4] = len(num)
+		num = appendJSONFloat(num, ct.Ready*us)
+		cut[5] = len(num)
+		t.num = num
 		for _, pt := range [2]struct{ pid, tid int }{{pidTx, c.Src}, {pidRx, c.Dst}} {
-			if ct.ReconfigStart < ct.TransmitStart {
+			if reconfig {
 				t.begin("reconfig ")
 				t.circuitName(c)
-				t.span(max(ct.ReconfigStart, ct.PathReady), ct.TransmitStart, pt.pid, pt.tid, "reconfig")
+				t.span(num[:cut[0]], num[cut[0]:cut[1]], pt.pid, pt.tid, "reconfig")
 				t.str("}")
 			}
 			t.begin("")
 			t.circuitName(c)
-			t.span(ct.TransmitStart, ct.End, pt.pid, pt.tid, "transmit")
+			t.span(num[cut[1]:cut[2]], num[cut[2]:cut[3]], pt.pid, pt.tid, "transmit")
 			// args, a map in the old encoding: its keys in sorted order.
 			t.str(`,"args":{"bytes":`)
 			t.int64(c.Bytes)
@@ -169,9 +190,9 @@ func (t *traceWriter) events() {
 			t.str(`,"group":`)
 			t.int(c.Group)
 			t.str(`,"path_ready_us":`)
-			t.float(ct.PathReady * us)
+			t.b = append(t.b, num[cut[3]:cut[4]]...)
 			t.str(`,"ready_us":`)
-			t.float(ct.Ready * us)
+			t.b = append(t.b, num[cut[4]:cut[5]]...)
 			t.str("}}")
 		}
 		t.maybeFlush()
@@ -251,12 +272,13 @@ func (t *traceWriter) circuitName(c *schedules.Circuit) {
 	t.int(c.Dst)
 }
 
-// span closes the name and appends an "X" slice's fields from ph to cat.
-func (t *traceWriter) span(from, to float64, pid, tid int, cat string) {
+// span closes the name and appends an "X" slice's fields from ph to cat, ts and dur given as
+// their text.
+func (t *traceWriter) span(ts, dur []byte, pid, tid int, cat string) {
 	t.str(`","ph":"X","ts":`)
-	t.float(from * us)
+	t.b = append(t.b, ts...)
 	t.str(`,"dur":`)
-	t.float((to - from) * us)
+	t.b = append(t.b, dur...)
 	t.str(`,"pid":`)
 	t.int(pid)
 	t.str(`,"tid":`)
@@ -277,7 +299,10 @@ func (t *traceWriter) switchSlice(id int, cat, from, to string, start, stop floa
 		t.str("→")
 		t.str(to)
 	}
-	t.span(start, stop, pidSwitch, id, cat)
+	num := appendJSONFloat(t.num[:0], start*us)
+	cut := len(num)
+	t.num = appendJSONFloat(num, (stop-start)*us)
+	t.span(t.num[:cut], t.num[cut:], pidSwitch, id, cat)
 	t.str("}")
 }
 
