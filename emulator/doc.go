@@ -22,7 +22,8 @@
 //     lower bounds, bubbles, RNB waits.
 //   - RunRecord is the file form of one execution, emulated or live: inputs with their SHA-256,
 //     the tool version, the models, the result and the timeline. WriteChromeTrace exports a
-//     timeline for Perfetto.
+//     timeline for Perfetto. Both are written as they are encoded, element by element, so that
+//     a run of millions of circuits needs no memory for its files' text.
 //   - The experiment subpackage plans, verifies, runs and compares many algorithms on many
 //     matrices; sweep runs bandwidth × α_r grids on it; plot draws.
 //

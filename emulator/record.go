@@ -85,7 +85,7 @@ func (r *RunRecord) Write(path string) error {
 // WriteJSON writes the record's file form: exactly the bytes of json.MarshalIndent(r, "", " ")
 // followed by a newline (what safefile.WriteJSON wrote), with the timeline written element by
 // element, so that the record of a run of millions of circuits and switch changes costs one
-// element's text in memory beyond the record itself, not the whole file (gigabytes for a
+// element's text in memory beyond the record itself, not the whole file (0.9 GB of text for a
 // Birkhoff–von Neumann run on a dense 128-port demand) and encoding/json's buffers besides.
 //
 // As json.Marshal does, it refuses a NaN or infinite float with a *json.UnsupportedValueError

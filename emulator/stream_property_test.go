@@ -342,3 +342,67 @@ func TestPropertyChromeTraceMatchesOld(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRecordRefusedBeforeOpening: a record that cannot be encoded is refused before its path
+// is opened (the path's directory does not exist, so opening it would be a different error),
+// with the error type encoding/json gives; a nil record is written as null, as before.
+func TestRunRecordRefusedBeforeOpening(t *testing.T) {
+	okTimeline := func() *schedules.Timeline {
+		return &schedules.Timeline{Circuits: []schedules.CircuitTiming{{End: 1e-6}},
+			SwitchChanges: []schedules.SwitchChange{{From: benes.Bar, To: benes.Cross, End: 1e-6}}}
+	}
+	var unsupported *json.UnsupportedValueError
+	var marshaler *json.MarshalerError
+	tests := []struct {
+		name   string
+		record func() *RunRecord
+		as     any // the error type, nil for a record that is written
+	}{
+		{"NaN in the result", func() *RunRecord {
+			return &RunRecord{Result: &Result{Completion: math.NaN()}, Timeline: okTimeline()}
+		}, &unsupported},
+		{"infinite circuit end", func() *RunRecord {
+			tl := okTimeline()
+			tl.Circuits[0].End = math.Inf(1)
+			return &RunRecord{Timeline: tl}
+		}, &unsupported},
+		{"negative infinite change start", func() *RunRecord {
+			tl := okTimeline()
+			tl.SwitchChanges[0].Start = math.Inf(-1)
+			return &RunRecord{Timeline: tl}
+		}, &unsupported},
+		{"invalid switch state", func() *RunRecord {
+			tl := okTimeline()
+			tl.SwitchChanges[0].To = benes.State(9)
+			return &RunRecord{Timeline: tl}
+		}, &marshaler},
+		{"nil record", func() *RunRecord { return nil }, nil},
+		{"empty record", func() *RunRecord { return &RunRecord{} }, nil},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.record()
+			missing := filepath.Join(dir, "missing", "r.timeline.json")
+			err, wantErr := r.Write(missing), r.oracleWrite(missing)
+			var buf bytes.Buffer
+			jsonErr := r.WriteJSON(&buf)
+			if tt.as == nil {
+				want, _ := json.MarshalIndent(r, "", " ")
+				if jsonErr != nil || !bytes.Equal(buf.Bytes(), append(want, '\n')) {
+					t.Errorf("WriteJSON: %v, %q; want %q", jsonErr, buf.Bytes(), want)
+				}
+				return
+			}
+			if err == nil || wantErr == nil || err.Error() != wantErr.Error() {
+				t.Errorf("Write: %v; the old Write: %v", err, wantErr)
+			}
+			if !errors.As(err, tt.as) || !errors.As(jsonErr, tt.as) {
+				t.Errorf("Write: %v, WriteJSON: %v; want both a %T", err, jsonErr, tt.as)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("WriteJSON wrote %d bytes before refusing", buf.Len())
+			}
+		})
+	}
+}
