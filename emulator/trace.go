@@ -32,7 +32,8 @@ const (
 // transition and the state held between transitions.
 //
 // Events are written as they are encoded, never held: beyond the schedule and timeline it needs
-// the sets of used ports and one int32 per switch change (the changes' order by switch track).
+// the sets of used ports and at most two int32 per switch change (the changes' order by switch
+// track, and the counting sort's table).
 // Every time is checked before anything is written, so a timeline with a time that cannot be
 // encoded (NaN or infinite, or overflowing in microseconds) is refused, with the error
 // encoding/json gives, leaving w untouched.
