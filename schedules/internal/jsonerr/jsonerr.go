@@ -35,7 +35,7 @@ func Describe(data []byte, err error) error {
 		if field == "" {
 			field = "(top level)"
 		}
-		return fmt.Errorf("line %d, column %d: field %s: %s", line, col, field, typeProblem(data, te))
+		return fmt.Errorf("line %d, column %d: field %s: %s", line, col, field, TypeProblem(data, te))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// The decoder does not say where; the name is enough to find it.
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
@@ -46,9 +46,11 @@ func Describe(data []byte, err error) error {
 	return fmt.Errorf("%w", err)
 }
 
-// typeProblem says what was found and what was wanted: the value itself for a literal (cut to
-// 40 characters, so that a huge string is not echoed), the JSON kind for an object or array.
-func typeProblem(data []byte, te *json.UnmarshalTypeError) string {
+// TypeProblem says what was found and what was wanted, for te returned while decoding data: the
+// value itself for a literal (cut to 40 characters, so that a huge string is not echoed), the
+// JSON kind for an object or array. A value that decodes itself (a json.Unmarshaler, which sees
+// only its own bytes) words its errors with it, so that they read as the file's other fields'.
+func TypeProblem(data []byte, te *json.UnmarshalTypeError) string {
 	kind, _, _ := strings.Cut(te.Value, " ")
 	want := goType(te.Type)
 	lit := literalBefore(data, te.Offset)
@@ -114,6 +116,83 @@ func literalBefore(data []byte, off int64) string {
 		lit = string(r[:37]) + "..."
 	}
 	return lit
+}
+
+// At is err placed at byte off of data under field: "line L, column C: field F: err", the form of
+// Describe's messages, for an error that encoding/json cannot place (one returned by a
+// json.Unmarshaler, whose offsets are relative to its own bytes; add them to the value's start,
+// which Find gives).
+func At(data []byte, off int64, field string, err error) error {
+	line, col := Position(data, off)
+	return fmt.Errorf("line %d, column %d: field %s: %w", line, col, field, err)
+}
+
+// Find walks data, one JSON value, along pattern and returns the offset of the first value in
+// document order that lies there and that check refuses, with check's error; the error is nil
+// when no value fails check (or data is not valid JSON before one does). pattern names
+// object keys, matched as encoding/json matches a key to a field name (exactly or without case:
+// strings.EqualFold is the same fold), and "[]" for every element of an array, so
+// {"circuits", "[]", "path", "[]"} is every traversal of every circuit. encoding/json decodes a
+// file in document order and stops at the first error a json.Unmarshaler returns, so the value
+// Find returns for that Unmarshaler's check is the one that stopped the decoder.
+func Find(data []byte, pattern []string, check func(raw []byte) error) (off int64, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	return find(dec, data, pattern, check)
+}
+
+// find reads the value the decoder is at (Token or Decode's next) along pattern.
+func find(dec *json.Decoder, data []byte, pattern []string, check func([]byte) error) (int64, error) {
+	// Token leaves the offset just after what it read: the value begins after the whitespace,
+	// comma or colon that separates it.
+	start := dec.InputOffset()
+	for start < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n,:"), data[start]) >= 0 {
+		start++
+	}
+	skip := func() (int64, error) {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil || len(pattern) > 0 {
+			return 0, nil
+		}
+		if err := check(raw); err != nil {
+			return start, err
+		}
+		return 0, nil
+	}
+	want := byte('{')
+	switch {
+	case len(pattern) == 0:
+		return skip()
+	case pattern[0] == "[]":
+		want = '['
+	}
+	if start >= int64(len(data)) || data[start] != want {
+		return skip()
+	}
+	if _, err := dec.Token(); err != nil {
+		return 0, nil
+	}
+	for dec.More() {
+		if want == '{' {
+			key, err := dec.Token()
+			if err != nil {
+				return 0, nil
+			}
+			if k, _ := key.(string); !strings.EqualFold(k, pattern[0]) {
+				// Not on the pattern: read as a whole and passed over.
+				var raw json.RawMessage
+				if dec.Decode(&raw) != nil {
+					return 0, nil
+				}
+				continue
+			}
+		}
+		if off, err := find(dec, data, pattern[1:], check); err != nil {
+			return off, err
+		}
+	}
+	// The closing bracket; a decoder that fails here fails the caller's next read as well.
+	_, _ = dec.Token()
+	return 0, nil
 }
 
 // Position converts a byte offset into a 1-based line and column.

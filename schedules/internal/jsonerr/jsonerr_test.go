@@ -2,6 +2,7 @@ package jsonerr
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,51 @@ func TestDescribe(t *testing.T) {
 		if !strings.Contains(got.Error(), c.want) || strings.Contains(got.Error(), "\n") || len(got.Error()) > 200 {
 			t.Errorf("%.60q: %q, want one short line containing %q", c.in, got, c.want)
 		}
+	}
+}
+
+// Find returns the first value on the pattern, in document order, that check refuses, at the
+// offset of its first byte; keys match as encoding/json matches field names; values off the
+// pattern (other keys, other kinds) are passed over.
+func TestFind(t *testing.T) {
+	pattern := []string{"a", "[]", "b", "[]"}
+	isBad := func(raw []byte) error {
+		if strings.Contains(string(raw), "bad") {
+			return errors.New("bad " + string(raw))
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		in, want string // want: the text from the offset found, "" for none
+	}{
+		{`{"a": [{"b": [1, "bad1"]}, {"b": ["bad2"]}]}`, `"bad1"]}, {"b": ["bad2"]}]}`},
+		{`{"a": [{"b": [1]}, {"c": ["bad0"], "b": [2, {"x": "bad2"}]}]}`, `{"x": "bad2"}]}]}`},
+		{"{\"A\":\n[{\"B\" :\t[ \"bad3\" ]}]}", `"bad3" ]}]}`},
+		{`{"a": [{"b": "bad"}, {"b": {"0": "bad"}}, "bad", {"b": null}], "x": {"a": [{"b": ["bad"]}]}}`, ""},
+		{`{"a": [{"b": [1]}], "a": [{"b": ["bad5"]}]}`, `"bad5"]}]}`},
+		{`["bad"]`, ""},
+		{`{"a": [{"b": ["ok"]`, ""},
+		{`{"a": [{"b": [1], "a": [{"b": ["bad"]}]}]}`, ""},
+	} {
+		off, err := Find([]byte(c.in), pattern, isBad)
+		got := ""
+		if err != nil {
+			got = c.in[off:]
+			if !strings.HasPrefix(err.Error(), "bad ") || !strings.HasPrefix(got, strings.TrimPrefix(err.Error(), "bad ")) {
+				t.Errorf("%q: check's error %q is not for the value at %d", c.in, err, off)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%q: found %q (%v), want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// At places an error under a field at a byte offset, in Describe's words, and keeps it for errors.Is.
+func TestAt(t *testing.T) {
+	inner := errors.New("traversal [1]: too short")
+	err := At([]byte("{\n  \"path\": [[1]]}"), 13, "circuits.path", inner)
+	if err.Error() != "line 2, column 12: field circuits.path: traversal [1]: too short" || !errors.Is(err, inner) {
+		t.Fatalf("%v", err)
 	}
 }
