@@ -3,6 +3,7 @@ package schedules
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -20,11 +21,17 @@ func FuzzReadSchedule(f *testing.F) {
 	// Beneš paths on 4 ports: a physical one (held compact) and a broken one (kept as read).
 	f.Add([]byte(edit(scheduleJSON, `"n":2,"ports":2,"fabric":"crossbar"`, `"n":4,"ports":4,"fabric":"benes"`,
 		`"path":[]`, `"path":[[0,0,0,0],[1,0,0,0],[2,0,0,1]]},{"src":1,"dst":0,"bytes":1,"group":0,"path":[[0,0,1,1],[1,1,0,0],[2,1,1,0]]`)))
+	// Traversals that do not decode, placed at their line and column.
+	f.Add([]byte(strings.Replace(traversalFile, "BAD", `[2, "x", 1, 0]`, 1)))
+	f.Add([]byte(strings.Replace(traversalFile, "BAD", "[2, 1,\n 1]", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSchedule(bytes.NewReader(data), "f.json")
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("a reader error spans lines: %q", err)
+			}
+			if te := (*benes.TraversalError)(nil); errors.As(err, &te) && !strings.Contains(err.Error(), ": field circuits.path: traversal ") {
+				t.Fatalf("a bad traversal is not placed in the file: %q", err)
 			}
 			return
 		}

@@ -3,6 +3,7 @@ package schedules
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -180,7 +181,7 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 	dec.DisallowUnknownFields()
 	var f scheduleFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, jsonerr.Describe(data, err))
+		return nil, fmt.Errorf("%s: %w", name, describe(data, err))
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
@@ -194,9 +195,31 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 	return s, nil
 }
 
+// describe is jsonerr.Describe for a schedule file. A traversal that does not decode is placed at
+// its line and column in the file, under the field name encoding/json gives the hop lists
+// (circuits.path): benes.Traversal decodes its own bytes, so its error holds offsets in those
+// alone, and the decoder adds no position to an Unmarshaler's error. Find walks the file to the
+// traversal that stopped the decoder.
+func describe(data []byte, err error) error {
+	var te *benes.TraversalError
+	if !errors.As(err, &te) {
+		return jsonerr.Describe(data, err)
+	}
+	start, ferr := jsonerr.Find(data, []string{"circuits", "[]", "path", "[]"}, func(raw []byte) error {
+		var t benes.Traversal
+		return t.UnmarshalJSON(raw)
+	})
+	if !errors.As(ferr, &te) {
+		// Not found again (it always is): the traversal's own message, without a position.
+		return jsonerr.Describe(data, err)
+	}
+	return jsonerr.At(data, start+te.Offset, "circuits.path", ferr)
+}
+
 // scheduleFile is a schedule as the decoder reads it: hop lists decode as []benes.Traversal, so
 // that encoding/json reports a bad one at its line and column in the file (a benes.Path decoding
-// itself would see only its own bytes); schedule then compacts them. It repeats Schedule's fields
+// itself would see only its own bytes; describe places a bad traversal); schedule then compacts
+// them. It repeats Schedule's fields
 // rather than embedding it, since the decoder would name an embedded struct in its errors
 // (field Schedule.n); TestScheduleFileMirrorsSchedule keeps the two in step.
 type scheduleFile struct {

@@ -13,10 +13,16 @@
 package benes
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
 )
 
 // State is the setting of one 2×2 switch.
@@ -230,21 +236,60 @@ func (t Traversal) appendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
-// UnmarshalJSON reads [stage, switch, in_lane, out_lane].
+// UnmarshalJSON reads [stage, switch, in_lane, out_lane]. Its errors are *TraversalError.
 func (t *Traversal) UnmarshalJSON(b []byte) error {
 	if tr, ok := parseTraversal(b); ok {
 		*t = tr
 		return nil
 	}
+	// The decoder's buffer is not the error's to keep.
+	b = slices.Clone(b)
 	var a []int
 	if err := json.Unmarshal(b, &a); err != nil {
-		return fmt.Errorf("traversal %s: want [stage, switch, in_lane, out_lane]: %w", b, err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &TraversalError{Value: b, Offset: te.Offset, Problem: jsonerr.TypeProblem(b, te)}
+		}
+		return &TraversalError{Value: b, Problem: fmt.Sprintf("want [stage, switch, in_lane, out_lane]: %v", err)}
+	}
+	if a == nil {
+		// encoding/json reads null into a slice as no slice and no error.
+		return &TraversalError{Value: b, Problem: "want 4 integers [stage, switch, in_lane, out_lane], not null"}
 	}
 	if len(a) != 4 {
-		return fmt.Errorf("traversal %s: want 4 integers [stage, switch, in_lane, out_lane], got %d", b, len(a))
+		return &TraversalError{Value: b, Problem: fmt.Sprintf("want 4 integers [stage, switch, in_lane, out_lane], got %d", len(a))}
 	}
 	*t = Traversal{Stage: a[0], Switch: a[1], In: a[2], Out: a[3]}
 	return nil
+}
+
+// A TraversalError is a traversal that does not decode: Value is the traversal as given, Offset
+// the byte of Value that encoding/json's own errors would point at (0, the start, for the wrong
+// number of elements), Problem what is wrong, naming the value. UnmarshalJSON sees only the
+// traversal's bytes, so only a reader that knows where they lie in its file can name the line
+// and column (schedules.ReadSchedule does).
+type TraversalError struct {
+	Value   []byte
+	Offset  int64
+	Problem string
+}
+
+// Error names the traversal as given, cut to 40 characters, and compacted when it spans lines,
+// so that the message stays one line.
+func (e *TraversalError) Error() string {
+	v := string(e.Value)
+	if strings.ContainsAny(v, "\r\n") {
+		var c bytes.Buffer
+		if json.Compact(&c, e.Value) == nil {
+			v = c.String()
+		} else {
+			v = strings.Join(strings.Fields(v), " ")
+		}
+	}
+	if r := []rune(v); len(r) > 40 {
+		v = string(r[:37]) + "..."
+	}
+	return fmt.Sprintf("traversal %s: %s", v, e.Problem)
 }
 
 // parseTraversal reads the usual form, four small non-negative integers in brackets, without
