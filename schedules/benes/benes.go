@@ -242,22 +242,21 @@ func (t *Traversal) UnmarshalJSON(b []byte) error {
 		*t = tr
 		return nil
 	}
-	// The decoder's buffer is not the error's to keep.
-	b = slices.Clone(b)
+	// An error keeps its own copy of b: the decoder reuses its buffer.
 	var a []int
 	if err := json.Unmarshal(b, &a); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return &TraversalError{Value: b, Offset: te.Offset, Problem: jsonerr.TypeProblem(b, te)}
+			return &TraversalError{Value: slices.Clone(b), Offset: te.Offset, Problem: jsonerr.TypeProblem(b, te)}
 		}
-		return &TraversalError{Value: b, Problem: fmt.Sprintf("want [stage, switch, in_lane, out_lane]: %v", err)}
+		return &TraversalError{Value: slices.Clone(b), Problem: fmt.Sprintf("want [stage, switch, in_lane, out_lane]: %v", err)}
 	}
 	if a == nil {
 		// encoding/json reads null into a slice as no slice and no error.
-		return &TraversalError{Value: b, Problem: "want 4 integers [stage, switch, in_lane, out_lane], not null"}
+		return &TraversalError{Value: slices.Clone(b), Problem: "want 4 integers [stage, switch, in_lane, out_lane], not null"}
 	}
 	if len(a) != 4 {
-		return &TraversalError{Value: b, Problem: fmt.Sprintf("want 4 integers [stage, switch, in_lane, out_lane], got %d", len(a))}
+		return &TraversalError{Value: slices.Clone(b), Problem: fmt.Sprintf("want 4 integers [stage, switch, in_lane, out_lane], got %d", len(a))}
 	}
 	*t = Traversal{Stage: a[0], Switch: a[1], In: a[2], Out: a[3]}
 	return nil
