@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonw"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -139,14 +140,14 @@ func checkTimelineJSON(tl *schedules.Timeline) error {
 	for i := range tl.Circuits {
 		c := &tl.Circuits[i]
 		for _, f := range [...]float64{c.Ready, c.PathReady, c.ReconfigStart, c.TransmitStart, c.End} {
-			if checkJSONFloat(f) != nil {
+			if jsonw.CheckFloat(f) != nil {
 				return fails(c)
 			}
 		}
 	}
 	for i := range tl.SwitchChanges {
 		sc := &tl.SwitchChanges[i]
-		if !validState(sc.From) || !validState(sc.To) || checkJSONFloat(sc.Start) != nil || checkJSONFloat(sc.End) != nil {
+		if !validState(sc.From) || !validState(sc.To) || jsonw.CheckFloat(sc.Start) != nil || jsonw.CheckFloat(sc.End) != nil {
 			return fails(sc)
 		}
 	}

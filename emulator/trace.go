@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonw"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -159,18 +160,18 @@ func (t *traceWriter) events() {
 		num := t.num[:0]
 		if reconfig {
 			from := max(ct.ReconfigStart, ct.PathReady)
-			num = appendJSONFloat(num, from*us)
+			num = jsonw.AppendFloat(num, from*us)
 			cut[0] = len(num)
-			num = appendJSONFloat(num, (ct.TransmitStart-from)*us)
+			num = jsonw.AppendFloat(num, (ct.TransmitStart-from)*us)
 			cut[1] = len(num)
 		}
-		num = appendJSONFloat(num, ct.TransmitStart*us)
+		num = jsonw.AppendFloat(num, ct.TransmitStart*us)
 		cut[2] = len(num)
-		num = appendJSONFloat(num, (ct.End-ct.TransmitStart)*us)
+		num = jsonw.AppendFloat(num, (ct.End-ct.TransmitStart)*us)
 		cut[3] = len(num)
-		num = appendJSONFloat(num, ct.PathReady*us)
+		num = jsonw.AppendFloat(num, ct.PathReady*us)
 		cut[4] = len(num)
-		num = appendJSONFloat(num, ct.Ready*us)
+		num = jsonw.AppendFloat(num, ct.Ready*us)
 		cut[5] = len(num)
 		t.num = num
 		for _, pt := range [2]struct{ pid, tid int }{{pidTx, c.Src}, {pidRx, c.Dst}} {
@@ -243,7 +244,7 @@ func (t *traceWriter) events() {
 // checkTime keeps the error encoding/json gives for v if it is the first that cannot be encoded.
 func (t *traceWriter) checkTime(v float64) {
 	if t.err == nil {
-		t.err = checkJSONFloat(v)
+		t.err = jsonw.CheckFloat(v)
 	}
 }
 
@@ -300,9 +301,9 @@ func (t *traceWriter) switchSlice(id int, cat, from, to string, start, stop floa
 		t.str("→")
 		t.str(to)
 	}
-	num := appendJSONFloat(t.num[:0], start*us)
+	num := jsonw.AppendFloat(t.num[:0], start*us)
 	cut := len(num)
-	t.num = appendJSONFloat(num, (stop-start)*us)
+	t.num = jsonw.AppendFloat(num, (stop-start)*us)
 	t.span(t.num[:cut], t.num[cut:], pidSwitch, id, cat)
 	t.str("}")
 }

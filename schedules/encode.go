@@ -3,11 +3,10 @@ package schedules
 import (
 	"encoding/json"
 	"io"
-	"math"
-	"reflect"
 	"slices"
 	"strconv"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonw"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
@@ -100,12 +99,7 @@ func (s *Schedule) checkFloats() error {
 	return nil
 }
 
-func checkFloat(f float64) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
-	}
-	return nil
-}
+func checkFloat(f float64) error { return jsonw.CheckFloat(f) }
 
 // scheduleEncoder appends the indented text to b and hands it to w in pieces of about flushAt
 // bytes; the first write error sticks and ends the writing.
@@ -125,23 +119,8 @@ func (e *scheduleEncoder) flush() {
 func (e *scheduleEncoder) str(s string) { e.b = append(e.b, s...) }
 func (e *scheduleEncoder) int(v int)    { e.b = strconv.AppendInt(e.b, int64(v), 10) }
 
-// float appends f as encoding/json writes a float64: the shortest decimal that reads back
-// exactly, in plain notation unless it is below 1e-6 or from 1e21 on, where the exponent form is
-// used with no leading zero in the exponent (1e-7, not 1e-07).
-func (e *scheduleEncoder) float(f float64) {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b := strconv.AppendFloat(e.b, f, format, -1, 64)
-	if format == 'e' {
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	e.b = b
-}
+// float appends f as encoding/json writes a float64 (jsonw.AppendFloat).
+func (e *scheduleEncoder) float(f float64) { e.b = jsonw.AppendFloat(e.b, f) }
 
 // quote appends s as a JSON string, escaped as encoding/json escapes it (HTML characters, invalid
 // UTF-8); only the header's few strings go through it.
