@@ -8,13 +8,19 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // decodeStrict decodes the single JSON value in b into v, refusing unknown fields and trailing
-// data. On failure the error names the path of the offending value inside the document
-// (timeline.switch_changes[3].to) and the value itself, so that a hand-edited or foreign file
-// is fixed at the right place: encoding/json's own errors name neither the index nor, for
-// unknown fields and custom types, the field.
+// data. On failure the error names the offending value inside the document and the value
+// itself, so that a hand-edited or foreign file is fixed at the right place. A value of the
+// wrong kind and a switch state that is neither "bar" nor "cross" are named as the schedule
+// and timeline readers name them, by line, column and field (line 7, column 50: field
+// timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"); an unknown
+// field by its path with indices (timeline.circuits[1].colour), which encoding/json does not
+// give.
 func decodeStrict(b []byte, v any) error {
 	err := strictUnmarshal(b, v)
 	if err == nil {
@@ -22,11 +28,18 @@ func decodeStrict(b []byte, v any) error {
 	}
 	var se *json.SyntaxError
 	var te *trailingError
+	var ute *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("line %d: %w", lineAt(b, se.Offset), err)
 	case errors.As(err, &te):
 		return fmt.Errorf("line %d: %w", lineAt(b, te.offset+1), err)
+	case errors.As(err, &ute) && ute.Field != "":
+		// A whole file of the wrong kind (Field "") keeps its message below.
+		return jsonerr.Describe(b, err)
+	}
+	if placed := jsonerr.Place(b, err, recordStatePatterns, checkState); placed != err {
+		return placed
 	}
 	path, raw, leaf := locate(b, reflect.TypeOf(v), "")
 	if path == "" {
@@ -36,6 +49,22 @@ func decodeStrict(b []byte, v any) error {
 		return fmt.Errorf("field %s = %s: %w", path, clip(raw), leaf)
 	}
 	return fmt.Errorf("field %s: %w", path, leaf)
+}
+
+// recordStatePatterns are where a run record holds switch states, as jsonerr.Find patterns.
+var recordStatePatterns = [][]string{
+	{"timeline", "switch_changes", "[]", "from"},
+	{"timeline", "switch_changes", "[]", "to"},
+}
+
+// checkState refuses a JSON string that is not a switch state, with benes.State's own error. Only
+// a string reaches State.UnmarshalText (encoding/json places a number or a bool itself).
+func checkState(raw []byte) error {
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
+	var s benes.State
+	return json.Unmarshal(raw, &s)
 }
 
 // trailingError is data after the one JSON value a file holds (a stray "]]]").

@@ -62,9 +62,9 @@ func TestReadRunRecordErrors(t *testing.T) {
 		{"unknown", `{"version": 2, "algo": "a", "timeline": {}}`, `field algo: unknown field`},
 		{"unknown nested", `{"version": 2, "timeline": {"circuits": [{"circuit": 0}, {"circuit": 1, "begin": 0}]}}`, `field timeline.circuits[1].begin: unknown field`},
 		{"state", `{"version": 2, "timeline": {"switch_changes": [{"stage": 0, "switch": 0, "from": "bar", "to": "diagonal"}]}}`,
-			`field timeline.switch_changes[0].to = "diagonal": switch state "diagonal" is not "bar" or "cross"`},
-		{"type", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": "soon"}]}}`, `field timeline.circuits[0].end = "soon": json: cannot unmarshal string`},
-		{"matrix type", `{"version": 2, "matrix": {"index": 1.5}, "timeline": {}}`, `field matrix.index = 1.5`},
+			`line 1, column 95: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
+		{"type", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": "soon"}]}}`, `line 1, column 70: field timeline.circuits.end: value "soon" is a JSON string, want a number`},
+		{"matrix type", `{"version": 2, "matrix": {"index": 1.5}, "timeline": {}}`, `line 1, column 39: field matrix.index: value 1.5 is not an integer (int)`},
 		{"trailing", "{\"version\": 2, \"timeline\": {}}\n]]]", "line 2: data after the JSON value"},
 		{"syntax", "{\"version\": 2,\n \"timeline\": {,}}", "line 2: invalid character ','"},
 		{"no timeline", `{"version": 1, "algorithm": "a"}`, "field timeline: missing"},
@@ -166,4 +166,62 @@ func writeTempSchedule(t *testing.T, dir string, rec *emulator.RunRecord) string
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A run record's timeline is read as a bare one is: its errors name the line and column in the
+// record, the field under "timeline" and the value.
+func TestReadRunRecordErrorPlaces(t *testing.T) {
+	const record = `{
+ "version": 2,
+ "algorithm": "a",
+ "timeline": {
+  "circuits": [
+   {"circuit": 0, "ready": 0, "path_ready": 0, "reconfig_start": 0, "transmit_start": 0, "end": 1}
+  ],
+  "switch_changes": [
+   {"stage": 0, "switch": 0, "from": "bar", "to": "cross", "start": 0, "end": 1},
+   {"stage": 1, "switch": 0, "from": "bar", "to": "cross", "start": 0, "end": 1}
+  ]
+ }
+}
+`
+	for _, c := range []struct{ name, old, new, want string }{
+		{"state to", `"to": "cross", "start": 0, "end": 1}` + "\n  ]", `"to": "diagonal", "start": 0, "end": 1}` + "\n  ]",
+			`r.json: line 10, column 51: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
+		{"state from", `{"stage": 1, "switch": 0, "from": "bar"`, `{"stage": 1, "switch": 0, "from": "sideways"`,
+			`r.json: line 10, column 38: field timeline.switch_changes.from: switch state "sideways" is not "bar" or "cross"`},
+		{"to before from", `"to": "cross", "start": 0, "end": 1},
+   {"stage": 1, "switch": 0, "from": "bar"`, `"to": "up", "start": 0, "end": 1},
+   {"stage": 1, "switch": 0, "from": "up"`,
+			`r.json: line 9, column 51: field timeline.switch_changes.to: switch state "up" is not "bar" or "cross"`},
+		{"number state", `"to": "cross", "start": 0, "end": 1}` + "\n  ]", `"to": 1, "start": 0, "end": 1}` + "\n  ]",
+			`r.json: line 10, column 52: field timeline.switch_changes.to: value 1 is not a string`},
+		{"string time", `"start": 0, "end": 1}` + "\n  ]", `"start": "soon", "end": 1}` + "\n  ]",
+			`r.json: line 10, column 75: field timeline.switch_changes.start: value "soon" is a JSON string, want a number`},
+		{"string stage", `"stage": 1,`, `"stage": "1",`,
+			`r.json: line 10, column 17: field timeline.switch_changes.stage: value "1" is a JSON string, want an integer (int32)`},
+		{"float circuit", `"circuit": 0,`, `"circuit": 0.5,`,
+			`r.json: line 6, column 19: field timeline.circuits.circuit: value 0.5 is not an integer (int)`},
+		{"stage out of range", `"stage": 1,`, `"stage": 99999999999,`,
+			`r.json: line 10, column 25: field timeline.switch_changes.stage: value 99999999999 is out of range for an integer (int32)`},
+		{"string algorithm", `"algorithm": "a"`, `"algorithm": 7`,
+			`r.json: line 3, column 16: field algorithm: value 7 is not a string`},
+		// Unchanged: an unknown field keeps its indexed path, which encoding/json does not give.
+		{"unknown field", `{"circuit": 0,`, `{"circuit": 0, "colour": "red",`,
+			`r.json: field timeline.circuits[0].colour: unknown field`},
+		// Unchanged: a file that is not an object at all.
+		{"not an object", record, `[1]`,
+			`r.json: json: cannot unmarshal array into Go value of type emulator.RunRecord`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := strings.Replace(record, c.old, c.new, 1)
+			if in == record {
+				t.Fatalf("the record has no %q", c.old)
+			}
+			_, err := emulator.ReadRunRecord(strings.NewReader(in), "r.json")
+			if err == nil || err.Error() != c.want {
+				t.Errorf("ReadRunRecord: %v\nwant          %s", err, c.want)
+			}
+		})
+	}
 }

@@ -9,8 +9,8 @@ import (
 	"math"
 	"os"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
 )
 
 // FormatVersion is the version of the schedule file this package reads and writes.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
 )
 
 // CircuitTiming is what happened to one circuit of a schedule during an execution (emulated or
@@ -71,7 +71,7 @@ func ReadTimeline(r io.Reader, name string) (*Timeline, error) {
 	dec.DisallowUnknownFields()
 	var tl Timeline
 	if err := dec.Decode(&tl); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, jsonerr.Describe(data, err))
+		return nil, fmt.Errorf("%s: %w", name, describeTimeline(data, err))
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
@@ -82,6 +82,35 @@ func ReadTimeline(r io.Reader, name string) (*Timeline, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &tl, nil
+}
+
+// describeTimeline is jsonerr.Describe for a timeline file, with a switch state that is not "bar"
+// or "cross" placed at its line and column under its field (switch_changes.to): benes.State
+// decodes its own bytes, and encoding/json adds no position to the error of a value that
+// decodes itself.
+func describeTimeline(data []byte, err error) error {
+	return jsonerr.Describe(data, jsonerr.Place(data, err, statePatterns(nil), checkState))
+}
+
+// statePatterns are the jsonerr.Find patterns of a timeline's switch states, under prefix (the
+// keys from the top of the file to the timeline: "timeline" in a run record).
+func statePatterns(prefix []string) [][]string {
+	var ps [][]string
+	for _, key := range []string{"from", "to"} {
+		ps = append(ps, append(append([]string(nil), prefix...), "switch_changes", "[]", key))
+	}
+	return ps
+}
+
+// checkState refuses a JSON string that is not a switch state, with benes.State's own error.
+// Anything else passes: encoding/json reports a number or a bool where a state is with its
+// position, and only a string reaches State.UnmarshalText.
+func checkState(raw []byte) error {
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
+	var s benes.State
+	return json.Unmarshal(raw, &s)
 }
 
 // checkTimes holds every time of the timeline to CheckSeconds.

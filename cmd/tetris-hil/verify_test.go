@@ -154,7 +154,7 @@ func TestVerifyTimelineHostileRecords(t *testing.T) {
 	for _, c := range []struct {
 		name, from, to, schedule, want string
 	}{
-		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `field timeline.switch_changes[0].to = "diagonal"`},
+		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `: line 170, column 11: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
 		{"unknown field", `"circuit": 1,`, `"circuit": 1, "colour": "red",`, sched, `field timeline.circuits[1].colour: unknown field`},
 		{"version 99", `"version": 2`, `"version": 99`, sched, `field version = 99: not supported`},
 		{"trailing", "\n}\n", "\n}\n]]]\n", sched, `data after the JSON value`},

@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
 )
 
 // State is the setting of one 2×2 switch.

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
 	"github.com/tetris-hil/tetris-hil/schedules"
-	"github.com/tetris-hil/tetris-hil/schedules/internal/jsonerr"
 )
 
 // fileMatrix is Matrix as it appears in a file: numbers kept as text so that a fractional,

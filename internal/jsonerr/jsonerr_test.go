@@ -93,3 +93,57 @@ func TestAt(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// word is a value that decodes itself from a JSON string, as a switch state does.
+type word string
+
+func (w *word) UnmarshalText(b []byte) error {
+	if string(b) != "ok" {
+		return errors.New("word " + string(b) + " is not ok")
+	}
+	*w = word(b)
+	return nil
+}
+
+func TestPlace(t *testing.T) {
+	type item struct {
+		A word `json:"a"`
+		B word `json:"b"`
+	}
+	type file struct {
+		Items []item `json:"items"`
+		N     int    `json:"n"`
+	}
+	check := func(raw []byte) error {
+		var w word
+		return json.Unmarshal(raw, &w)
+	}
+	patterns := [][]string{{"items", "[]", "a"}, {"items", "[]", "b"}}
+	for _, c := range []struct{ name, in, want string }{
+		{"a", "{\"items\": [\n {\"a\": \"ok\", \"b\": \"ok\"},\n {\"a\": \"no\"}]}", `line 3, column 8: field items.a: word no is not ok`},
+		{"b first", "{\"items\": [\n {\"b\": \"no\"},\n {\"a\": \"no\"}]}", `line 2, column 8: field items.b: word no is not ok`},
+		// The decoder places a type error itself: Place leaves it to Describe.
+		{"type", `{"items": [{"a": 1}]}`, `line 1, column 19: field items.a: value 1 is not a string`},
+		{"syntax", `{"items": [}`, `line 1, column 13: malformed JSON: invalid character '}' looking for beginning of value`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := []byte(c.in)
+			var f file
+			err := json.Unmarshal(data, &f)
+			if err == nil {
+				t.Fatal("decoded")
+			}
+			if got := Describe(data, Place(data, err, patterns, check)); got.Error() != c.want {
+				t.Errorf("got  %v\nwant %s", got, c.want)
+			}
+		})
+	}
+	// An error that no value along the patterns gives is returned as it is.
+	other := errors.New("word no is not ok")
+	if got := Place([]byte(`{"n": 1}`), other, patterns, check); got != other {
+		t.Errorf("Place without a match: %v", got)
+	}
+	if got := Place([]byte(`{}`), nil, patterns, check); got != nil {
+		t.Errorf("Place(nil): %v", got)
+	}
+}

@@ -6,6 +6,7 @@ package jsonerr
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,10 @@ func TypeProblem(data []byte, te *json.UnmarshalTypeError) string {
 
 // goType names a Go type the way a user thinks of the JSON value.
 func goType(t reflect.Type) string {
+	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		// Decoded from a JSON string whatever its kind (a switch state is a uint8).
+		return "a string"
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -89,6 +94,8 @@ func goType(t reflect.Type) string {
 	}
 	return "a JSON value of Go type " + t.String()
 }
+
+var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 // literalBefore returns the JSON literal that ends at off (a string with its quotes, a number,
 // true, false, null), shortened to 40 characters, or "" when there is none.
@@ -125,6 +132,39 @@ func literalBefore(data []byte, off int64) string {
 func At(data []byte, off int64, field string, err error) error {
 	line, col := Position(data, off)
 	return fmt.Errorf("line %d, column %d: field %s: %w", line, col, field, err)
+}
+
+// Place puts err, returned while decoding data, at its line and column when it is the error of
+// a value that decodes itself (a json.Unmarshaler or encoding.TextUnmarshaler, which
+// encoding/json does not place): of the values along patterns (Find's) it takes the first in the
+// file that check refuses with err's own message, and names the field as encoding/json would,
+// the pattern's keys joined by dots. encoding/json returns such an error at once, so the first
+// refused value is the one that stopped it. Syntax and type errors, which the decoder places
+// itself, and an error no value matches, are returned as they are.
+func Place(data []byte, err error, patterns [][]string, check func(raw []byte) error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if err == nil || errors.As(err, &se) || errors.As(err, &te) {
+		return err
+	}
+	best, field := int64(-1), ""
+	for _, p := range patterns {
+		off, ferr := Find(data, p, check)
+		if ferr == nil || ferr.Error() != err.Error() || best >= 0 && off > best {
+			continue
+		}
+		var keys []string
+		for _, k := range p {
+			if k != "[]" {
+				keys = append(keys, k)
+			}
+		}
+		best, field = off, strings.Join(keys, ".")
+	}
+	if best < 0 {
+		return err
+	}
+	return At(data, best, field, err)
 }
 
 // Find walks data, one JSON value, along pattern and returns the offset of the first value in
