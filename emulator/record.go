@@ -241,9 +241,10 @@ func (e *jsonStream) timeline(tl *schedules.Timeline) {
 }
 
 // ReadRunRecord reads a run record; name prefixes every error. Unknown fields, trailing data and
-// values of the wrong kind are errors naming the field's path and the value (field
-// timeline.switch_changes[0].to = "diagonal": ...), so that a misspelt or foreign field is
-// noticed rather than read as zero.
+// values of the wrong kind are errors naming the field and the value, and where encoding/json
+// or jsonerr.Place can place it the line and column (line 10, column 51: field
+// timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"), so that a
+// misspelt or foreign field is noticed rather than read as zero.
 func ReadRunRecord(r io.Reader, name string) (*RunRecord, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {

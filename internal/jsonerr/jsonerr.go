@@ -1,7 +1,7 @@
 // Package jsonerr turns encoding/json's errors into one-line messages that name the line, the
-// column, the field and the value, for the readers of schedule, timeline and trace files: a user
-// who typed "n": "4" should read `field n: value "4" is a JSON string, want an integer`, not a Go
-// type path.
+// column, the field and the value, for the readers of schedule, timeline, run-record and trace
+// files: a user who typed "n": "4" should read `field n: value "4" is a JSON string, want an
+// integer`, not a Go type path.
 package jsonerr
 
 import (
