@@ -159,85 +159,85 @@ func validState(s benes.State) bool { return s == benes.Bar || s == benes.Cross 
 // writeJSON writes head (encodeHead's text), the timeline and the record's end.
 func (r *RunRecord) writeJSON(w io.Writer, head []byte) error {
 	e := newJSONStream(w)
-	e.b = append(e.b, head...)
+	e.B = append(e.B, head...)
 	if r != nil {
 		e.timeline(r.Timeline)
-		e.str("\n}")
+		e.Str("\n}")
 	}
-	e.str("\n")
-	e.flush()
-	return e.err
+	e.Str("\n")
+	e.Flush()
+	return e.Err
 }
 
 // timeline appends tl as MarshalIndent writes it as the value of a top-level field (one level
 // deep, one space per level).
 func (e *jsonStream) timeline(tl *schedules.Timeline) {
 	if tl == nil {
-		e.str("null")
+		e.Str("null")
 		return
 	}
-	e.str("{\n  \"circuits\": ")
+	e.Str("{\n  \"circuits\": ")
 	switch {
 	case tl.Circuits == nil:
-		e.str("null")
+		e.Str("null")
 	case len(tl.Circuits) == 0:
-		e.str("[]")
+		e.Str("[]")
 	default:
-		e.str("[")
+		e.Str("[")
 		for i := range tl.Circuits {
 			c := &tl.Circuits[i]
 			if i > 0 {
-				e.str(",")
+				e.Str(",")
 			}
-			e.str("\n   {\n    \"circuit\": ")
-			e.int(c.Circuit)
-			e.str(",\n    \"ready\": ")
-			e.float(c.Ready)
-			e.str(",\n    \"path_ready\": ")
-			e.float(c.PathReady)
-			e.str(",\n    \"reconfig_start\": ")
-			e.float(c.ReconfigStart)
-			e.str(",\n    \"transmit_start\": ")
-			e.float(c.TransmitStart)
-			e.str(",\n    \"end\": ")
-			e.float(c.End)
-			e.str("\n   }")
-			e.maybeFlush()
+			e.Str("\n   {\n    \"circuit\": ")
+			e.Int(c.Circuit)
+			e.Str(",\n    \"ready\": ")
+			e.Float(c.Ready)
+			e.Str(",\n    \"path_ready\": ")
+			e.Float(c.PathReady)
+			e.Str(",\n    \"reconfig_start\": ")
+			e.Float(c.ReconfigStart)
+			e.Str(",\n    \"transmit_start\": ")
+			e.Float(c.TransmitStart)
+			e.Str(",\n    \"end\": ")
+			e.Float(c.End)
+			e.Str("\n   }")
+			e.MaybeFlush()
 		}
-		e.str("\n  ]")
+		e.Str("\n  ]")
 	}
-	e.str(",\n  \"switch_changes\": ")
+	e.Str(",\n  \"switch_changes\": ")
 	switch {
 	case tl.SwitchChanges == nil:
-		e.str("null")
+		e.Str("null")
 	case len(tl.SwitchChanges) == 0:
-		e.str("[]")
+		e.Str("[]")
 	default:
-		e.str("[")
+		e.Str("[")
 		for i := range tl.SwitchChanges {
 			sc := &tl.SwitchChanges[i]
 			if i > 0 {
-				e.str(",")
+				e.Str(",")
 			}
 			// States are valid here (checkTimelineJSON): their text is "bar" or "cross".
-			e.str("\n   {\n    \"stage\": ")
-			e.int(int(sc.Stage))
-			e.str(",\n    \"switch\": ")
-			e.int(int(sc.Switch))
-			e.str(",\n    \"from\": \"")
-			e.str(sc.From.String())
-			e.str("\",\n    \"to\": \"")
-			e.str(sc.To.String())
-			e.str("\",\n    \"start\": ")
-			e.float(sc.Start)
-			e.str(",\n    \"end\": ")
-			e.float(sc.End)
-			e.str("\n   }")
-			e.maybeFlush()
+			e.Str("\n   {\n    \"stage\": ")
+			e.Int(int(sc.Stage))
+			e.Str(",\n    \"switch\": ")
+			e.Int(int(sc.Switch))
+			e.Str(",\n    \"from\": \"")
+			e.Str(sc.From.String())
+			e.Str("\",\n    \"to\": \"")
+			e.Str(sc.To.String())
+			e.Str("\",\n    \"start\": ")
+			e.Float(sc.Start)
+			e.Str(",\n    \"end\": ")
+			e.Float(sc.End)
+			e.Str("\n   }")
+			e.MaybeFlush()
 		}
-		e.str("\n  ]")
+		e.Str("\n  ]")
 	}
-	e.str("\n }")
+	e.Str("\n }")
 }
 
 // ReadRunRecord reads a run record; name prefixes every error. Unknown fields, trailing data and

@@ -56,19 +56,19 @@ func WriteChromeTrace(w io.Writer, s *schedules.Schedule, tl *schedules.Timeline
 	}
 	t := &traceWriter{s: s, tl: tl, order: order, txs: sortedKeys(usedTx), rxs: sortedKeys(usedRx)}
 	// First pass: only the times, for the first one encoding/json would refuse (kept in the
-	// stream's err; nothing is appended).
-	t.check, t.jsonStream = true, &jsonStream{}
+	// stream's Err; nothing is appended).
+	t.check, t.jsonStream = true, &jsonStream{&jsonw.Stream{}}
 	t.events()
-	if t.err != nil {
-		return t.err
+	if t.Err != nil {
+		return t.Err
 	}
 	t.check = false
 	t.jsonStream = newJSONStream(w)
-	t.str(`{"traceEvents":[`)
+	t.Str(`{"traceEvents":[`)
 	t.events()
-	t.str(`],"displayTimeUnit":"ns"}` + "\n")
-	t.flush()
-	return t.jsonStream.err
+	t.Str(`],"displayTimeUnit":"ns"}` + "\n")
+	t.Flush()
+	return t.jsonStream.Err
 }
 
 // switchTrackOrder returns the indices of changes grouped by switch track (tid stage·(n/2)+switch,
@@ -113,7 +113,7 @@ func switchTrackOrder(s *schedules.Schedule, changes []schedules.SwitchChange) (
 }
 
 // traceWriter walks the trace's events in their order. In check mode it only computes the times
-// and keeps the first that cannot be encoded in err; otherwise it appends each event's text to
+// and keeps the first that cannot be encoded in Err; otherwise it appends each event's text to
 // the stream.
 type traceWriter struct {
 	s        *schedules.Schedule
@@ -149,7 +149,7 @@ func (t *traceWriter) events() {
 			t.checkSpan(ct.TransmitStart, ct.End)
 			t.checkTime(ct.PathReady * us)
 			t.checkTime(ct.Ready * us)
-			if t.err != nil {
+			if t.Err != nil {
 				return
 			}
 			continue
@@ -179,25 +179,25 @@ func (t *traceWriter) events() {
 				t.begin("reconfig ")
 				t.circuitName(c)
 				t.span(num[:cut[0]], num[cut[0]:cut[1]], pt.pid, pt.tid, "reconfig")
-				t.str("}")
+				t.Str("}")
 			}
 			t.begin("")
 			t.circuitName(c)
 			t.span(num[cut[1]:cut[2]], num[cut[2]:cut[3]], pt.pid, pt.tid, "transmit")
 			// args, a map in the old encoding: its keys in sorted order.
-			t.str(`,"args":{"bytes":`)
-			t.int64(c.Bytes)
-			t.str(`,"circuit":`)
-			t.int(ct.Circuit)
-			t.str(`,"group":`)
-			t.int(c.Group)
-			t.str(`,"path_ready_us":`)
-			t.b = append(t.b, num[cut[3]:cut[4]]...)
-			t.str(`,"ready_us":`)
-			t.b = append(t.b, num[cut[4]:cut[5]]...)
-			t.str("}}")
+			t.Str(`,"args":{"bytes":`)
+			t.Int64(c.Bytes)
+			t.Str(`,"circuit":`)
+			t.Int(ct.Circuit)
+			t.Str(`,"group":`)
+			t.Int(c.Group)
+			t.Str(`,"path_ready_us":`)
+			t.B = append(t.B, num[cut[3]:cut[4]]...)
+			t.Str(`,"ready_us":`)
+			t.B = append(t.B, num[cut[4]:cut[5]]...)
+			t.Str("}}")
 		}
-		t.maybeFlush()
+		t.MaybeFlush()
 	}
 	if !t.check {
 		for _, p := range t.txs {
@@ -228,11 +228,11 @@ func (t *traceWriter) events() {
 			t.switchSlice(id, "reconfig", sc.From.String(), sc.To.String(), sc.Start, sc.End)
 			held, last = sc.End, sc
 			if t.check {
-				if t.err != nil {
+				if t.Err != nil {
 					return
 				}
 			} else {
-				t.maybeFlush()
+				t.MaybeFlush()
 			}
 		}
 		if end > held {
@@ -243,8 +243,8 @@ func (t *traceWriter) events() {
 
 // checkTime keeps the error encoding/json gives for v if it is the first that cannot be encoded.
 func (t *traceWriter) checkTime(v float64) {
-	if t.err == nil {
-		t.err = jsonw.CheckFloat(v)
+	if t.Err == nil {
+		t.Err = jsonw.CheckFloat(v)
 	}
 }
 
@@ -258,36 +258,36 @@ func (t *traceWriter) checkSpan(from, to float64) {
 // goes on with prefix.
 func (t *traceWriter) begin(prefix string) {
 	if t.n > 0 {
-		t.str(",")
+		t.Str(",")
 	}
 	t.n++
-	t.str(`{"name":"`)
-	t.str(prefix)
+	t.Str(`{"name":"`)
+	t.Str(prefix)
 }
 
 // circuitName appends "src→dst". Decimal digits, '-' and the arrow (valid UTF-8, not one of the
 // line separators encoding/json escapes) need no escaping, so the text is what Marshal gave;
 // the same holds for every name and category this file writes.
 func (t *traceWriter) circuitName(c *schedules.Circuit) {
-	t.int(c.Src)
-	t.str("→")
-	t.int(c.Dst)
+	t.Int(c.Src)
+	t.Str("→")
+	t.Int(c.Dst)
 }
 
 // span closes the name and appends an "X" slice's fields from ph to cat, ts and dur given as
 // their text.
 func (t *traceWriter) span(ts, dur []byte, pid, tid int, cat string) {
-	t.str(`","ph":"X","ts":`)
-	t.b = append(t.b, ts...)
-	t.str(`,"dur":`)
-	t.b = append(t.b, dur...)
-	t.str(`,"pid":`)
-	t.int(pid)
-	t.str(`,"tid":`)
-	t.int(tid)
-	t.str(`,"cat":"`)
-	t.str(cat)
-	t.str(`"`)
+	t.Str(`","ph":"X","ts":`)
+	t.B = append(t.B, ts...)
+	t.Str(`,"dur":`)
+	t.B = append(t.B, dur...)
+	t.Str(`,"pid":`)
+	t.Int(pid)
+	t.Str(`,"tid":`)
+	t.Int(tid)
+	t.Str(`,"cat":"`)
+	t.Str(cat)
+	t.Str(`"`)
 }
 
 // switchSlice is one slice on a switch track, named from or from→to.
@@ -298,26 +298,26 @@ func (t *traceWriter) switchSlice(id int, cat, from, to string, start, stop floa
 	}
 	t.begin(from)
 	if to != "" {
-		t.str("→")
-		t.str(to)
+		t.Str("→")
+		t.Str(to)
 	}
 	num := jsonw.AppendFloat(t.num[:0], start*us)
 	cut := len(num)
 	t.num = jsonw.AppendFloat(num, (stop-start)*us)
 	t.span(t.num[:cut], t.num[cut:], pidSwitch, id, cat)
-	t.str("}")
+	t.Str("}")
 }
 
 // meta is an "M" record naming a process or thread (ts 0, no dur or cat).
 func (t *traceWriter) meta(pid, tid int, what, name string) {
 	t.begin(what)
-	t.str(`","ph":"M","ts":0,"pid":`)
-	t.int(pid)
-	t.str(`,"tid":`)
-	t.int(tid)
-	t.str(`,"args":{"name":"`)
-	t.str(name)
-	t.str(`"}}`)
+	t.Str(`","ph":"M","ts":0,"pid":`)
+	t.Int(pid)
+	t.Str(`,"tid":`)
+	t.Int(tid)
+	t.Str(`,"args":{"name":"`)
+	t.Str(name)
+	t.Str(`"}}`)
 }
 
 func sortedKeys[V any](m map[int]V) []int {

@@ -6,6 +6,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"reflect"
 	"strconv"
@@ -36,4 +37,49 @@ func CheckFloat(f float64) error {
 		return &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
 	}
 	return nil
+}
+
+// FlushAt is how much encoded text a Stream gathers before handing it to its writer: enough that
+// a file of millions of elements costs few writes, small enough never to matter in memory.
+const FlushAt = 32 << 10
+
+// Stream appends JSON text to B and hands it to its writer in pieces of about FlushAt bytes, so
+// that files of millions of elements are written without their text ever being held whole. The
+// first write error sticks in Err and ends the writing; encoders may also set Err themselves.
+type Stream struct {
+	w   io.Writer
+	B   []byte
+	Err error
+}
+
+// NewStream returns a Stream writing to w.
+func NewStream(w io.Writer) *Stream {
+	return &Stream{w: w, B: make([]byte, 0, FlushAt+4<<10)}
+}
+
+// Flush hands what is gathered to the writer (unless an error has stuck).
+func (s *Stream) Flush() {
+	if s.Err == nil && len(s.B) > 0 && s.w != nil {
+		_, s.Err = s.w.Write(s.B)
+	}
+	s.B = s.B[:0]
+}
+
+// MaybeFlush flushes once an element has taken the text past FlushAt.
+func (s *Stream) MaybeFlush() {
+	if len(s.B) >= FlushAt {
+		s.Flush()
+	}
+}
+
+func (s *Stream) Str(x string)    { s.B = append(s.B, x...) }
+func (s *Stream) Int(v int)       { s.B = strconv.AppendInt(s.B, int64(v), 10) }
+func (s *Stream) Int64(v int64)   { s.B = strconv.AppendInt(s.B, v, 10) }
+func (s *Stream) Float(f float64) { s.B = AppendFloat(s.B, f) }
+
+// Quote appends x as a JSON string, escaped as encoding/json escapes it (HTML characters, invalid
+// UTF-8).
+func (s *Stream) Quote(x string) {
+	q, _ := json.Marshal(x) // a string always marshals
+	s.B = append(s.B, q...)
 }
