@@ -260,6 +260,7 @@ func goldenDigest(t *testing.T, s *schedules.Schedule, d *schedules.Demand) stri
 			put("run", []any{res, tl, errText(err)})
 			res2, err2 := emulator.RunResult(context.Background(), s, d, cfg)
 			put("result", []any{res2, errText(err2)})
+			checkRunChecked(t, s, d, cfg, res, tl, err)
 			if err == nil && events < 0 {
 				events = res.Events
 			}
@@ -288,6 +289,43 @@ func goldenDigest(t *testing.T, s *schedules.Schedule, d *schedules.Demand) stri
 		sum += " error=" + fmt.Sprintf("%q", firstErr.Error())
 	}
 	return sum
+}
+
+// checkRunChecked: RunChecked gives Run's result and error, and the violations VerifyTimeline
+// finds in Run's timeline (none); in barrier mode the timeline by round it checks expands to
+// Run's timeline byte for byte. (Not part of the digest: the golden file predates RunChecked.)
+func checkRunChecked(t *testing.T, s *schedules.Schedule, d *schedules.Demand, cfg emulator.Config, res *emulator.Result, tl *schedules.Timeline, err error) {
+	t.Helper()
+	js := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	resC, vs, errC := emulator.RunChecked(context.Background(), s, d, cfg)
+	if (err == nil) != (errC == nil) || err != nil && err.Error() != errC.Error() {
+		t.Fatalf("%s: RunChecked error %v, Run's %v", s.Algorithm, errC, err)
+	}
+	if err != nil {
+		return
+	}
+	if js(resC) != js(res) {
+		t.Fatalf("%s: RunChecked result differs from Run's:\n%s\n%s", s.Algorithm, js(resC), js(res))
+	}
+	if want := schedules.VerifyTimeline(s, tl); js(vs) != js(want) {
+		t.Fatalf("%s: RunChecked violations %v, VerifyTimeline of Run's timeline %v", s.Algorithm, vs, want)
+	}
+	_, rt, err := emulator.RoundTimelineOf(context.Background(), s, d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (rt != nil) != (s.Mode == schedules.Barrier) {
+		t.Fatalf("%s: %s mode, timeline by round %v", s.Algorithm, s.Mode, rt != nil)
+	}
+	if rt != nil && js(rt.Expand()) != js(tl) {
+		t.Fatalf("%s: the timeline by round does not expand to Run's timeline", s.Algorithm)
+	}
 }
 
 // hop changes traversal h of circuit i's path with fn (a benes.Path is immutable).

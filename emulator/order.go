@@ -59,6 +59,11 @@ type Order struct {
 	// exported form, is built only for an Order handed out by NewOrder.
 	eps    []int32
 	epochs []Epoch
+	// rc holds the epochs instead of eps in barrier mode on Beneš: by round, 8 bytes each in
+	// blocks that are never copied, and handed as they are to the timeline by round
+	// (schedules.RoundTimeline) that RunChecked checks. Such a schedule may have tens of
+	// millions of changes.
+	rc *schedules.RoundChanges
 
 	nc int // circuits
 	// res is the number of resources a circuit holds: its transmitter, its receiver and, on
@@ -187,7 +192,12 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 }
 
 // numEpochs is the number of epochs.
-func (o *Order) numEpochs() int { return len(o.eps) / 2 }
+func (o *Order) numEpochs() int {
+	if o.rc != nil {
+		return o.rc.Len()
+	}
+	return len(o.eps) / 2
+}
 
 // addEpoch records an epoch: a Beneš switch's dense id and new state, or a crossbar transmitter
 // and its new receiver.
@@ -207,6 +217,10 @@ func (o *Order) NumEpochs() int { return o.numEpochs() }
 // crossbar the transmitter and the receiver it re-points to. Beneš switches have two states, so
 // an epoch's From is the other one.
 func (o *Order) Epoch(i int) Epoch {
+	if o.rc != nil {
+		_, stage, sw, to := o.rc.At(i)
+		return Epoch{Stage: stage, Switch: sw, From: to ^ 1, To: to, Dst: -1}
+	}
 	who, to := int(o.eps[2*i]), o.eps[2*i+1]
 	if o.fabric == schedules.Crossbar {
 		return Epoch{Stage: -1, Switch: who, Dst: int(to)}
@@ -657,6 +671,7 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 	}
 	var state, set, want []int32 // set: which round last asked for this switch, and for which state
 	if f != nil {
+		o.rc = schedules.NewRoundChanges(s.N)
 		ns := f.NumSwitches()
 		state, set, want = sc.ints(ns), sc.ints(ns), sc.ints(ns)
 		clear(state)
@@ -693,7 +708,9 @@ func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch)
 				}
 				set[sw], want[sw] = int32(ri+1), st
 				if st != state[sw] {
-					o.addEpoch(int32(sw), st)
+					if err := o.rc.Add(ri, t.Stage, t.Switch, benes.State(st)); err != nil {
+						return fmt.Errorf("emulator: circuit %d: %w", ci, err)
+					}
 					state[sw] = st
 				}
 			}

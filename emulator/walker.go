@@ -60,10 +60,11 @@ type Walker struct {
 	// Barrier mode keeps per circuit only its end and whether it has completed: a round's
 	// circuits share their ready, reconfiguration and start times (per round, in rw), unless a
 	// driver reports its own start times (tx, made on the first Started).
-	bend  []float64
-	bdone []uint64
-	btx   []float64
-	rw    []roundWalk
+	bend    []float64
+	ownEnds bool // bend is not the scratch's
+	bdone   []uint64
+	btx     []float64
+	rw      []roundWalk
 }
 
 // roundWalk is what a barrier round's circuits share: when its command was requested, when the
@@ -139,10 +140,12 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	if o.mode == schedules.Barrier {
 		// Command.Epochs of a barrier round is made only by Flush (the emulator's loop needs
 		// just the count), so no room is reserved for it.
-		if sc != nil {
+		if sc != nil && nc <= keepMax {
 			w.bend = sc.ends(nc)
 		} else {
-			w.bend = make([]float64, nc)
+			// Its own (a scratch would not keep one this large): a timeline by round then
+			// takes it as it is.
+			w.bend, w.ownEnds = make([]float64, nc), true
 		}
 		w.bdone = make([]uint64, (nc+63)/64)
 		w.rw = make([]roundWalk, o.numRounds())
@@ -574,6 +577,48 @@ func (w *Walker) barrierTimeline() *schedules.Timeline {
 		}
 	}
 	return tl
+}
+
+// roundTimeline is the walk's barrier timeline stored by round: what barrierTimeline lists
+// entry by entry (schedules.RoundTimeline.Expand gives it), in a quarter of the memory. Call it
+// once the walk is Done; it copies what it keeps, so the walker's scratch may be reused.
+func (w *Walker) roundTimeline() (*schedules.RoundTimeline, error) {
+	if err := w.finished(); err != nil {
+		return nil, err
+	}
+	o := w.o
+	nr := o.numRounds()
+	if o.mode != schedules.Barrier || len(w.cmds) != nr {
+		return nil, fmt.Errorf("emulator: walker: a timeline by round needs a barrier walk with one command per round (%d commands, %d rounds)", len(w.cmds), nr)
+	}
+	rounds := make([]schedules.RoundTiming, nr)
+	for r := range rounds {
+		// Command r is round r's: a round is due only once the one before it has ended.
+		b, rw := &w.cmds[r], &w.rw[r]
+		rounds[r] = schedules.RoundTiming{Ready: rw.req, ReconfigStart: rw.rcStart, ChangeStart: b.start, ChangeEnd: b.end}
+	}
+	roundOf := make([]int32, o.Len())
+	if o.roundOf != nil {
+		copy(roundOf, o.roundOf)
+	} else {
+		for r := range nr {
+			for c := o.rds[r].lo; c < o.rds[r+1].lo; c++ {
+				roundOf[c] = int32(r)
+			}
+		}
+	}
+	ends := w.bend
+	if !w.ownEnds {
+		ends = slices.Clone(ends) // the scratch's: reused by the next walk
+	}
+	// Command r lists round r's epochs, numbered round by round in the order of request, so the
+	// order's changes by round are the timeline's as they are (a crossbar's re-pointings are
+	// not switch changes).
+	rt, err := schedules.NewRoundTimeline(rounds, roundOf, ends, w.btx, o.rc)
+	if err != nil {
+		return nil, fmt.Errorf("emulator: internal error: %w", err)
+	}
+	return rt, nil
 }
 
 // sortSmall sorts the few circuits that one completion made ready (insertion sort: at most one

@@ -529,22 +529,69 @@ func overlapTolerance(t float64) float64 { return 1e-12 * max(1e-9, math.Abs(t))
 // schedule order start in time order and the changes are listed by start, as the emulator
 // writes barrier timelines, and O(c log c) otherwise.
 func VerifyTimeline(s *Schedule, tl *Timeline) []Violation {
-	if fitsIndex32(len(s.Circuits), len(tl.Circuits), len(tl.SwitchChanges)) {
-		return verifyTimelineOf[int32](s, tl)
+	return verifyView(s, timelineView{tl: tl})
+}
+
+// VerifyRoundTimeline is VerifyTimeline for a timeline stored by round: it returns exactly the
+// violations VerifyTimeline(s, tl.Expand()) returns, without the per-circuit records (its own
+// memory is VerifyTimeline's).
+func VerifyRoundTimeline(s *Schedule, tl *RoundTimeline) []Violation {
+	return verifyView(s, timelineView{rt: tl})
+}
+
+func verifyView(s *Schedule, v timelineView) []Violation {
+	if fitsIndex32(len(s.Circuits), v.numCircuits(), v.numChanges()) {
+		return verifyTimelineOf[int32](s, v)
 	}
-	return verifyTimelineOf[int](s, tl)
+	return verifyTimelineOf[int](s, v)
+}
+
+// timelineView is how the timeline checks read a timeline: a Timeline's records, or a
+// RoundTimeline's entries as its expansion would hold them (exactly one of tl and rt is set).
+// Entries are read by value, one at a time, so that a RoundTimeline is never expanded.
+type timelineView struct {
+	tl *Timeline
+	rt *RoundTimeline
+}
+
+func (v timelineView) numCircuits() int {
+	if v.rt != nil {
+		return v.rt.Len()
+	}
+	return len(v.tl.Circuits)
+}
+
+func (v timelineView) numChanges() int {
+	if v.rt != nil {
+		return v.rt.NumSwitchChanges()
+	}
+	return len(v.tl.SwitchChanges)
+}
+
+func (v timelineView) circuit(i int) CircuitTiming {
+	if v.rt != nil {
+		return v.rt.Circuit(i)
+	}
+	return v.tl.Circuits[i]
+}
+
+func (v timelineView) change(k int) SwitchChange {
+	if v.rt != nil {
+		return v.rt.SwitchChange(k)
+	}
+	return v.tl.SwitchChanges[k]
 }
 
 // verifyTimelineOf is VerifyTimeline with per-circuit indices of type I.
-func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
+func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	var vs []Violation
 	add := func(k ViolationKind, c int, format string, a ...any) {
 		vs = append(vs, Violation{k, c, fmt.Sprintf(format, a...)})
 	}
 	// timing[i] is 1 + the index of circuit i's entry in tl.Circuits, 0 while it has none.
 	timing := make([]I, len(s.Circuits))
-	for i := range tl.Circuits {
-		ct := &tl.Circuits[i]
+	for i := range tl.numCircuits() {
+		ct := tl.circuit(i)
 		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
 			add(TimelineShape, -1, "timeline entry %d names circuit %d, the schedule has %d", i, ct.Circuit, len(s.Circuits))
 			continue
@@ -587,16 +634,16 @@ func verifyTimelineOf[I index](s *Schedule, tl *Timeline) []Violation {
 		if order != nil {
 			i = int(order[p])
 		}
-		c, ct := &s.Circuits[i], &tl.Circuits[timing[i]-1]
-		ov.circuit(I(i), c, ct)
+		c, ct := &s.Circuits[i], tl.circuit(int(timing[i]-1))
+		ov.circuit(I(i), c, &ct)
 		if st != nil {
-			st.circuit(i, c, ct)
+			st.circuit(i, c, &ct)
 		}
 	}
 	vs = append(vs, ov.violations()...)
 	if st == nil {
-		if len(tl.SwitchChanges) > 0 {
-			vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", len(tl.SwitchChanges))})
+		if n := tl.numChanges(); n > 0 {
+			vs = append(vs, Violation{TimelineShape, -1, fmt.Sprintf("a crossbar has no internal switches, the timeline changes %d", n)})
 		}
 		return vs
 	}
@@ -630,7 +677,7 @@ type overlap[I index] struct {
 // table of the last holder per resource replaces a list of intervals per resource; the overlaps
 // are then put in resource order.
 type overlaps[I index] struct {
-	tl     *Timeline
+	tl     timelineView
 	timing []I
 	sp     space
 	ports  [2]table[holder[I]] // transmitters, receivers
@@ -639,7 +686,7 @@ type overlaps[I index] struct {
 	found  []overlap[I]
 }
 
-func newOverlaps[I index](s *Schedule, tl *Timeline, timing []I) *overlaps[I] {
+func newOverlaps[I index](s *Schedule, tl timelineView, timing []I) *overlaps[I] {
 	sp := spaceOf(s)
 	return &overlaps[I]{tl: tl, timing: timing, sp: sp,
 		ports: [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)},
@@ -709,7 +756,7 @@ func (o *overlaps[I]) violations() []Violation {
 		default:
 			what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
 		}
-		prev, cur := &o.tl.Circuits[o.timing[f.prev]-1], &o.tl.Circuits[o.timing[f.cur]-1]
+		prev, cur := o.tl.circuit(int(o.timing[f.prev]-1)), o.tl.circuit(int(o.timing[f.cur]-1))
 		vs = append(vs, Violation{what, int(f.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
 			name, f.prev, prev.TransmitStart, prev.End, f.cur, cur.TransmitStart, cur.End)})
 	}
@@ -718,8 +765,8 @@ func (o *overlaps[I]) violations() []Violation {
 
 // startOrder returns the circuits in (transmit start, index) order as a permutation; nil when
 // they are in that order already (barrier rounds executed one after another are).
-func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
-	start := func(i I) float64 { return tl.Circuits[timing[i]-1].TransmitStart }
+func startOrder[I index](s *Schedule, tl timelineView, timing []I) []I {
+	start := func(i I) float64 { return tl.circuit(int(timing[i] - 1)).TransmitStart }
 	sorted := true
 	for i := 1; i < len(timing) && sorted; i++ {
 		sorted = start(I(i-1)) <= start(I(i))
@@ -742,7 +789,7 @@ func startOrder[I index](s *Schedule, tl *Timeline, timing []I) []I {
 // is not monotone (an end that is NaN, in a timeline built in memory) or the switch is off the
 // fabric, a binary search over the materialised maxima answers as it always has.
 type switchStates[I index] struct {
-	tl     *Timeline
+	tl     timelineView
 	sp     space
 	chg    *switchChanges[I]
 	sws    table[switchSweep[I]]
@@ -751,9 +798,9 @@ type switchStates[I index] struct {
 }
 
 // newSwitchStates groups the changes by switch and replays them (a Beneš schedule's timeline).
-func newSwitchStates[I index](s *Schedule, tl *Timeline) *switchStates[I] {
+func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
 	sp := spaceOf(s)
-	chg := newSwitchChanges[I](sp, tl.SwitchChanges)
+	chg := newSwitchChanges[I](sp, tl)
 	sws := newTable[switchSweep[I]](sp.switches())
 	type shape struct {
 		stage, sw int
@@ -774,10 +821,10 @@ func newSwitchStates[I index](s *Schedule, tl *Timeline) *switchStates[I] {
 	if !chg.resorted {
 		// Every switch's changes are in timeline order: replay them all in one pass over the
 		// timeline, which reads it in the order it lies in memory.
-		for x := range tl.SwitchChanges {
-			ch := &tl.SwitchChanges[x]
+		for x := range tl.numChanges() {
+			ch := tl.change(x)
 			if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
-				step(sws.at(id), int(ch.Stage), int(ch.Switch), ch)
+				step(sws.at(id), int(ch.Stage), int(ch.Switch), &ch)
 			}
 		}
 	}
@@ -789,13 +836,14 @@ func newSwitchStates[I index](s *Schedule, tl *Timeline) *switchStates[I] {
 		}
 		if !dense || chg.resorted {
 			for _, x := range seg {
-				step(r, stage, sw, &tl.SwitchChanges[x])
+				ch := tl.change(int(x))
+				step(r, stage, sw, &ch)
 			}
 		}
 		if !dense || math.IsNaN(r.maxEnd) {
 			ends := make([]float64, len(seg))
 			for i, x := range seg {
-				ends[i] = tl.SwitchChanges[x].End
+				ends[i] = tl.change(int(x)).End
 				if i > 0 {
 					ends[i] = max(ends[i], ends[i-1])
 				}
@@ -827,7 +875,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
 		var seg []I
 		var next int
 		state, upcoming := benes.Bar, 0.0
-		change := func(j int) *SwitchChange { return &tl.SwitchChanges[seg[j]] }
+		change := func(j int) SwitchChange { return tl.change(int(seg[j])) }
 		id, ok := sp.switchID(tr.Stage, tr.Switch)
 		var r *switchSweep[I]
 		if ok {
@@ -839,7 +887,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
 			if r.used && ended >= r.at && (int(r.next) == len(seg) || r.head > ended) {
 				r.at = ended // the cursor stays (most traversals): seek inlined
 			} else {
-				r.seek(seg, tl.SwitchChanges, ended)
+				r.seek(seg, tl, ended)
 			}
 			next, state, upcoming = int(r.next), r.inForce, r.upcoming
 		} else {
@@ -907,19 +955,20 @@ type switchSweep[I index] struct {
 // seek returns the first change of seg whose running maximum of ends exceeds t: what a binary
 // search over the maxima returns, found by moving forward from the last answer. Asked about an
 // earlier time than before (which the sweep never does), it starts again from the first change.
-func (c *switchSweep[I]) seek(seg []I, chs []SwitchChange, t float64) int {
+func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
 	if !c.used || t < c.at {
 		c.next, c.used, c.inForce = 0, true, benes.Bar
 		if len(seg) > 0 {
-			c.head, c.upcoming = chs[seg[0]].End, chs[seg[0]].Start
+			first := chs.change(int(seg[0]))
+			c.head, c.upcoming = first.End, first.Start
 		}
 	}
 	c.at = t
 	for int(c.next) < len(seg) && !(c.head > t) {
-		c.inForce = chs[seg[c.next]].To
+		c.inForce = chs.change(int(seg[c.next])).To
 		c.next++
 		if int(c.next) < len(seg) {
-			ch := &chs[seg[c.next]]
+			ch := chs.change(int(seg[c.next]))
 			c.head, c.upcoming = max(c.head, ch.End), ch.Start
 		}
 	}
@@ -941,11 +990,13 @@ type switchChanges[I index] struct {
 	resorted bool
 }
 
-func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
-	c := &switchChanges[I]{sp: sp, perm: make([]I, len(chs)), off: make([]I, sp.switches()+1)}
+func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
+	nch := chs.numChanges()
+	c := &switchChanges[I]{sp: sp, perm: make([]I, nch), off: make([]I, sp.switches()+1)}
 	// A counting sort by switch id, which keeps timeline order within a switch; the changes of
 	// switches off the fabric follow, sorted by (stage, switch, index).
-	for _, ch := range chs {
+	for x := range nch {
+		ch := chs.change(x)
 		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
 			c.off[id+1]++
 		}
@@ -956,7 +1007,8 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 	fill := slices.Clone(c.off)
 	dense := int(c.off[len(c.off)-1])
 	rest := dense
-	for x, ch := range chs {
+	for x := range nch {
+		ch := chs.change(x)
 		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
 			c.perm[fill[id]] = I(x)
 			fill[id]++
@@ -965,7 +1017,7 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 			rest++
 		}
 	}
-	key := func(x I) [2]int { return [2]int{int(chs[x].Stage), int(chs[x].Switch)} }
+	key := func(x I) [2]int { ch := chs.change(int(x)); return [2]int{int(ch.Stage), int(ch.Switch)} }
 	tail := c.perm[dense:]
 	slices.SortFunc(tail, func(a, b I) int {
 		ka, kb := key(a), key(b)
@@ -987,8 +1039,8 @@ func newSwitchChanges[I index](sp space, chs []SwitchChange) *switchChanges[I] {
 	// stable sort as ever, so that the order is the same for every input.
 	c.each(func(_, _ int, seg []I) {
 		for j := 1; j < len(seg); j++ {
-			if !(chs[seg[j-1]].Start <= chs[seg[j]].Start) {
-				sort.SliceStable(seg, func(x, y int) bool { return chs[seg[x]].Start < chs[seg[y]].Start })
+			if !(chs.change(int(seg[j-1])).Start <= chs.change(int(seg[j])).Start) {
+				sort.SliceStable(seg, func(x, y int) bool { return chs.change(int(seg[x])).Start < chs.change(int(seg[y])).Start })
 				c.resorted = true
 				return
 			}

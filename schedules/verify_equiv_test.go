@@ -342,7 +342,7 @@ func TestVerifyTimelineMatchesOracle(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("VerifyTimeline differs from the oracle\n got: %#v\nwant: %#v", got, want)
 		}
-		if got := verifyTimelineOf[int](s, tl); !reflect.DeepEqual(got, want) {
+		if got := verifyTimelineOf[int](s, timelineView{tl: tl}); !reflect.DeepEqual(got, want) {
 			t.Fatalf("verifyTimelineOf[int] differs from the oracle\n got: %#v\nwant: %#v", got, want)
 		}
 		seen.add(want)

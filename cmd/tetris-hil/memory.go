@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,19 +21,31 @@ type memoryFlag struct{ value string }
 
 func (m *memoryFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.value, "max-memory", "auto",
-		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory; 0: no limit")
+		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory, or of the cgroup's memory limit where that is lower; 0: no limit")
 }
 
 // limit is the limit in bytes (0: none).
 func (m *memoryFlag) limit() (int64, error) {
 	if m.value == "auto" {
-		return physicalMemory() / 2, nil
+		return availableMemory() / 2, nil
 	}
 	b, err := units.ParseBytes(m.value)
 	if err != nil {
 		return 0, usagef("--max-memory %q: %v", m.value, err)
 	}
 	return b, nil
+}
+
+// availableMemory is the memory this process may use: physical memory, or its cgroup's limit
+// where that is lower (a container, a Slurm job, a systemd slice: there the kernel kills a
+// process above the cgroup's limit, however much the machine has). 0: unknown.
+func availableMemory() int64 {
+	m := physicalMemory()
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	if c := cgroupMemoryLimit("/sys/fs/cgroup", string(self)); c > 0 && (m == 0 || c < m) {
+		m = c
+	}
+	return m
 }
 
 // physicalMemory is MemTotal from /proc/meminfo, or 0 (no limit) where there is none.
@@ -55,13 +68,62 @@ func physicalMemory() int64 {
 	return 0
 }
 
-// softMemoryLimit makes limit (bytes; 0: none) the runtime's soft memory limit, as GOMEMLIMIT
-// would, unless GOMEMLIMIT is set: without it the garbage collector lets the heap grow to about
-// twice what is live before it collects, so a run the estimate lets through could still hold
-// twice its estimate. The limit only changes when the collector runs, never a result.
+// cgroupMemoryLimit is the lowest memory limit among the cgroups that /proc/self/cgroup (self)
+// names under root (the cgroup file systems' mount point), for cgroup v2 (memory.max) and v1
+// (memory/memory.limit_in_bytes), each read at the mount's top (what a container sees of its
+// own cgroup) and at every cgroup on the process's path; 0 when none is set.
+func cgroupMemoryLimit(root, self string) int64 {
+	files := []string{root + "/memory.max", root + "/memory/memory.limit_in_bytes"}
+	for _, line := range strings.Split(self, "\n") {
+		// hierarchy-ID:controllers:path; v2's controllers are empty.
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || parts[2] == "/" || strings.Contains(parts[2], "..") {
+			continue
+		}
+		dir, file := "", ""
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			dir, file = root, "/memory.max"
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			dir, file = root+"/memory", "/memory.limit_in_bytes"
+		default:
+			continue
+		}
+		// The process's cgroup and every one above it: a limit anywhere on the way applies.
+		path := ""
+		for _, name := range strings.Split(strings.Trim(parts[2], "/"), "/") {
+			path += "/" + name
+			files = append(files, dir+path+file)
+		}
+	}
+	limit := int64(0)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		// "max" (v2) and v1's page-rounded 2^63 mean no limit.
+		if err != nil || v <= 0 || v >= 1<<62 {
+			continue
+		}
+		if limit == 0 || v < limit {
+			limit = v
+		}
+	}
+	return limit
+}
+
+// softMemoryLimit makes limit (bytes; 0: none), less a sixteenth, the runtime's soft memory
+// limit, as GOMEMLIMIT would, unless GOMEMLIMIT is set: without it the garbage collector lets the
+// heap grow to about twice what is live before it collects, so a run the estimate lets through
+// could still hold twice its estimate. The sixteenth is room for what the runtime does not count
+// and the resident set does (the binary, C libraries such as NVML, pages freed but not yet
+// returned), so that the process's peak resident set stays under the limit. The limit only
+// changes when the collector runs, never a result.
 func softMemoryLimit(limit int64) {
 	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit)
+		debug.SetMemoryLimit(limit - limit/16)
 	}
 }
 

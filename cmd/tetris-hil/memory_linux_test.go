@@ -82,8 +82,10 @@ func TestEmulateDense256RefusedUpFront(t *testing.T) {
 }
 
 // TestEmulateEstimateCoversPeak: bvn-sinkhorn on a dense 64-port matrix (the worst case of the
-// decomposition bound: a quarter of a million circuits) peaks below its estimate, measured as
-// the child's maximum resident set with no memory limit (so with the collector's headroom).
+// decomposition bound: a quarter of a million circuits) and Tetris, each given exactly its own
+// estimate as --max-memory (so the estimate lets it through and the soft limit is the
+// estimate's), finish with the child's peak resident set under that limit, with its timeline
+// checked by round and with it kept for --timeline.
 func TestEmulateEstimateCoversPeak(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector multiplies memory: peak RSS says nothing about the estimate")
@@ -95,14 +97,20 @@ func TestEmulateEstimateCoversPeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, algo := range []string{"bvn-sinkhorn", "tetris"} {
-		est := experiment.EstimateMemory([]experiment.Matrix{named[0].matrix()}, experiment.Config{Algorithms: []string{algo}}, 1)
-		out, code, rss := runChild(t, "emulate", "--demand", path, "--matrix", "0", "--algo", algo, "--max-memory", "0")
-		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s", algo, code, out)
+		for _, keep := range []bool{false, true} {
+			est := experiment.EstimateMemory([]experiment.Matrix{named[0].matrix()}, experiment.Config{Algorithms: []string{algo}, KeepRuns: keep}, 1)
+			args := []string{"emulate", "--demand", path, "--matrix", "0", "--algo", algo, "--max-memory", strconv.FormatInt(est.Peak, 10) + "B"}
+			if keep {
+				args = append(args, "--timeline", t.TempDir())
+			}
+			out, code, rss := runChild(t, args...)
+			if code != 0 {
+				t.Fatalf("%s (timeline kept: %v): exit %d\n%s", algo, keep, code, out)
+			}
+			if rss > est.Peak {
+				t.Errorf("%s on a dense 64-port matrix (timeline kept: %v): peak RSS %d MiB above the estimate %d MiB", algo, keep, rss>>20, est.Peak>>20)
+			}
+			t.Logf("%s (timeline kept: %v): peak RSS %d MiB, estimate %d MiB (%d circuits at most)", algo, keep, rss>>20, est.Peak>>20, est.Runs[0].Circuits)
 		}
-		if rss > est.Peak {
-			t.Errorf("%s on a dense 32-port matrix: peak RSS %d MiB above the estimate %d MiB", algo, rss>>20, est.Peak>>20)
-		}
-		t.Logf("%s: peak RSS %d MiB, estimate %d MiB (%d circuits at most)", algo, rss>>20, est.Peak>>20, est.Runs[0].Circuits)
 	}
 }

@@ -268,7 +268,7 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 				p := plans[k]
 				var need int64
 				if budget > 0 {
-					need = EstimateRun(p.cfg.Algorithms[a], ms[m].Demand, p.cfg.Options.Fabric).Bytes
+					need = EstimateRun(p.cfg.Algorithms[a], ms[m].Demand, p.cfg.Options.Fabric, p.cfg.KeepRuns).Bytes
 				}
 				if mem.acquire(ctx, need) != nil {
 					return // cancelled: reported below
@@ -350,26 +350,32 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 }
 
 // execute runs one schedule and, unless cfg.SkipVerify, checks its timeline; pathsChecked says
-// its paths need no second check (emulator.Config.PathsChecked). Without verification and
-// without KeepRuns nothing reads the timeline, so none is built (emulator.RunResult).
+// its paths need no second check (emulator.Config.PathsChecked). Without KeepRuns the timeline
+// is not kept: none is built without verification (emulator.RunResult), and one is checked and
+// dropped with it (emulator.RunChecked, by round in barrier mode).
 func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, pathsChecked bool) (Record, error) {
 	exec := cfg.Exec
 	exec.PathsChecked = exec.PathsChecked || pathsChecked
 	var res *emulator.Result
 	var tl *schedules.Timeline
+	var vs []schedules.Violation
 	var err error
-	if cfg.SkipVerify && !cfg.KeepRuns {
-		res, err = emulator.RunResult(ctx, s, m.Demand, exec)
-	} else {
+	switch {
+	case cfg.KeepRuns:
 		res, tl, err = emulator.Run(ctx, s, m.Demand, exec)
+		if err == nil && !cfg.SkipVerify {
+			vs = schedules.VerifyTimeline(s, tl)
+		}
+	case cfg.SkipVerify:
+		res, err = emulator.RunResult(ctx, s, m.Demand, exec)
+	default:
+		res, vs, err = emulator.RunChecked(ctx, s, m.Demand, exec)
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	if !cfg.SkipVerify {
-		if vs := schedules.VerifyTimeline(s, tl); len(vs) > 0 {
-			return Record{}, &Invalid{Internal: true, Violations: vs}
-		}
+	if len(vs) > 0 {
+		return Record{}, &Invalid{Internal: true, Violations: vs}
 	}
 	rec := Record{
 		Algorithm: s.Algorithm, Matrix: m.Ref, CompletionSeconds: res.Completion,

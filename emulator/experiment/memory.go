@@ -18,6 +18,9 @@ import (
 // its share of the timeline's switch changes (32 bytes each, plus the emulator's 8-byte epoch
 // record and the verifier's 4-byte index while they run), the emulator's walk state (about 52
 // bytes a circuit in barrier mode) and, in partial mode, the dependency order's per-hop lists.
+// A barrier run whose timeline is not kept (no timeline files, no chart) is checked by round
+// (emulator.RunChecked): per circuit its duration, end, round and the verifier's index (24
+// bytes), per switch change 8 bytes and the verifier's 4, and no per-circuit timeline entry.
 // What decides the count is the algorithm:
 //
 //   - the Birkhoff–von Neumann family (bvn, bvn-maxmin, solstice, bvn-sinkhorn) takes at most
@@ -34,13 +37,19 @@ import (
 // The estimate is of the live heap at its peak: the --max-memory limit is also the runtime's
 // soft memory limit, so the collector keeps the heap near what is live instead of letting it
 // grow to twice that. It takes the worst case, so that a run it lets through does not run out of
-// memory. Measured on dense random 256-port demand: bvn-sinkhorn 3.99 GB live at its peak
-// (estimate 5.7 GB), bvn 3.12 GB; on dense 512-port demand Tetris 116 MB (estimate 183 MB).
+// memory. Measured live peaks (the largest live heap the collector reported), dense random
+// 256-port demand (16.6 M circuits, 37.2 M changes), bvn-sinkhorn: 1.77 GiB checked by round
+// (estimate 2.32 GiB), 3.99 GiB with its timeline kept (estimate 5.36 GiB); on dense 512-port
+// demand Tetris 116 MB (estimate 183 MB).
 
 // perCircuitBytes is the peak live memory per circuit on a fabric with the given number of
-// stages (0: crossbar); partial says the schedule runs in partial mode (per-hop dependency lists).
-func perCircuitBytes(stages int, partial bool) int64 {
+// stages (0: crossbar); partial says the schedule runs in partial mode (per-hop dependency lists,
+// and a timeline entry per circuit), kept that its timeline is kept to the end.
+func perCircuitBytes(stages int, partial, kept bool) int64 {
 	s := int64(stages)
+	if !partial && !kept {
+		return 64 + 16 + 24 + 4 + (s*(8+4)+3)/4
+	}
 	b := 64 + 16 + 48 + 52 + (s*(32+8+4)+3)/4
 	if partial {
 		b += 12 * s
@@ -70,8 +79,8 @@ type RunEstimate struct {
 }
 
 // EstimateRun estimates the peak memory of planning d with algo and executing it on fabric
-// (empty: Beneš, except for snb's crossbar).
-func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind) RunEstimate {
+// (empty: Beneš, except for snb's crossbar); keep says its timeline is kept (Config.KeepRuns).
+func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, keep bool) RunEstimate {
 	n := d.N()
 	nnz := int64(0)
 	for i := range n {
@@ -94,7 +103,7 @@ func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind) 
 		}
 		stages = 2*(bits.Len(uint(size))-1) - 1
 	}
-	per := perCircuitBytes(stages, !slices.Contains(barrierAlgorithms, algo))
+	per := perCircuitBytes(stages, !slices.Contains(barrierAlgorithms, algo), keep)
 	if algo == "tetris+" {
 		per *= 2 // it keeps the best of its plans while making the next
 	}
@@ -116,7 +125,7 @@ func EstimateMemory(ms []Matrix, cfg Config, jobs int) Estimate {
 	var e Estimate
 	for _, m := range ms {
 		for _, a := range cfg.Algorithms {
-			e.Runs = append(e.Runs, EstimateRun(a, m.Demand, cfg.Options.Fabric))
+			e.Runs = append(e.Runs, EstimateRun(a, m.Demand, cfg.Options.Fabric, cfg.KeepRuns))
 		}
 	}
 	sizes := make([]int64, len(e.Runs))

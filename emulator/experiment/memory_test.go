@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,13 +39,20 @@ func TestEstimateRun(t *testing.T) {
 		{"bvn", 8, (64 - 16 + 2) * 8},
 		{"bvn-sinkhorn", 256, (65536 - 512 + 2) * 256},
 	} {
-		e := EstimateRun(tc.algo, dense(tc.n), "")
-		if e.Circuits != tc.circuits || e.Ports != tc.n || e.Bytes < e.Circuits*perCircuitBytes(0, false) {
+		e := EstimateRun(tc.algo, dense(tc.n), "", false)
+		if e.Circuits != tc.circuits || e.Ports != tc.n || e.Bytes < e.Circuits*perCircuitBytes(0, false, false) {
 			t.Errorf("%s n=%d: %+v, want %d circuits", tc.algo, tc.n, e, tc.circuits)
+		}
+		// A kept timeline holds a 48-byte entry per circuit and 32 bytes per change; a barrier
+		// run not kept is checked by round without them; a partial run builds its timeline
+		// either way.
+		kept := EstimateRun(tc.algo, dense(tc.n), "", true)
+		if barrier := slices.Contains(barrierAlgorithms, tc.algo); barrier && kept.Bytes-e.Bytes < 48*e.Circuits || !barrier && kept.Bytes != e.Bytes {
+			t.Errorf("%s n=%d: %d bytes with the timeline kept, %d without", tc.algo, tc.n, kept.Bytes, e.Bytes)
 		}
 	}
 	// A crossbar has no paths: fewer bytes a circuit than Beneš.
-	if b, x := EstimateRun("tetris", dense(16), schedules.Benes), EstimateRun("tetris", dense(16), schedules.Crossbar); x.Bytes >= b.Bytes {
+	if b, x := EstimateRun("tetris", dense(16), schedules.Benes, false), EstimateRun("tetris", dense(16), schedules.Crossbar, false); x.Bytes >= b.Bytes {
 		t.Errorf("crossbar estimate %d ≥ Beneš %d", x.Bytes, b.Bytes)
 	}
 }
@@ -124,7 +132,7 @@ func init() {
 // limit (where two do run at once).
 func TestMaxMemoryRunsFewerAtOnce(t *testing.T) {
 	d := dense(16)
-	one := EstimateRun(overlapAlgo, d, "").Bytes
+	one := EstimateRun(overlapAlgo, d, "", false).Bytes
 	ms := []Matrix{{Demand: d}, {Demand: d}, {Demand: d}, {Demand: d}}
 	cfg := Config{Algorithms: []string{overlapAlgo}, Options: schedules.Options{Bandwidth: 1e11, Reconfig: 1e-6},
 		Exec: emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(1e-6)}}
