@@ -28,10 +28,28 @@ func BenchmarkVerifyTimeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, tl, err := Run(context.Background(), s, d, Config{Transfer: BandwidthModel(1e11), Reconfig: ParallelReconfig(1e-5)})
+		cfg := Config{Transfer: BandwidthModel(1e11), Reconfig: ParallelReconfig(1e-5)}
+		_, tl, err := Run(context.Background(), s, d, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
+		_, _, rt, err := runForCheck(context.Background(), s, d, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The same timeline stored by round, as RunChecked checks it.
+		b.Run(fmt.Sprintf("n=%d/by-round", n), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if vs := schedules.VerifyRoundTimeline(s, rt); len(vs) != 0 {
+					b.Fatal(schedules.ViolationsError(vs))
+				}
+			}
+			if cpu := cpuSeconds() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/op")
+			}
+		})
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuSeconds()

@@ -152,6 +152,32 @@ func (t *RoundTimeline) SwitchChange(k int) SwitchChange {
 	return SwitchChange{Stage: int32(id >> c.shift), Switch: int32(id & c.mask), From: to ^ 1, To: to, Start: r.ChangeStart, End: r.ChangeEnd}
 }
 
+// span, changeSwitch, changeSpan and changeTo are parts of entries, for the verifier's loops.
+
+func (t *RoundTimeline) span(c int) (start, end float64) {
+	start = t.rounds[t.roundOf[c]].ChangeEnd
+	if t.transmit != nil && !math.IsNaN(t.transmit[c]) {
+		start = t.transmit[c]
+	}
+	return start, t.ends[c]
+}
+
+func (t *RoundTimeline) packed(k int) uint64 {
+	return t.changes.blocks[k>>changeBlockBits][k&(changeBlock-1)]
+}
+
+func (t *RoundTimeline) changeSwitch(k int) (stage, sw int) {
+	id := uint32(t.packed(k))
+	return int(id >> t.changes.shift), int(id & t.changes.mask)
+}
+
+func (t *RoundTimeline) changeSpan(k int) (start, end float64) {
+	r := &t.rounds[t.packed(k)>>33]
+	return r.ChangeStart, r.ChangeEnd
+}
+
+func (t *RoundTimeline) changeTo(k int) benes.State { return benes.State(t.packed(k) >> 32 & 1) }
+
 // Completion is the time the last circuit ended.
 func (t *RoundTimeline) Completion() float64 {
 	c := 0.0

@@ -582,6 +582,44 @@ func (v timelineView) change(k int) SwitchChange {
 	return v.tl.SwitchChanges[k]
 }
 
+// The accessors below read one part of an entry, for the loops that visit every circuit or
+// change: a whole entry by value costs them about half again their time.
+
+// span is circuit entry i's transmission.
+func (v timelineView) span(i int) (start, end float64) {
+	if v.rt != nil {
+		return v.rt.span(i)
+	}
+	ct := &v.tl.Circuits[i]
+	return ct.TransmitStart, ct.End
+}
+
+// changeSwitch is change k's switch.
+func (v timelineView) changeSwitch(k int) (stage, sw int) {
+	if v.rt != nil {
+		return v.rt.changeSwitch(k)
+	}
+	ch := &v.tl.SwitchChanges[k]
+	return int(ch.Stage), int(ch.Switch)
+}
+
+// changeSpan is change k's start and end.
+func (v timelineView) changeSpan(k int) (start, end float64) {
+	if v.rt != nil {
+		return v.rt.changeSpan(k)
+	}
+	ch := &v.tl.SwitchChanges[k]
+	return ch.Start, ch.End
+}
+
+// changeTo is the state change k leaves its switch in.
+func (v timelineView) changeTo(k int) benes.State {
+	if v.rt != nil {
+		return v.rt.changeTo(k)
+	}
+	return v.tl.SwitchChanges[k].To
+}
+
 // verifyTimelineOf is VerifyTimeline with per-circuit indices of type I.
 func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	var vs []Violation
@@ -634,10 +672,11 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 		if order != nil {
 			i = int(order[p])
 		}
-		c, ct := &s.Circuits[i], tl.circuit(int(timing[i]-1))
-		ov.circuit(I(i), c, &ct)
+		c := &s.Circuits[i]
+		t0, t1 := tl.span(int(timing[i] - 1))
+		ov.circuit(I(i), c, t0, t1)
 		if st != nil {
-			st.circuit(i, c, &ct)
+			st.circuit(i, c, t0, t1)
 		}
 	}
 	vs = append(vs, ov.violations()...)
@@ -713,9 +752,8 @@ func (o *overlaps[I]) takeSparse(r resource, cur I, start, end float64) {
 	o.sparse[r] = h
 }
 
-// circuit visits the resources of circuit i.
-func (o *overlaps[I]) circuit(i I, c *Circuit, ct *CircuitTiming) {
-	start, end := ct.TransmitStart, ct.End
+// circuit visits the resources of circuit i, which transmits over [start, end).
+func (o *overlaps[I]) circuit(i I, c *Circuit, start, end float64) {
 	if end <= start {
 		return // a zero-length transfer occupies nothing
 	}
@@ -766,7 +804,7 @@ func (o *overlaps[I]) violations() []Violation {
 // startOrder returns the circuits in (transmit start, index) order as a permutation; nil when
 // they are in that order already (barrier rounds executed one after another are).
 func startOrder[I index](s *Schedule, tl timelineView, timing []I) []I {
-	start := func(i I) float64 { return tl.circuit(int(timing[i] - 1)).TransmitStart }
+	start := func(i I) float64 { t0, _ := tl.span(int(timing[i] - 1)); return t0 }
 	sorted := true
 	for i := 1; i < len(timing) && sorted; i++ {
 		sorted = start(I(i-1)) <= start(I(i))
@@ -822,9 +860,10 @@ func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
 		// Every switch's changes are in timeline order: replay them all in one pass over the
 		// timeline, which reads it in the order it lies in memory.
 		for x := range tl.numChanges() {
-			ch := tl.change(x)
-			if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
-				step(sws.at(id), int(ch.Stage), int(ch.Switch), &ch)
+			stage, sw := tl.changeSwitch(x)
+			if id, ok := sp.switchID(stage, sw); ok {
+				ch := tl.change(x)
+				step(sws.at(id), stage, sw, &ch)
 			}
 		}
 	}
@@ -843,7 +882,7 @@ func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
 		if !dense || math.IsNaN(r.maxEnd) {
 			ends := make([]float64, len(seg))
 			for i, x := range seg {
-				ends[i] = tl.change(int(x)).End
+				_, ends[i] = tl.changeSpan(int(x))
 				if i > 0 {
 					ends[i] = max(ends[i], ends[i-1])
 				}
@@ -864,10 +903,9 @@ func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
 	return st
 }
 
-// circuit checks the traversals of circuit i.
-func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
+// circuit checks the traversals of circuit i, which transmits over [t0, t1).
+func (st *switchStates[I]) circuit(i int, c *Circuit, t0, t1 float64) {
 	tl, sp, chg, sws := st.tl, &st.sp, st.chg, &st.sws
-	t0, t1 := ct.TransmitStart, ct.End
 	ended, begun := t0+overlapTolerance(t0), t1-overlapTolerance(t1)
 	for _, tr := range c.Path.All() {
 		// next is the first change that has not ended by t0: every earlier one is in force;
@@ -875,7 +913,6 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
 		var seg []I
 		var next int
 		state, upcoming := benes.Bar, 0.0
-		change := func(j int) SwitchChange { return tl.change(int(seg[j])) }
 		id, ok := sp.switchID(tr.Stage, tr.Switch)
 		var r *switchSweep[I]
 		if ok {
@@ -896,25 +933,28 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, ct *CircuitTiming) {
 				next = sort.Search(len(ends), func(j int) bool { return ends[j] > ended })
 			}
 			if next > 0 {
-				state = change(next - 1).To
+				state = tl.changeTo(int(seg[next-1]))
 			}
 			if next < len(seg) {
-				upcoming = change(next).Start
+				upcoming, _ = tl.changeSpan(int(seg[next]))
 			}
 		}
 		// A change that ended within the tolerance of t0 may also have begun within it of t1:
 		// for a circuit and changes shorter than the timeline's resolution (a 1-byte transfer
 		// at 10^4 s, α_r = 0) "before" and "after" cannot be told apart, so either order is
 		// accepted. Such runs are a change or two long; the walk back stays short.
-		for j := next - 1; state != tr.State() && j >= 0 && change(j).Start >= begun; j-- {
+		for j := next - 1; state != tr.State() && j >= 0; j-- {
+			if t, _ := tl.changeSpan(int(seg[j])); !(t >= begun) {
+				break
+			}
 			if j == 0 {
 				state = benes.Bar
 			} else {
-				state = change(j - 1).To
+				state = tl.changeTo(int(seg[j-1]))
 			}
 		}
 		if next < len(seg) && upcoming < begun && t1 > t0 {
-			ch := change(next)
+			ch := tl.change(int(seg[next]))
 			st.lives = append(st.lives, Violation{SwitchUnderLiveCircuit, i, fmt.Sprintf("switch (%d,%d) reconfigures %s→%s over %g..%g while the circuit transmits over %g..%g",
 				tr.Stage, tr.Switch, ch.From, ch.To, ch.Start, ch.End, t0, t1)})
 		}
@@ -959,17 +999,16 @@ func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
 	if !c.used || t < c.at {
 		c.next, c.used, c.inForce = 0, true, benes.Bar
 		if len(seg) > 0 {
-			first := chs.change(int(seg[0]))
-			c.head, c.upcoming = first.End, first.Start
+			c.upcoming, c.head = chs.changeSpan(int(seg[0]))
 		}
 	}
 	c.at = t
 	for int(c.next) < len(seg) && !(c.head > t) {
-		c.inForce = chs.change(int(seg[c.next])).To
+		c.inForce = chs.changeTo(int(seg[c.next]))
 		c.next++
 		if int(c.next) < len(seg) {
-			ch := chs.change(int(seg[c.next]))
-			c.head, c.upcoming = max(c.head, ch.End), ch.Start
+			start, end := chs.changeSpan(int(seg[c.next]))
+			c.head, c.upcoming = max(c.head, end), start
 		}
 	}
 	return int(c.next)
@@ -996,8 +1035,7 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	// A counting sort by switch id, which keeps timeline order within a switch; the changes of
 	// switches off the fabric follow, sorted by (stage, switch, index).
 	for x := range nch {
-		ch := chs.change(x)
-		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
+		if id, ok := sp.switchID(chs.changeSwitch(x)); ok {
 			c.off[id+1]++
 		}
 	}
@@ -1008,8 +1046,7 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	dense := int(c.off[len(c.off)-1])
 	rest := dense
 	for x := range nch {
-		ch := chs.change(x)
-		if id, ok := sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
+		if id, ok := sp.switchID(chs.changeSwitch(x)); ok {
 			c.perm[fill[id]] = I(x)
 			fill[id]++
 		} else {
@@ -1017,7 +1054,7 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 			rest++
 		}
 	}
-	key := func(x I) [2]int { ch := chs.change(int(x)); return [2]int{int(ch.Stage), int(ch.Switch)} }
+	key := func(x I) [2]int { stage, sw := chs.changeSwitch(int(x)); return [2]int{stage, sw} }
 	tail := c.perm[dense:]
 	slices.SortFunc(tail, func(a, b I) int {
 		ka, kb := key(a), key(b)
@@ -1037,10 +1074,11 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	// Each switch's changes by start time, stably. Changes that already ascend (as an executor
 	// writes them) stay as they are; anything else, NaN starts included, goes through the same
 	// stable sort as ever, so that the order is the same for every input.
+	start := func(x I) float64 { t, _ := chs.changeSpan(int(x)); return t }
 	c.each(func(_, _ int, seg []I) {
 		for j := 1; j < len(seg); j++ {
-			if !(chs.change(int(seg[j-1])).Start <= chs.change(int(seg[j])).Start) {
-				sort.SliceStable(seg, func(x, y int) bool { return chs.change(int(seg[x])).Start < chs.change(int(seg[y])).Start })
+			if a, _ := chs.changeSpan(int(seg[j-1])); !(a <= start(seg[j])) {
+				sort.SliceStable(seg, func(x, y int) bool { return start(seg[x]) < start(seg[y]) })
 				c.resorted = true
 				return
 			}
