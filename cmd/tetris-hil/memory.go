@@ -21,13 +21,13 @@ type memoryFlag struct{ value string }
 
 func (m *memoryFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.value, "max-memory", "auto",
-		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory, or of the cgroup's memory limit where that is lower; 0: no limit")
+		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory, at most 7/8 of the cgroup's memory limit (a container, a Slurm job); 0: no limit")
 }
 
 // limit is the limit in bytes (0: none).
 func (m *memoryFlag) limit() (int64, error) {
 	if m.value == "auto" {
-		return availableMemory() / 2, nil
+		return autoMemoryLimit(physicalMemory(), cgroupLimit()), nil
 	}
 	b, err := units.ParseBytes(m.value)
 	if err != nil {
@@ -36,16 +36,23 @@ func (m *memoryFlag) limit() (int64, error) {
 	return b, nil
 }
 
-// availableMemory is the memory this process may use: physical memory, or its cgroup's limit
-// where that is lower (a container, a Slurm job, a systemd slice: there the kernel kills a
-// process above the cgroup's limit, however much the machine has). 0: unknown.
-func availableMemory() int64 {
-	m := physicalMemory()
-	self, _ := os.ReadFile("/proc/self/cgroup")
-	if c := cgroupMemoryLimit("/sys/fs/cgroup", string(self)); c > 0 && (m == 0 || c < m) {
-		m = c
+// autoMemoryLimit is --max-memory auto for a machine of physical bytes (0: unknown) in a cgroup
+// limited to cgroup bytes (0: none): half the machine, which leaves the rest to whoever shares
+// it, but no more than seven eighths of the cgroup's limit. A cgroup's memory (a container, a
+// Slurm job's --mem, a systemd slice) is the process's own, and the kernel kills a process above
+// it however much the machine has. 0: no limit known.
+func autoMemoryLimit(physical, cgroup int64) int64 {
+	limit := physical / 2
+	if c := cgroup - cgroup/8; cgroup > 0 && (limit == 0 || c < limit) {
+		limit = c
 	}
-	return m
+	return limit
+}
+
+// cgroupLimit is this process's cgroup memory limit (0: none).
+func cgroupLimit() int64 {
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	return cgroupMemoryLimit("/sys/fs/cgroup", string(self))
 }
 
 // physicalMemory is MemTotal from /proc/meminfo, or 0 (no limit) where there is none.

@@ -44,7 +44,19 @@ func TestCgroupMemoryLimit(t *testing.T) {
 			}
 		})
 	}
-	if m, p := availableMemory(), physicalMemory(); p > 0 && (m <= 0 || m > p) {
-		t.Errorf("availableMemory %d, physical memory %d", m, p)
+}
+
+// TestAutoMemoryLimit: half the machine, at most seven eighths of a cgroup's limit.
+func TestAutoMemoryLimit(t *testing.T) {
+	for _, tc := range []struct{ physical, cgroup, want int64 }{
+		{64 << 30, 0, 32 << 30},
+		{64 << 30, 4 << 30, 3584 << 20},
+		{4 << 30, 64 << 30, 2 << 30},
+		{0, 8 << 30, 7 << 30},
+		{0, 0, 0},
+	} {
+		if got := autoMemoryLimit(tc.physical, tc.cgroup); got != tc.want {
+			t.Errorf("autoMemoryLimit(%d, %d) = %d, want %d", tc.physical, tc.cgroup, got, tc.want)
+		}
 	}
 }

@@ -114,3 +114,50 @@ func TestEmulateEstimateCoversPeak(t *testing.T) {
 		}
 	}
 }
+
+// TestEmulateDense256FinishesWithin3GB runs emulate --algo all --max-memory 3GB on two dense
+// 256-port matrices, a dense trace and a random one (integers 1 … 2^24 off the diagonal: the
+// Birkhoff–von Neumann decompositions' worst case, 16.6 M circuits), in a child process, and
+// requires that it finish with a peak resident set under 3·10^9 bytes. About two minutes and
+// 3 GB on two cores, so only with TETRIS_HIL_LARGE_TESTS=1.
+func TestEmulateDense256FinishesWithin3GB(t *testing.T) {
+	if os.Getenv("TETRIS_HIL_LARGE_TESTS") != "1" {
+		t.Skip("set TETRIS_HIL_LARGE_TESTS=1 to run (about two minutes and 3 GB)")
+	}
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory")
+	}
+	random := filepath.Join(t.TempDir(), "random256.csv")
+	var b strings.Builder
+	rng := uint64(1)
+	for i := range 256 {
+		for j := range 256 {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			v := 0
+			if i != j {
+				rng = rng*6364136223846793005 + 1442695040888963407
+				v = 1 + int(rng>>40)
+			}
+			b.WriteString(strconv.Itoa(v))
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(random, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{denseTrace(t, 256), random} {
+		out, code, rss := runChild(t, "emulate", "--demand", d, "--matrix", "0", "--algo", "all", "--max-memory", "3GB", "--progress", "off")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", filepath.Base(d), code, out)
+		}
+		if !strings.Contains(out, "bvn-sinkhorn") || !strings.Contains(out, "tetris+") {
+			t.Fatalf("%s: not every algorithm reported:\n%s", filepath.Base(d), out)
+		}
+		if rss > 3e9 {
+			t.Errorf("%s: peak RSS %d bytes, above 3 GB", filepath.Base(d), rss)
+		}
+		t.Logf("%s: finished, peak RSS %d MiB (%.3g bytes)", filepath.Base(d), rss>>20, float64(rss))
+	}
+}
