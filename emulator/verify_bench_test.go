@@ -38,7 +38,7 @@ func BenchmarkVerifyTimeline(b *testing.B) {
 			b.Fatal(err)
 		}
 		// The same timeline stored by round, as RunChecked checks it.
-		b.Run(fmt.Sprintf("n=%d/by-round", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("n=%d-by-round", n), func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuSeconds()
 			for b.Loop() {
