@@ -577,10 +577,16 @@ func (v timelineView) circuit(i int) CircuitTiming {
 
 func (v timelineView) change(k int) SwitchChange {
 	if v.rt != nil {
-		return v.rt.SwitchChange(k)
+		return v.roundChange(k)
 	}
 	return v.tl.SwitchChanges[k]
 }
+
+// roundChange is change for a timeline by round, kept out of line so that change stays small
+// enough to inline into the replay's loop over every change.
+//
+//go:noinline
+func (v timelineView) roundChange(k int) SwitchChange { return v.rt.SwitchChange(k) }
 
 // The accessors below read one part of an entry, for the loops that visit every circuit or
 // change: a whole entry by value costs them about half again their time.
