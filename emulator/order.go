@@ -65,13 +65,22 @@ type Order struct {
 	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
 	res int
 	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
-	// next user of each of its resources plus one (0: none, or a successor already listed at an
-	// earlier resource), so that a completion visits its successors without a list built by
-	// inverting the predecessors; pend is how many distinct predecessors and epochs it waits for.
+	// next user of each of its resources (the sentinel circuit nc: none, or a successor already
+	// listed at an earlier resource), so that a completion visits its successors without a list
+	// built by inverting the predecessors, and without a test; one more row, the sentinel's, is
+	// scratch. pend is how many distinct predecessors and epochs it waits for.
 	next, pend []int32
+	// Partial mode, what a completion counts down: stride slots per circuit, trigRun, each
+	// naming a run (on Beneš, the circuit's run on each switch of its path, a run being
+	// consecutive users of a switch in one state; on a crossbar, directly an epoch), and per
+	// run, runEp, the epoch that requires it (the sentinel epoch NumEpochs: none). An epoch
+	// may be reconfigured when its run's last user completes.
+	stride         int
+	trigRun, runEp []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
-	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads only
-	// the triggers; predecessors and successors are built for an Order handed out by NewOrder.
+	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads none of
+	// them (it reads trigRun instead of the triggers); all but the waits are built only for an
+	// Order handed out by NewOrder.
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
 	succIdx, succ  []int32
@@ -259,7 +268,8 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	o.txPred, o.rxPred = txPred, rxPred
 	var next, pend []int32
 	if partial {
-		next, pend = o.zeros(nc*res), o.ints(nc)
+		next, pend = o.ints((nc+1)*res), o.ints(nc)
+		fillInt32(next, int32(nc))
 		o.next, o.pend = next, pend
 	}
 	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
@@ -320,7 +330,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			stamp[q-1] = ci + 1
 			n++
 			if partial {
-				next[int(q-1)*res+k] = ci + 1
+				next[int(q-1)*res+k] = ci
 			}
 			if exported {
 				o.pred = append(o.pred, q-1)
@@ -339,92 +349,102 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 // benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
 // same pass without the exported lists and the branches for other modes, so that the loop's
 // values fit in registers (the general loop spills most of them on every hop).
+//
+// Its tests are written without branches where the outcome is data (whether a lane's previous
+// user is linked already, whether a switch changes state): with random paths either way is
+// about as likely, so a branch would be mispredicted on every other hop. A resource without a
+// previous user names the walk's sentinel circuit nc, whose row of next and slot of stamp are
+// scratch, so that "no predecessor" takes the same stores as any other.
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
-	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user plus one
-	clear(last)
+	none := int32(nc)
+	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user (none: nobody yet)
+	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
-	next, pend := o.zeros(nc*res), o.ints(nc)
+	next, pend := o.ints((nc+1)*res), o.ints(nc)
+	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
-	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
+	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
 	clear(stamp)
 	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
 	t.start(o, rt, nc)
-	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
+	k := wr.k
+	half, laneBase := s.N/2, int32(2*s.N)
+	// One circuit's hops: switch id, input lane (after the ports) and state.
+	var hsw, hlane, hst [maxHops]int32
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		p := hops(c, hb[:0])
-		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 {
 			return circuitError(s, f, wr, i, pathsChecked)
 		}
-		ci := int32(i) + 1
+		if psrc, pdst, ch, pk, ok := c.Path.Compact(); ok {
+			// A compact path is physical by construction (benes.Path keeps every physical
+			// path compact): it fits when it is this fabric's and joins the circuit's ports.
+			if pk != k || !pathsChecked && (psrc != c.Src || pdst != c.Dst) {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+			compactHops(k, half, psrc, pdst, int(ch), laneBase, &hsw, &hlane, &hst)
+		} else if err := rawHops(s, f, wr, i, pathsChecked, &hsw, &hlane, &hst); err != nil {
+			return err
+		}
+		ci := int32(i)
+		stamp[none] = ci // nobody to link: as if linked already
 		// The transmitter and the receiver first, then the hops' input lanes after the first
 		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
 		// links to it once (stamp), so that a completion visits each successor once.
-		n := int32(0)
-		if q := last[c.Src]; q != 0 {
-			next[int(q-1)*res], stamp[q-1] = ci, ci
-			n++
+		q := last[c.Src]
+		next[int(q)*res], stamp[q] = ci, ci
+		n := b2i(q != none)
+		txPred[i] = q
+		if q == none {
+			txPred[i] = -1
 		}
-		if q := last[s.N+c.Dst]; q != 0 && stamp[q-1] != ci {
-			next[int(q-1)*res+1], stamp[q-1] = ci, ci
-			n++
+		q = last[s.N+c.Dst]
+		rxPred[i] = q
+		if q == none {
+			rxPred[i] = -1
 		}
-		txPred[i], rxPred[i] = last[c.Src]-1, last[s.N+c.Dst]-1
+		d := b2i(stamp[q] != ci)
+		next[int(q)*res+1], stamp[q] = none+(ci-none)*d, ci
+		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
-		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
-		for h := range p {
-			tr := &p[h]
-			stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
-			if !pathsChecked {
-				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
-					return circuitError(s, f, wr, i, pathsChecked)
-				}
-				if h < inSide {
-					esw, ein = nextIn(uint(inSide-h), esw, out)
-				} else if h < lastStage {
-					esw, ein = nextOut(uint(h-inSide), esw, out)
-				} else if 2*esw+out != c.Dst {
-					return circuitError(s, f, wr, i, pathsChecked)
-				}
-			}
-			sw := stage*half + tsw // Fabric.SwitchID
-			if h > 0 {
-				x := laneBase + int32(2*sw+in) // Fabric.LaneID, after the ports
-				if q := last[x]; q != 0 && stamp[q-1] != ci {
-					next[int(q-1)*res+h+1], stamp[q-1] = ci, ci
-					n++
-				}
-				last[x] = ci
-			}
-			// t.hop, by hand: the call costs a third of the hop.
-			st := int32(benes.StateOf(in, out))
+		for h := 1; h < stages; h++ {
+			x := hlane[h]
+			q := last[x]
+			d := b2i(stamp[q] != ci)
+			// A duplicate writes "none" over the none already there (in the sentinel's row when
+			// q is none): the store's address does not wait for the test.
+			next[int(q)*res+h+1], stamp[q] = none+(ci-none)*d, ci
+			n += d
+			last[x] = ci
+		}
+		for h := 0; h < stages; h++ {
+			sw, st := hsw[h], hst[h]
 			w := &t.sws[sw]
-			if w.run < 0 || st != w.state {
-				ep := int32(-1) // a first run in Bar needs no reconfiguration
-				if st != w.state {
-					// The epoch requires every user of the switch's previous run.
-					ep = int32(t.nEp)
-					t.eps[2*t.nEp], t.eps[2*t.nEp+1] = int32(sw), st
-					n := int32(0)
-					if w.run >= 0 {
-						t.runNext[w.run], n = ep, w.users
-					}
-					t.reqCount[t.nEp] = n
-					t.nEp++
-				}
-				*w = swRun{state: st, run: int32(t.nRun), ep: ep}
-				t.runNext[t.nRun] = -1
-				t.nRun++
-			}
-			w.users++
+			// A new run when the state differs, or at the switch's first user; an epoch when the
+			// state differs (every switch starts in Bar, so a first run in Bar needs none).
+			newEp := b2i(st != w.state)
+			newRun := newEp | b2i(w.run == 0)
+			// The records of a new epoch and a new run are written whether or not there is
+			// one (in the slots the next would take), and counted only when there is.
+			ep, r := int32(t.nEp), int32(t.nRun)
+			t.eps[2*ep], t.eps[2*ep+1] = sw, st
+			// The epoch requires every user of the switch's previous run (none before its
+			// first: run 0 is scratch and its users 0). Without an epoch the run goes on and
+			// still has none to follow it.
+			t.reqCount[ep] = w.users
+			t.runNext[w.run] = sel(newEp, ep, -1)
+			t.runNext[r] = -1
+			t.nEp += int(newEp)
+			t.nRun += int(newRun)
+			w.run = sel(newRun, r, w.run)
+			w.ep = sel(newRun, sel(newEp, ep, -1), w.ep)
+			w.users = w.users*(1-newRun) + 1
+			w.state = st
 			t.runOf[t.nHop] = w.run
 			t.nHop++
-			if w.ep >= 0 {
-				t.wait[t.nWait] = w.ep
-				t.nWait++
-			}
+			t.wait[t.nWait] = w.ep
+			t.nWait += int(b2i(w.ep >= 0))
 		}
 		pend[i] = n + t.endCircuit(i)
 	}
@@ -442,8 +462,10 @@ type runFill struct {
 }
 
 func (t *runFill) start(o *Order, rt *runTracker, nc int) {
+	// Run 0 is the scratch run of a switch before its first user.
 	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
-		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1]}
+		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1],
+		nRun: 1}
 }
 
 // endCircuit closes circuit i's waits and returns how many it has.
@@ -455,6 +477,14 @@ func (t *runFill) endCircuit(i int) int32 {
 func (t *runFill) finish(o *Order, rt *runTracker) {
 	rt.next, rt.runOf = t.runNext[:t.nRun], t.runOf[:t.nHop]
 	o.eps, o.reqCount, o.wait, o.waitIdx = t.eps[:2*t.nEp], t.reqCount[:t.nEp], t.wait[:t.nWait], t.waitIdx
+	// A run that no epoch follows names the walk's sentinel epoch, so that a completion
+	// counts down its runs without a test.
+	ne := int32(t.nEp)
+	for r, e := range rt.next {
+		if e < 0 {
+			rt.next[r] = ne
+		}
+	}
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -475,11 +505,11 @@ type runTracker struct {
 	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
 	// first-level cache.
 	sws   []swRun
-	next  []int32 // per run, the epoch that follows it (−1 if none)
+	next  []int32 // per run (from 1; run 0 is scratch), the epoch that follows it (none: NumEpochs)
 	runOf []int32 // per circuit and hop, in order
 }
 
-// swRun is a switch's state (a benes.State), its current run (−1 before its first user), that
+// swRun is a switch's state (a benes.State), its current run (0 before its first user), that
 // run's epoch (−1 if none) and its users so far.
 type swRun struct {
 	state, run, ep, users int32
@@ -488,9 +518,9 @@ type swRun struct {
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
+	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh + 1)[:0], runOf: sc.ints(nh)[:0]}
 	for i := range rt.sws {
-		rt.sws[i] = swRun{state: 0, run: -1, ep: -1}
+		rt.sws[i] = swRun{state: 0, run: 0, ep: -1}
 	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	o.eps = o.tmp(sc, 2*nh)
@@ -564,24 +594,56 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
-		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
-	} else {
-		// A circuit triggers, for each switch on its path, the epoch that follows its run there
-		// (if any).
-		hops := f.Stages()
-		o.trigIdx = o.zeros(nc + 1)[:1]
-		o.trig = o.tmp(sc, len(rt.runOf))
-		h := 0
-		for _, r := range rt.runOf {
-			if next := rt.next[r]; next >= 0 {
-				o.trig = append(o.trig, next)
+		if o.alloc == nil {
+			o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
+		}
+		// The walk's form: each circuit has two slots, the epochs of the next circuits on its
+		// transmitter and on its receiver that re-point (the sentinel epoch if none), in
+		// increasing order as Triggers lists them; each epoch is a "run" of its own.
+		ne := int32(o.numEpochs())
+		o.stride, o.trigRun, o.runEp = 2, o.ints(2*nc), o.ints(int(ne)+1)
+		fillInt32(o.trigRun, ne)
+		for e := range o.runEp {
+			o.runEp[e] = int32(e)
+		}
+		e := int32(0)
+		for i := range nc {
+			if o.waitIdx[i+1] == o.waitIdx[i] {
+				continue
 			}
-			if h++; h == hops {
-				o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
-				h = 0
+			if p := o.txPred[i]; p >= 0 {
+				o.trigRun[2*p] = e
+			}
+			if p := o.rxPred[i]; p >= 0 {
+				o.trigRun[2*p+1] = e
+			}
+			e++
+		}
+		for c := range nc {
+			if a, b := o.trigRun[2*c], o.trigRun[2*c+1]; a > b {
+				o.trigRun[2*c], o.trigRun[2*c+1] = b, a
 			}
 		}
-		o.eps, o.reqCount, o.wait, o.trig = o.own(o.eps), o.own(o.reqCount), o.own(o.wait), o.own(o.trig)
+	} else {
+		// A circuit counts down, for each switch on its path, its run there; the walk requests
+		// the epoch that follows a run when the run's last user completes.
+		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
+		o.stride, o.trigRun, o.runEp = f.Stages(), o.own(rt.runOf), o.own(rt.next)
+		if o.alloc == nil {
+			// The exported form: a circuit triggers the epochs that follow its runs.
+			ne := int32(o.numEpochs())
+			o.trigIdx = o.zeros(nc + 1)[:1]
+			var trig []int32
+			for c := range nc {
+				for _, r := range o.trigRun[c*o.stride : (c+1)*o.stride] {
+					if e := o.runEp[r]; e != ne {
+						trig = append(trig, e)
+					}
+				}
+				o.trigIdx = append(o.trigIdx, int32(len(trig)))
+			}
+			o.trig = append(make([]int32, 0, len(trig)), trig...)
+		}
 	}
 	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
 }
@@ -813,3 +875,84 @@ func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]
 
 // Rounds are the barrier rounds in execution order (nil in partial mode).
 func (o *Order) Rounds() []Round { return o.rounds }
+
+// fillInt32 sets every element of b to v.
+func fillInt32(b []int32, v int32) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = v
+	for k := 1; k < len(b); k *= 2 {
+		copy(b[k:], b[:k]) // doubling: memmove, not a store per element
+	}
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int32 {
+	var x int32
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// compactHops writes the hops of the compact path from src to dst with choices ch on the
+// fabric of 2^k ports (half = 2^(k−1) switches a stage): each hop's switch id, its input lane
+// after the ports (Fabric.LaneID + laneBase) and its state. As benes.Path.AppendTo, carrying the
+// block from level to level.
+func compactHops(k, half, src, dst, ch int, laneBase int32, hsw, hlane, hst *[maxHops]int32) {
+	last := 2*k - 2
+	b := 0
+	for s := 0; s < k-1; s++ {
+		lin, c := src>>s, (ch>>s)&1
+		sw := s*half + b<<(k-1-s) + lin>>1
+		hsw[s], hlane[s], hst[s] = int32(sw), laneBase+int32(2*sw+lin&1), int32(lin&1^c)
+		b = 2*b + c
+	}
+	in, out := (src>>(k-1))&1, (dst>>(k-1))&1
+	sw := (k-1)*half + b
+	hsw[k-1], hlane[k-1], hst[k-1] = int32(sw), laneBase+int32(2*sw+in), int32(in^out)
+	for s := k - 2; s >= 0; s-- {
+		c := b & 1
+		b >>= 1
+		lout := dst >> s
+		h := last - s
+		sw := h*half + b<<(k-1-s) + lout>>1
+		hsw[h], hlane[h], hst[h] = int32(sw), laneBase+int32(2*sw+c), int32(c^lout&1)
+	}
+}
+
+// rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
+// read as it is, else it fails the check hop by hop, as circuitError then says).
+func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, hsw, hlane, hst *[maxHops]int32) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
+	c := &s.Circuits[i]
+	p := hops(c, hb[:0])
+	if len(p) != f.Stages() {
+		return circuitError(s, f, wr, i, pathsChecked)
+	}
+	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, 2*s.N
+	esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+	for h := range p {
+		tr := &p[h]
+		stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
+		if !pathsChecked {
+			if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+			if h < inSide {
+				esw, ein = nextIn(uint(inSide-h), esw, out)
+			} else if h < lastStage {
+				esw, ein = nextOut(uint(h-inSide), esw, out)
+			} else if 2*esw+out != c.Dst {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+		}
+		sw := stage*half + tsw // Fabric.SwitchID
+		hsw[h], hlane[h], hst[h] = int32(sw), int32(laneBase+2*sw+in), int32(benes.StateOf(in, out))
+	}
+	return nil
+}
+
+// sel is a if c is 1, b if c is 0, without a branch.
+func sel(c, a, b int32) int32 { return b ^ (a^b)&-c }

@@ -83,15 +83,15 @@ type walkCirc struct {
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
-	// −1 once completed.
+	// −1 once completed. The sentinel record after the last circuit, the target of every
+	// "none" in Order.next, counts down without end and is never ready.
 	pending int32
-	// trigLo starts its list in Order.trig (the next record's ends it).
-	trigLo int32
 }
 
 // epState is the walk's state of one epoch with what it reads of the Order, in one record of 8
 // bytes for the same reason: pending counts the circuits it still requires, and userLo starts its
-// list in Order.user (the next record's userLo ends it).
+// list in Order.user (the next record's userLo ends it). The sentinel record after the last
+// epoch, the target of runs that no epoch follows, counts down without end.
 type epState struct {
 	pending, userLo int32
 }
@@ -153,14 +153,16 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	} else {
 		w.c = make([]walkCirc, nc+1)
 	}
-	// Every epoch is sent once: with room for all, Command.Epochs never moves.
-	w.cmdEps = slices.Grow(w.cmdEps, ne)
-	{
-		for i, n := range o.pend[:nc] {
-			w.c[i] = walkCirc{rcEnd: -1, trigLo: o.trigIdx[i], pending: n}
-		}
-		w.c[nc] = walkCirc{trigLo: o.trigIdx[nc]}
+	// Every epoch is sent once: with room for all, Command.Epochs never moves (one more, for
+	// Completed's store past the end). Completed and Settled store a circuit into ready before
+	// they know whether it is ready, at most one past the ready ones: room for every circuit,
+	// or a completion's res successors, and one.
+	w.cmdEps = slices.Grow(w.cmdEps, ne+1)
+	w.ready = slices.Grow(w.ready, max(nc, o.res)+1)
+	for i, n := range o.pend[:nc] {
+		w.c[i] = walkCirc{rcEnd: -1, pending: n}
 	}
+	w.c[nc] = walkCirc{}
 	if o.mode == schedules.Partial {
 		if sc != nil {
 			w.es = sc.epochs(ne + 1)
@@ -299,28 +301,26 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	// Locals, so that the loop keeps them in registers across its stores.
-	cs, es, user, ready, req := w.c, w.es, w.o.user, w.ready, b.req
+	// Locals, so that the loop keeps them in registers across its stores. Without branches on
+	// the data (each would be mispredicted often): every user is stored into ready and
+	// counted only when it is ready, and its transmission start is written each time, the
+	// last time when it becomes ready.
+	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			// max without its NaN and signed-zero handling: walk times are never NaN and,
-			// sums from +0 of non-negative times, never −0, so this is max.
-			if req > p.pathRdy {
-				p.pathRdy = req
-			}
+			p.pathRdy = max(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
-			if end > p.rcEnd {
-				p.rcStart, p.rcEnd = start, end
-			}
-			if p.pending--; p.pending == 0 {
-				p.tx = end
-				ready = append(ready, x)
-			}
+			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
+			p.rcEnd = max(p.rcEnd, end)
+			p.tx = end
+			p.pending--
+			ready[k] = x
+			k += int(b2i(p.pending == 0))
 		}
 	}
-	w.ready = ready
-	return ready, nil
+	w.ready = ready[:k]
+	return w.ready, nil
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
@@ -385,35 +385,39 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		return w.ready, nil
 	}
 	cs := w.c
-	p, next := &cs[c], &cs[c+1]
+	p := &cs[c]
 	p.end, p.pending = t, -1
-	// Its resources' next users, each once (at the first resource it takes over); the list of
+	// Its resources' next users, each once (at the first resource it takes over; the sentinel
+	// circuit stands for none), without branches on the data, as in Settled; the list of
 	// those that became ready is sorted, as the successor lists were.
-	res, ready := o.res, w.ready
-	for _, v := range o.next[c*res : c*res+res] {
-		if v == 0 {
-			continue
-		}
-		x := v - 1
+	res, ready, k := o.res, w.ready[:cap(w.ready)], 0
+	for _, x := range o.next[c*res : c*res+res] {
 		q := &cs[x]
-		if t > q.pathRdy { // max(q.pathRdy, t), as in Settled
-			q.pathRdy = t
-		}
-		if q.pending--; q.pending == 0 {
-			q.tx = t
-			ready = append(ready, x)
-		}
+		q.pathRdy = max(q.pathRdy, t)
+		q.tx = t
+		q.pending--
+		ready[k] = x
+		k += int(b2i(q.pending == 0))
 	}
-	if len(ready) > 1 {
+	ready = ready[:k]
+	if k > 1 {
 		sortSmall(ready)
 	}
 	w.ready = ready
-	es := w.es
-	for _, ep := range o.trig[p.trigLo:next.trigLo] {
-		if es[ep].pending--; es[ep].pending == 0 {
-			w.reqT = t
-			w.request(ep)
-		}
+	// Its runs count down; an epoch whose run it ended is requested (the sentinel epoch
+	// stands for none).
+	es, eps, n := w.es, w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
+	n0 := n
+	for _, r := range o.trigRun[c*o.stride : (c+1)*o.stride] {
+		ep := o.runEp[r]
+		e := &es[ep]
+		e.pending--
+		eps[n] = ep
+		n += int(b2i(e.pending == 0))
+	}
+	if n != n0 {
+		w.reqT = t
+		w.cmdEps = eps[:n]
 	}
 	return ready, nil
 }
@@ -586,4 +590,13 @@ func sortSmall(a []int32) {
 		}
 		a[j] = v
 	}
+}
+
+// selFloat is a if c, else b, without a branch (a conditional move on the bits).
+func selFloat(c bool, a, b float64) float64 {
+	ai, bi := math.Float64bits(a), math.Float64bits(b)
+	if c {
+		bi = ai
+	}
+	return math.Float64frombits(bi)
 }
