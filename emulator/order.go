@@ -366,25 +366,26 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
 	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
 	clear(stamp)
-	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
-	t.start(o, rt, nc)
 	k := wr.k
 	half, laneBase := s.N/2, int32(2*s.N)
-	// One circuit's hops: switch id, input lane (after the ports) and state.
-	var hsw, hlane, hst [maxHops]int32
+	// The hops of every circuit, as switch id << 1 | state: the run pass below reads them, and
+	// replaces each with the hop's run.
+	hw := rt.runOf[:nc*stages]
+	var hlane [maxHops]int32 // one circuit's input lanes (after the ports)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 {
 			return circuitError(s, f, wr, i, pathsChecked)
 		}
+		row := hw[i*stages : (i+1)*stages]
 		if psrc, pdst, ch, pk, ok := c.Path.Compact(); ok {
 			// A compact path is physical by construction (benes.Path keeps every physical
 			// path compact): it fits when it is this fabric's and joins the circuit's ports.
 			if pk != k || !pathsChecked && (psrc != c.Src || pdst != c.Dst) {
 				return circuitError(s, f, wr, i, pathsChecked)
 			}
-			compactHops(k, half, psrc, pdst, int(ch), laneBase, &hsw, &hlane, &hst)
-		} else if err := rawHops(s, f, wr, i, pathsChecked, &hsw, &hlane, &hst); err != nil {
+			compactHops(k, half, psrc, pdst, int(ch), laneBase, row, &hlane)
+		} else if err := rawHops(s, f, wr, i, pathsChecked, row, &hlane); err != nil {
 			return err
 		}
 		ci := int32(i)
@@ -418,42 +419,17 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			n += d
 			last[x] = ci
 		}
-		for h := 0; h < stages; h++ {
-			sw, st := hsw[h], hst[h]
-			w := &t.sws[sw]
-			// A new run when the state differs, or at the switch's first user; an epoch when the
-			// state differs (every switch starts in Bar, so a first run in Bar needs none).
-			newEp := b2i(st != w.state)
-			newRun := newEp | b2i(w.run == 0)
-			// The records of a new epoch and a new run are written whether or not there is
-			// one (in the slots the next would take), and counted only when there is.
-			ep, r := int32(t.nEp), int32(t.nRun)
-			t.eps[2*ep], t.eps[2*ep+1] = sw, st
-			// The epoch requires every user of the switch's previous run (none before its
-			// first: run 0 is scratch and its users 0). Without an epoch the run goes on and
-			// still has none to follow it.
-			t.reqCount[ep] = w.users
-			t.runNext[w.run] = sel(newEp, ep, -1)
-			t.runNext[r] = -1
-			t.nEp += int(newEp)
-			t.nRun += int(newRun)
-			w.run = sel(newRun, r, w.run)
-			w.ep = sel(newRun, sel(newEp, ep, -1), w.ep)
-			w.users = w.users*(1-newRun) + 1
-			w.state = st
-			t.runOf[t.nHop] = w.run
-			t.nHop++
-			t.wait[t.nWait] = w.ep
-			t.nWait += int(b2i(w.ep >= 0))
-		}
-		pend[i] = n + t.endCircuit(i)
+		pend[i] = n
 	}
+	t := new(runFill)
+	t.start(o, rt, nc)
+	t.runs(hw, stages, pend)
 	t.finish(o, rt)
 	return nil
 }
 
 // runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
-// most), kept in one record that the hot loop reaches through one pointer.
+// most).
 type runFill struct {
 	sws                                 []swRun
 	runNext, runOf, eps, reqCount, wait []int32
@@ -468,10 +444,46 @@ func (t *runFill) start(o *Order, rt *runTracker, nc int) {
 		nRun: 1}
 }
 
-// endCircuit closes circuit i's waits and returns how many it has.
-func (t *runFill) endCircuit(i int) int32 {
-	t.waitIdx[i+1] = int32(t.nWait)
-	return t.waitIdx[i+1] - t.waitIdx[i]
+// runs follows each switch's runs over hw, every circuit's hops (switch id << 1 | state, stages
+// a circuit) in schedule order, replacing each hop with its run; it records the epochs, what each
+// requires and which circuits wait on which, and adds each circuit's waits to pend. A pass of its
+// own, after the paths, so that its few values stay in registers.
+//
+// Without branches on the data: whether a switch changes state is as likely as not on random
+// paths. The records of a new epoch and a new run are written whether or not there is one (in
+// the slots the next would take), and counted only when there is.
+func (t *runFill) runs(hw []int32, stages int, pend []int32) {
+	sws, eps, reqCount, runNext, wait, waitIdx := t.sws, t.eps, t.reqCount, t.runNext, t.wait, t.waitIdx
+	nEp, nRun, nWait := int32(0), int32(1), int32(0) // run 0 is scratch
+	for c := range pend {
+		row := hw[c*stages : (c+1)*stages]
+		for h, v := range row {
+			sw, st := v>>1, v&1
+			w := &sws[sw]
+			// A new run when the state differs, or at the switch's first user; an epoch when
+			// the state differs (every switch starts in Bar, so a first run in Bar needs none).
+			newEp := b2i(st != w.state)
+			newRun := newEp | b2i(w.run == 0)
+			eps[2*nEp], eps[2*nEp+1] = sw, st
+			// The epoch requires every user of the switch's previous run (none before its
+			// first: run 0's users are 0). Without an epoch the run goes on and still has none
+			// to follow it.
+			reqCount[nEp] = w.users
+			runNext[w.run] = sel(newEp, nEp, -1)
+			runNext[nRun] = -1
+			run := sel(newRun, nRun, w.run)
+			ep := sel(newRun, sel(newEp, nEp, -1), w.ep)
+			nEp += newEp
+			nRun += newRun
+			w.run, w.ep, w.users, w.state = run, ep, w.users*(1-newRun)+1, st
+			row[h] = run
+			wait[nWait] = ep
+			nWait += b2i(ep >= 0)
+		}
+		waitIdx[c+1] = nWait
+		pend[c] += nWait - waitIdx[c]
+	}
+	t.nEp, t.nRun, t.nWait, t.nHop = int(nEp), int(nRun), int(nWait), len(pend)*stages
 }
 
 func (t *runFill) finish(o *Order, rt *runTracker) {
@@ -900,31 +912,32 @@ func b2i(b bool) int32 {
 // fabric of 2^k ports (half = 2^(k−1) switches a stage): each hop's switch id, its input lane
 // after the ports (Fabric.LaneID + laneBase) and its state. As benes.Path.AppendTo, carrying the
 // block from level to level.
-func compactHops(k, half, src, dst, ch int, laneBase int32, hsw, hlane, hst *[maxHops]int32) {
+func compactHops(k, half, src, dst, ch int, laneBase int32, row []int32, hlane *[maxHops]int32) {
 	last := 2*k - 2
+	row = row[:last+1]
 	b := 0
 	for s := 0; s < k-1; s++ {
 		lin, c := src>>s, (ch>>s)&1
 		sw := s*half + b<<(k-1-s) + lin>>1
-		hsw[s], hlane[s], hst[s] = int32(sw), laneBase+int32(2*sw+lin&1), int32(lin&1^c)
+		row[s], hlane[s] = int32(sw<<1|lin&1^c), laneBase+int32(2*sw+lin&1)
 		b = 2*b + c
 	}
 	in, out := (src>>(k-1))&1, (dst>>(k-1))&1
 	sw := (k-1)*half + b
-	hsw[k-1], hlane[k-1], hst[k-1] = int32(sw), laneBase+int32(2*sw+in), int32(in^out)
+	row[k-1], hlane[k-1] = int32(sw<<1|in^out), laneBase+int32(2*sw+in)
 	for s := k - 2; s >= 0; s-- {
 		c := b & 1
 		b >>= 1
 		lout := dst >> s
 		h := last - s
 		sw := h*half + b<<(k-1-s) + lout>>1
-		hsw[h], hlane[h], hst[h] = int32(sw), laneBase+int32(2*sw+c), int32(c^lout&1)
+		row[h], hlane[h] = int32(sw<<1|c^lout&1), laneBase+int32(2*sw+c)
 	}
 }
 
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
 // read as it is, else it fails the check hop by hop, as circuitError then says).
-func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, hsw, hlane, hst *[maxHops]int32) error {
+func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, row []int32, hlane *[maxHops]int32) error {
 	var hb [maxHops]benes.Traversal // room for a path (hops)
 	c := &s.Circuits[i]
 	p := hops(c, hb[:0])
@@ -949,7 +962,7 @@ func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChec
 			}
 		}
 		sw := stage*half + tsw // Fabric.SwitchID
-		hsw[h], hlane[h], hst[h] = int32(sw), int32(laneBase+2*sw+in), int32(benes.StateOf(in, out))
+		row[h], hlane[h] = int32(sw)<<1|int32(benes.StateOf(in, out)), int32(laneBase+2*sw+in)
 	}
 	return nil
 }
