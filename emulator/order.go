@@ -70,16 +70,16 @@ type Order struct {
 	// built by inverting the predecessors, and without a test; one more row, the sentinel's, is
 	// scratch. pend is how many distinct predecessors and epochs it waits for.
 	next, pend []int32
-	// Partial mode, what a completion counts down: stride slots per circuit, trigRun, each
-	// naming a run (on Beneš, the circuit's run on each switch of its path, a run being
-	// consecutive users of a switch in one state; on a crossbar, directly an epoch), and per
-	// run, runEp, the epoch that requires it (the sentinel epoch NumEpochs: none). An epoch
-	// may be reconfigured when its run's last user completes.
-	stride         int
-	trigRun, runEp []int32
+	// Partial mode, what a completion counts down: stride slots per circuit, each an epoch
+	// that requires it or the sentinel epoch NumEpochs (none), so that the list has no ends to
+	// find and no test. On Beneš a slot is the circuit's hop on one switch, and its epoch the
+	// one that follows the hop's run (consecutive users of the switch in one state); on a
+	// crossbar the slots are the next re-pointings of its transmitter and its receiver.
+	stride int
+	trigEp []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
 	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads none of
-	// them (it reads trigRun instead of the triggers); all but the waits are built only for an
+	// them (it reads trigEp instead of the triggers); all but the waits are built only for an
 	// Order handed out by NewOrder.
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
@@ -611,44 +611,45 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		}
 		// The walk's form: each circuit has two slots, the epochs of the next circuits on its
 		// transmitter and on its receiver that re-point (the sentinel epoch if none), in
-		// increasing order as Triggers lists them; each epoch is a "run" of its own.
+		// increasing order as Triggers lists them.
 		ne := int32(o.numEpochs())
-		o.stride, o.trigRun, o.runEp = 2, o.ints(2*nc), o.ints(int(ne)+1)
-		fillInt32(o.trigRun, ne)
-		for e := range o.runEp {
-			o.runEp[e] = int32(e)
-		}
+		o.stride, o.trigEp = 2, o.ints(2*nc)
+		fillInt32(o.trigEp, ne)
 		e := int32(0)
 		for i := range nc {
 			if o.waitIdx[i+1] == o.waitIdx[i] {
 				continue
 			}
 			if p := o.txPred[i]; p >= 0 {
-				o.trigRun[2*p] = e
+				o.trigEp[2*p] = e
 			}
 			if p := o.rxPred[i]; p >= 0 {
-				o.trigRun[2*p+1] = e
+				o.trigEp[2*p+1] = e
 			}
 			e++
 		}
 		for c := range nc {
-			if a, b := o.trigRun[2*c], o.trigRun[2*c+1]; a > b {
-				o.trigRun[2*c], o.trigRun[2*c+1] = b, a
+			if a, b := o.trigEp[2*c], o.trigEp[2*c+1]; a > b {
+				o.trigEp[2*c], o.trigEp[2*c+1] = b, a
 			}
 		}
 	} else {
-		// A circuit counts down, for each switch on its path, its run there; the walk requests
-		// the epoch that follows a run when the run's last user completes.
+		// A circuit counts down, for each switch on its path, the epoch that follows its run
+		// there (the hops' runs, read in place, become those epochs): the walk requests it when
+		// the run's last user completes.
+		for h, r := range rt.runOf {
+			rt.runOf[h] = rt.next[r]
+		}
 		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
-		o.stride, o.trigRun, o.runEp = f.Stages(), o.own(rt.runOf), o.own(rt.next)
+		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
 		if o.alloc == nil {
 			// The exported form: a circuit triggers the epochs that follow its runs.
 			ne := int32(o.numEpochs())
 			o.trigIdx = o.zeros(nc + 1)[:1]
 			var trig []int32
 			for c := range nc {
-				for _, r := range o.trigRun[c*o.stride : (c+1)*o.stride] {
-					if e := o.runEp[r]; e != ne {
+				for _, e := range o.trigEp[c*o.stride : (c+1)*o.stride] {
+					if e != ne {
 						trig = append(trig, e)
 					}
 				}

@@ -404,12 +404,11 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 		sortSmall(ready)
 	}
 	w.ready = ready
-	// Its runs count down; an epoch whose run it ended is requested (the sentinel epoch
-	// stands for none).
+	// The epochs that require it count down; one it was the last requirement of is requested
+	// (the sentinel epoch stands for none).
 	es, eps, n := w.es, w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
 	n0 := n
-	for _, r := range o.trigRun[c*o.stride : (c+1)*o.stride] {
-		ep := o.runEp[r]
+	for _, ep := range o.trigEp[c*o.stride : (c+1)*o.stride] {
 		e := &es[ep]
 		e.pending--
 		eps[n] = ep
