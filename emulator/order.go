@@ -370,7 +370,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	half, laneBase := s.N/2, int32(2*s.N)
 	// The hops of every circuit, as switch id << 1 | state: the run pass below reads them, and
 	// replaces each with the hop's run.
-	hw := rt.runOf[:nc*stages]
+	hw := rt.runOf
 	var hlane [maxHops]int32 // one circuit's input lanes (after the ports)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
@@ -421,82 +421,74 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		}
 		pend[i] = n
 	}
-	t := new(runFill)
-	t.start(o, rt, nc)
-	t.runs(hw, stages, pend)
-	t.finish(o, rt)
+	o.runPass(rt, hw, stages, pend)
 	return nil
 }
 
-// runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
-// most).
-type runFill struct {
-	sws                                 []swRun
-	runNext, runOf, eps, reqCount, wait []int32
-	waitIdx                             []int32
-	nRun, nEp, nWait, nHop              int
-}
+// runRec is one run of a switch: the epoch that follows it (−1 while none does) and the one
+// that starts it (−1 for a first run in Bar).
+type runRec struct{ next, start int32 }
 
-func (t *runFill) start(o *Order, rt *runTracker, nc int) {
-	// Run 0 is the scratch run of a switch before its first user.
-	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
-		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1],
-		nRun: 1}
-}
+// epRec is an epoch as the run pass writes it: the switch's dense id, its new state and how
+// many circuits the epoch requires (one record, one store, where three lists would take three).
+type epRec struct{ sw, st, req int32 }
 
-// runs follows each switch's runs over hw, every circuit's hops (switch id << 1 | state, stages
-// a circuit) in schedule order, replacing each hop with its run; it records the epochs, what each
-// requires and which circuits wait on which, and adds each circuit's waits to pend. A pass of its
-// own, after the paths, so that its few values stay in registers.
+// runs follows each switch's runs over hw, every circuit's hops (switch id << 1 | state) in
+// schedule order, and replaces each hop with its run; it writes the runs (from 1; run 0 is
+// the scratch run of a switch before its first user) into rs and the epochs into es, and
+// returns the number of epochs. Its few values stay in registers.
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
 // paths. The records of a new epoch and a new run are written whether or not there is one (in
 // the slots the next would take), and counted only when there is.
-func (t *runFill) runs(hw []int32, stages int, pend []int32) {
-	sws, eps, reqCount, runNext, wait, waitIdx := t.sws, t.eps, t.reqCount, t.runNext, t.wait, t.waitIdx
-	nEp, nRun, nWait := int32(0), int32(1), int32(0) // run 0 is scratch
-	for c := range pend {
-		row := hw[c*stages : (c+1)*stages]
-		for h, v := range row {
-			sw, st := v>>1, v&1
-			w := &sws[sw]
-			// A new run when the state differs, or at the switch's first user; an epoch when
-			// the state differs (every switch starts in Bar, so a first run in Bar needs none).
-			newEp := b2i(st != w.state)
-			newRun := newEp | b2i(w.run == 0)
-			eps[2*nEp], eps[2*nEp+1] = sw, st
-			// The epoch requires every user of the switch's previous run (none before its
-			// first: run 0's users are 0). Without an epoch the run goes on and still has none
-			// to follow it.
-			reqCount[nEp] = w.users
-			runNext[w.run] = sel(newEp, nEp, -1)
-			runNext[nRun] = -1
-			run := sel(newRun, nRun, w.run)
-			ep := sel(newRun, sel(newEp, nEp, -1), w.ep)
-			nEp += newEp
-			nRun += newRun
-			w.run, w.ep, w.users, w.state = run, ep, w.users*(1-newRun)+1, st
-			row[h] = run
-			wait[nWait] = ep
-			nWait += b2i(ep >= 0)
-		}
-		waitIdx[c+1] = nWait
-		pend[c] += nWait - waitIdx[c]
+func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
+	nEp, nRun := int32(0), int32(1)
+	for i, v := range hw {
+		sw, st := v>>1, v&1
+		w := &sws[sw]
+		// A new run when the state differs, or at the switch's first user; an epoch when the
+		// state differs (every switch starts in Bar, so a first run in Bar needs none).
+		newEp := b2i(st != w.state)
+		newRun := newEp | b2i(w.run == 0)
+		ep := sel(newEp, nEp, -1)
+		// The epoch requires every user of the switch's previous run (none before its first:
+		// the scratch run's users are 0). Without an epoch the run goes on, still with none to
+		// follow it.
+		es[nEp] = epRec{sw, st, w.users}
+		rs[w.run].next = ep
+		rs[nRun] = runRec{next: -1, start: ep}
+		run := sel(newRun, nRun, w.run)
+		nEp += newEp
+		nRun += newRun
+		w.run, w.users, w.state = run, w.users*(1-newRun)+1, st
+		hw[i] = run
 	}
-	t.nEp, t.nRun, t.nWait, t.nHop = int(nEp), int(nRun), int(nWait), len(pend)*stages
+	return int(nEp)
 }
 
-func (t *runFill) finish(o *Order, rt *runTracker) {
-	rt.next, rt.runOf = t.runNext[:t.nRun], t.runOf[:t.nHop]
-	o.eps, o.reqCount, o.wait, o.waitIdx = t.eps[:2*t.nEp], t.reqCount[:t.nEp], t.wait[:t.nWait], t.waitIdx
-	// A run that no epoch follows names the walk's sentinel epoch, so that a completion
-	// counts down its runs without a test.
-	ne := int32(t.nEp)
-	for r, e := range rt.next {
-		if e < 0 {
-			rt.next[r] = ne
-		}
+// runPass finds the switches' runs and epochs over hw (see runs) and from them the order's
+// epochs, each circuit's waits (added to pend) and, in hw, each hop's trigger slot: the epoch
+// that follows its run, or the sentinel epoch when none does.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
+	ne := runs(hw, rt.sws, rt.runs, rt.eps)
+	eps, reqCount := o.eps[:2*ne], o.reqCount[:ne]
+	for e, r := range rt.eps[:ne] {
+		eps[2*e], eps[2*e+1], reqCount[e] = r.sw, r.st, r.req
 	}
+	o.eps, o.reqCount = eps, reqCount
+	wait, waitIdx, rs, none, nw := o.wait[:cap(o.wait)], o.waitIdx[:len(pend)+1], rt.runs, int32(ne), int32(0)
+	for c := range pend {
+		row := hw[c*stages : (c+1)*stages]
+		for h, r := range row {
+			x := rs[r]
+			row[h] = sel(b2i(x.next < 0), none, x.next)
+			wait[nw] = x.start // counted only when it is an epoch
+			nw += b2i(x.start >= 0)
+		}
+		waitIdx[c+1] = nw
+		pend[c] += nw - waitIdx[c]
+	}
+	o.wait, o.waitIdx = wait[:nw], waitIdx
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -510,31 +502,30 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 	return fmt.Errorf("emulator: internal error: circuit %d: the pass over the paths and checkCircuit disagree", i)
 }
 
-// runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
-// consecutive users in one state. A run whose state differs from the switch's previous one is
-// an epoch (every switch starts in Bar, so a first run in Bar is not).
+// runTracker is what the order's pass over the paths needs to follow each switch's runs:
+// maximal sequences of consecutive users in one state. A run whose state differs from the
+// switch's previous one is an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
 	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
 	// first-level cache.
 	sws   []swRun
-	next  []int32 // per run (from 1; run 0 is scratch), the epoch that follows it (none: NumEpochs)
-	runOf []int32 // per circuit and hop, in order
+	runs  []runRec // per run, from 1 (run 0 is scratch)
+	eps   []epRec
+	runOf []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
 }
 
-// swRun is a switch's state (a benes.State), its current run (0 before its first user), that
-// run's epoch (−1 if none) and its users so far.
+// swRun is a switch's state (a benes.State), its current run (0 before its first user) and that
+// run's users so far.
 type swRun struct {
-	state, run, ep, users int32
+	state, run, users int32
 }
 
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh + 1)[:0], runOf: sc.ints(nh)[:0]}
-	for i := range rt.sws {
-		rt.sws[i] = swRun{state: 0, run: 0, ep: -1}
-	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
+	rt := &runTracker{sws: sc.switches(ns), runs: sc.runRecs(nh + 1), eps: sc.epRecs(nh), runOf: sc.ints(nh)}
+	clear(rt.sws)
 	o.eps = o.tmp(sc, 2*nh)
 	o.reqCount = o.tmp(sc, nh)
 	o.wait = o.tmp(sc, nh)
@@ -635,11 +626,8 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		}
 	} else {
 		// A circuit counts down, for each switch on its path, the epoch that follows its run
-		// there (the hops' runs, read in place, become those epochs): the walk requests it when
-		// the run's last user completes.
-		for h, r := range rt.runOf {
-			rt.runOf[h] = rt.next[r]
-		}
+		// there (runPass left them in place of the hops): the walk requests it when the run's
+		// last user completes.
 		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
 		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
 		if o.alloc == nil {
