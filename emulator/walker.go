@@ -304,35 +304,19 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	// Locals, so that the loop keeps them in registers across its stores. Without branches on
 	// the data (each would be mispredicted often): every user is stored into ready and
 	// counted only when it is ready, and its transmission start is written each time, the
-	// last time when it becomes ready. The users of all the command's epochs are visited in
-	// one loop of known length, stepping to the next epoch's list by conditional moves: an
-	// epoch has one or a few users, so a loop per epoch would end unpredictably every time.
-	// (Every epoch has at least one user: the circuit whose hop made it.)
+	// last time when it becomes ready.
 	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
-	eps := w.cmdEps[b.lo:b.hi]
-	total := int32(0)
-	for _, ep := range eps {
-		total += es[ep+1].userLo - es[ep].userLo
-	}
-	if total > 0 {
-		j, lastJ := 0, len(eps)-1
-		u, uEnd := es[eps[0]].userLo, es[eps[0]+1].userLo
-		for range total {
-			x := user[u]
+	for _, ep := range w.cmdEps[b.lo:b.hi] {
+		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = later(p.pathRdy, req)
+			p.pathRdy = max(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
 			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
-			p.rcEnd = later(p.rcEnd, end)
+			p.rcEnd = max(p.rcEnd, end)
 			p.tx = end
 			p.pending--
 			ready[k] = x
 			k += int(b2i(p.pending == 0))
-			u++
-			step := b2i(u == uEnd)
-			j = min(j+int(step), lastJ)
-			ep := eps[j]
-			u, uEnd = sel(step, es[ep].userLo, u), sel(step, es[ep+1].userLo, uEnd)
 		}
 	}
 	w.ready = ready[:k]
@@ -409,7 +393,7 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	res, ready, k := o.res, w.ready[:cap(w.ready)], 0
 	for _, x := range o.next[c*res : c*res+res] {
 		q := &cs[x]
-		q.pathRdy = later(q.pathRdy, t)
+		q.pathRdy = max(q.pathRdy, t)
 		q.tx = t
 		q.pending--
 		ready[k] = x
@@ -614,11 +598,4 @@ func selFloat(c bool, a, b float64) float64 {
 		bi = ai
 	}
 	return math.Float64frombits(bi)
-}
-
-// later is max(a, b) for walk times, which are never NaN or −0 and are either non-negative or
-// the −1 of "none": their bits then order as int64s as the times do, so that max is one
-// conditional move (the built-in max handles NaN and signed zeros in ten instructions).
-func later(a, b float64) float64 {
-	return math.Float64frombits(uint64(max(int64(math.Float64bits(a)), int64(math.Float64bits(b)))))
 }
