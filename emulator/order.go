@@ -368,10 +368,9 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	clear(stamp)
 	k := wr.k
 	half, laneBase := s.N/2, int32(2*s.N)
-	// The hops of every circuit, as switch id << 1 | state: the run pass below reads them, and
-	// replaces each with the hop's run.
+	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: the run pass
+	// below reads them, and replaces each with the hop's run.
 	hw := rt.runOf
-	var hlane [maxHops]int32 // one circuit's input lanes (after the ports)
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 {
@@ -384,8 +383,8 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			if pk != k || !pathsChecked && (psrc != c.Src || pdst != c.Dst) {
 				return circuitError(s, f, wr, i, pathsChecked)
 			}
-			compactHops(k, half, psrc, pdst, int(ch), laneBase, row, &hlane)
-		} else if err := rawHops(s, f, wr, i, pathsChecked, row, &hlane); err != nil {
+			compactHops(k, half, psrc, pdst, int(ch), row)
+		} else if err := rawHops(s, f, wr, i, pathsChecked, row); err != nil {
 			return err
 		}
 		ci := int32(i)
@@ -410,7 +409,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
 		for h := 1; h < stages; h++ {
-			x := hlane[h]
+			x := laneBase + row[h]>>1 // Fabric.LaneID of the hop's input lane, after the ports
 			q := last[x]
 			d := b2i(stamp[q] != ci)
 			// A duplicate writes "none" over the none already there (in the sentinel's row when
@@ -433,7 +432,7 @@ type runRec struct{ next, start int32 }
 // many circuits the epoch requires (one record, one store, where three lists would take three).
 type epRec struct{ sw, st, req int32 }
 
-// runs follows each switch's runs over hw, every circuit's hops (switch id << 1 | state) in
+// runs follows each switch's runs over hw, every circuit's hops (switch id << 2 | lane | state) in
 // schedule order, and replaces each hop with its run; it writes the runs (from 1; run 0 is
 // the scratch run of a switch before its first user) into rs and the epochs into es, and
 // returns the number of epochs. Its few values stay in registers.
@@ -444,7 +443,7 @@ type epRec struct{ sw, st, req int32 }
 func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
 	nEp, nRun := int32(0), int32(1)
 	for i, v := range hw {
-		sw, st := v>>1, v&1
+		sw, st := v>>2, v&1
 		w := &sws[sw]
 		// A new run when the state differs, or at the switch's first user; an epoch when the
 		// state differs (every switch starts in Bar, so a first run in Bar needs none).
@@ -477,6 +476,9 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
 	}
 	o.eps, o.reqCount = eps, reqCount
 	wait, waitIdx, rs, none, nw := o.wait[:cap(o.wait)], o.waitIdx[:len(pend)+1], rt.runs, int32(ne), int32(0)
+	// The epochs' users are counted here, for the inversion of the waits (csrFill): cnt[e+2]
+	// for epoch e, and cnt[1] for the hops that wait on none, so that no test is needed.
+	cnt := o.zeros(ne + 2)
 	for c := range pend {
 		row := hw[c*stages : (c+1)*stages]
 		for h, r := range row {
@@ -484,11 +486,14 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
 			row[h] = sel(b2i(x.next < 0), none, x.next)
 			wait[nw] = x.start // counted only when it is an epoch
 			nw += b2i(x.start >= 0)
+			cnt[x.start+2]++
 		}
 		waitIdx[c+1] = nw
 		pend[c] += nw - waitIdx[c]
 	}
 	o.wait, o.waitIdx = wait[:nw], waitIdx
+	cnt[1] = 0
+	o.userIdx = cnt[1:]
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -646,7 +651,11 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			o.trig = append(make([]int32, 0, len(trig)), trig...)
 		}
 	}
-	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	if o.userIdx != nil {
+		o.user = csrFill(o.userIdx, o.waitIdx, o.wait, o.ints) // counted by runPass
+	} else {
+		o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	}
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
@@ -826,6 +835,13 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 	for _, v := range vals {
 		outIdx[v+1]++
 	}
+	return outIdx, csrFill(outIdx, idx, vals, alloc)
+}
+
+// csrFill is csrInvert once the columns are counted: outIdx[c+1] holds how many rows list
+// column c (outIdx[0] is 0), and becomes the columns' starts. It returns the rows.
+func csrFill(outIdx, idx, vals []int32, alloc func(int) []int32) []int32 {
+	ncols := len(outIdx) - 1
 	for i := 0; i < ncols; i++ {
 		outIdx[i+1] += outIdx[i]
 	}
@@ -838,7 +854,7 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 			fill[v]++
 		}
 	}
-	return outIdx, out
+	return out
 }
 
 // Len is the number of circuits.
@@ -901,39 +917,38 @@ func b2i(b bool) int32 {
 // fabric of 2^k ports (half = 2^(k−1) switches a stage): each hop's switch id, its input lane
 // after the ports (Fabric.LaneID + laneBase) and its state. As benes.Path.AppendTo, carrying the
 // block from level to level.
-func compactHops(k, half, src, dst, ch int, laneBase int32, row []int32, hlane *[maxHops]int32) {
+func compactHops(k, half, src, dst, ch int, row []int32) {
 	last := 2*k - 2
 	row = row[:last+1]
 	b := 0
 	for s := 0; s < k-1; s++ {
 		lin, c := src>>s, (ch>>s)&1
 		sw := s*half + b<<(k-1-s) + lin>>1
-		row[s], hlane[s] = int32(sw<<1|lin&1^c), laneBase+int32(2*sw+lin&1)
+		row[s] = int32(sw<<2 | lin&1<<1 | lin&1 ^ c)
 		b = 2*b + c
 	}
 	in, out := (src>>(k-1))&1, (dst>>(k-1))&1
-	sw := (k-1)*half + b
-	row[k-1], hlane[k-1] = int32(sw<<1|in^out), laneBase+int32(2*sw+in)
+	row[k-1] = int32(((k-1)*half+b)<<2 | in<<1 | in ^ out)
 	for s := k - 2; s >= 0; s-- {
 		c := b & 1
 		b >>= 1
 		lout := dst >> s
 		h := last - s
 		sw := h*half + b<<(k-1-s) + lout>>1
-		row[h], hlane[h] = int32(sw<<1|c^lout&1), laneBase+int32(2*sw+c)
+		row[h] = int32(sw<<2 | c<<1 | c ^ lout&1)
 	}
 }
 
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
 // read as it is, else it fails the check hop by hop, as circuitError then says).
-func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, row []int32, hlane *[maxHops]int32) error {
+func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, row []int32) error {
 	var hb [maxHops]benes.Traversal // room for a path (hops)
 	c := &s.Circuits[i]
 	p := hops(c, hb[:0])
 	if len(p) != f.Stages() {
 		return circuitError(s, f, wr, i, pathsChecked)
 	}
-	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, 2*s.N
+	half, lastStage, inSide := s.N/2, wr.last, wr.k-1
 	esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
 	for h := range p {
 		tr := &p[h]
@@ -951,7 +966,7 @@ func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChec
 			}
 		}
 		sw := stage*half + tsw // Fabric.SwitchID
-		row[h], hlane[h] = int32(sw)<<1|int32(benes.StateOf(in, out)), int32(laneBase+2*sw+in)
+		row[h] = int32(sw)<<2 | int32(in)<<1 | int32(benes.StateOf(in, out))
 	}
 	return nil
 }

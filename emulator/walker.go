@@ -309,10 +309,10 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = max(p.pathRdy, req)
+			p.pathRdy = later(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
 			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
-			p.rcEnd = max(p.rcEnd, end)
+			p.rcEnd = later(p.rcEnd, end)
 			p.tx = end
 			p.pending--
 			ready[k] = x
@@ -393,7 +393,7 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	res, ready, k := o.res, w.ready[:cap(w.ready)], 0
 	for _, x := range o.next[c*res : c*res+res] {
 		q := &cs[x]
-		q.pathRdy = max(q.pathRdy, t)
+		q.pathRdy = later(q.pathRdy, t)
 		q.tx = t
 		q.pending--
 		ready[k] = x
@@ -598,4 +598,11 @@ func selFloat(c bool, a, b float64) float64 {
 		bi = ai
 	}
 	return math.Float64frombits(bi)
+}
+
+// later is max(a, b) for walk times, which are never NaN or −0 and are either non-negative or
+// the −1 of "none": their bits then order as int64s as the times do, so that max is one
+// conditional move (the built-in max handles NaN and signed zeros in ten instructions).
+func later(a, b float64) float64 {
+	return math.Float64frombits(uint64(max(int64(math.Float64bits(a)), int64(math.Float64bits(b)))))
 }
