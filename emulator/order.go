@@ -65,14 +65,16 @@ type Order struct {
 	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
 	res int
 	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
-	// next user of each of its resources (the sentinel circuit nc: none, or a successor already
-	// listed at an earlier resource), so that a completion visits its successors without a list
-	// built by inverting the predecessors, and without a test; one more row, the sentinel's, is
-	// scratch. pend is how many distinct predecessors and epochs it waits for.
+	// next user of each of its resources, or for none (or a successor already listed at an
+	// earlier resource) the walk's sentinel circuit nc+j of slot j, so that a completion
+	// visits its successors without a list built by inverting the predecessors, and without a
+	// test. A sentinel per slot, not one for all: one completion's updates of it then do not
+	// wait for each other. One more row (circuit nc) is scratch. pend is how many distinct
+	// predecessors and epochs it waits for.
 	next, pend []int32
 	// Partial mode, what a completion counts down: stride slots per circuit, each an epoch
-	// that requires it or the sentinel epoch NumEpochs (none), so that the list has no ends to
-	// find and no test. On Beneš a slot is the circuit's hop on one switch, and its epoch the
+	// that requires it or for none the sentinel epoch NumEpochs+j of slot j (one per slot, as
+	// for next), so that the list has no ends to find and no test. On Beneš a slot is the circuit's hop on one switch, and its epoch the
 	// one that follows the hop's run (consecutive users of the switch in one state); on a
 	// crossbar the slots are the next re-pointings of its transmitter and its receiver.
 	stride int
@@ -269,7 +271,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	var next, pend []int32
 	if partial {
 		next, pend = o.ints((nc+1)*res), o.ints(nc)
-		fillInt32(next, int32(nc))
+		fillRows(next, res, int32(nc))
 		o.next, o.pend = next, pend
 	}
 	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
@@ -353,8 +355,8 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 // Its tests are written without branches where the outcome is data (whether a lane's previous
 // user is linked already, whether a switch changes state): with random paths either way is
 // about as likely, so a branch would be mispredicted on every other hop. A resource without a
-// previous user names the walk's sentinel circuit nc, whose row of next and slot of stamp are
-// scratch, so that "no predecessor" takes the same stores as any other.
+// previous user names circuit nc, whose row of next and slot of stamp are scratch, so that "no
+// predecessor" takes the same stores as any other.
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
 	none := int32(nc)
@@ -362,7 +364,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.ints((nc+1)*res), o.ints(nc)
-	fillInt32(next, none)
+	fillRows(next, res, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
 	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
 	clear(stamp)
@@ -405,16 +407,16 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			rxPred[i] = -1
 		}
 		d := b2i(stamp[q] != ci)
-		next[int(q)*res+1], stamp[q] = none+(ci-none)*d, ci
+		next[int(q)*res+1], stamp[q] = sel(d, ci, none+1), ci
 		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
 		for h := 1; h < stages; h++ {
 			x := laneBase + row[h]>>1 // Fabric.LaneID of the hop's input lane, after the ports
 			q := last[x]
 			d := b2i(stamp[q] != ci)
-			// A duplicate writes "none" over the none already there (in the sentinel's row when
-			// q is none): the store's address does not wait for the test.
-			next[int(q)*res+h+1], stamp[q] = none+(ci-none)*d, ci
+			// A duplicate writes "none" over the none already there (in the scratch row when q
+			// is none): the store's address does not wait for the test.
+			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none+int32(h)+1), ci
 			n += d
 			last[x] = ci
 		}
@@ -467,7 +469,7 @@ func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
 
 // runPass finds the switches' runs and epochs over hw (see runs) and from them the order's
 // epochs, each circuit's waits (added to pend) and, in hw, each hop's trigger slot: the epoch
-// that follows its run, or the sentinel epoch when none does.
+// that follows its run, or the hop's sentinel epoch when none does.
 func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
 	ne := runs(hw, rt.sws, rt.runs, rt.eps)
 	eps, reqCount := o.eps[:2*ne], o.reqCount[:ne]
@@ -483,7 +485,7 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
 		row := hw[c*stages : (c+1)*stages]
 		for h, r := range row {
 			x := rs[r]
-			row[h] = sel(b2i(x.next < 0), none, x.next)
+			row[h] = sel(b2i(x.next < 0), none+int32(h), x.next)
 			wait[nw] = x.start // counted only when it is an epoch
 			nw += b2i(x.start >= 0)
 			cnt[x.start+2]++
@@ -606,11 +608,11 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
 		}
 		// The walk's form: each circuit has two slots, the epochs of the next circuits on its
-		// transmitter and on its receiver that re-point (the sentinel epoch if none), in
+		// transmitter and on its receiver that re-point (a sentinel epoch if none), in
 		// increasing order as Triggers lists them.
 		ne := int32(o.numEpochs())
 		o.stride, o.trigEp = 2, o.ints(2*nc)
-		fillInt32(o.trigEp, ne)
+		fillRows(o.trigEp, 2, ne)
 		e := int32(0)
 		for i := range nc {
 			if o.waitIdx[i+1] == o.waitIdx[i] {
@@ -642,7 +644,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			var trig []int32
 			for c := range nc {
 				for _, e := range o.trigEp[c*o.stride : (c+1)*o.stride] {
-					if e != ne {
+					if e < ne { // not a sentinel
 						trig = append(trig, e)
 					}
 				}
@@ -892,6 +894,19 @@ func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]
 
 // Rounds are the barrier rounds in execution order (nil in partial mode).
 func (o *Order) Rounds() []Round { return o.rounds }
+
+// fillRows sets b, rows of n elements, to base, base+1, ..., base+n−1 in every row.
+func fillRows(b []int32, n int, base int32) {
+	if len(b) < n {
+		return
+	}
+	for j := range n {
+		b[j] = base + int32(j)
+	}
+	for k := n; k < len(b); k *= 2 {
+		copy(b[k:], b[:k]) // doubling: memmove, not a store per element
+	}
+}
 
 // fillInt32 sets every element of b to v.
 func fillInt32(b []int32, v int32) {

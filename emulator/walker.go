@@ -37,8 +37,8 @@ import (
 // concurrent use.
 type Walker struct {
 	o        *Order
-	c        []walkCirc // one more than there are circuits, for the last list's end
-	es       []epState  // partial mode: one more than there are epochs
+	c        []walkCirc // partial mode: the circuits, then Order.res sentinels (see Order.next)
+	es       []epState  // partial mode: the epochs, then Order.stride sentinels (see Order.trigEp)
 	cmds     []walkCmd
 	cmdEps   []int32 // the epochs of every command, in order of Flush
 	pendLo   int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
@@ -83,15 +83,16 @@ type walkCirc struct {
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
-	// −1 once completed. The sentinel record after the last circuit, the target of every
-	// "none" in Order.next, counts down without end and is never ready.
+	// −1 once completed. A sentinel record after the circuits, the target of a "none" in
+	// Order.next, counts down without end and is never ready.
 	pending int32
 }
 
 // epState is the walk's state of one epoch with what it reads of the Order, in one record of 8
 // bytes for the same reason: pending counts the circuits it still requires, and userLo starts its
-// list in Order.user (the next record's userLo ends it). The sentinel record after the last
-// epoch, the target of runs that no epoch follows, counts down without end.
+// list in Order.user (the next record's userLo ends it). A sentinel record after the epochs,
+// the target of a "none" in Order.trigEp, counts down without end (the first also ends the
+// last epoch's list).
 type epState struct {
 	pending, userLo int32
 }
@@ -149,9 +150,9 @@ func newWalker(o *Order, sc *scratch) *Walker {
 		return w
 	}
 	if sc != nil {
-		w.c = sc.circuits(nc + 1)
+		w.c = sc.circuits(nc + o.res)
 	} else {
-		w.c = make([]walkCirc, nc+1)
+		w.c = make([]walkCirc, nc+o.res)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves (one more, for
 	// Completed's store past the end). Completed and Settled store a circuit into ready before
@@ -162,17 +163,18 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	for i, n := range o.pend[:nc] {
 		w.c[i] = walkCirc{rcEnd: -1, pending: n}
 	}
-	w.c[nc] = walkCirc{}
+	clear(w.c[nc:])
 	if o.mode == schedules.Partial {
 		if sc != nil {
-			w.es = sc.epochs(ne + 1)
+			w.es = sc.epochs(ne + o.stride)
 		} else {
-			w.es = make([]epState, ne+1)
+			w.es = make([]epState, ne+o.stride)
 		}
 		for ep := 0; ep < ne; ep++ {
 			w.es[ep] = epState{pending: o.reqCount[ep], userLo: o.userIdx[ep]}
 		}
-		w.es[ne] = epState{userLo: o.userIdx[ne]}
+		clear(w.es[ne:])
+		w.es[ne].userLo = o.userIdx[ne]
 	}
 	return w
 }
@@ -197,12 +199,12 @@ func (w *Walker) Start() ([]int32, error) {
 		w.nextRound(0)
 		return w.ready, nil
 	}
-	for ep := range w.es[:len(w.es)-1] {
+	for ep := range w.o.numEpochs() {
 		if w.es[ep].pending == 0 {
 			w.request(int32(ep))
 		}
 	}
-	for c := range w.c[:len(w.c)-1] {
+	for c := range w.o.Len() {
 		if w.c[c].pending == 0 {
 			w.ready = append(w.ready, int32(c))
 		}
@@ -311,8 +313,10 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 			p := &cs[x]
 			p.pathRdy = later(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
-			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
-			p.rcEnd = later(p.rcEnd, end)
+			// (A branch: the command just settled is nearly always the latest-ending.)
+			if end > p.rcEnd {
+				p.rcStart, p.rcEnd = start, end
+			}
 			p.tx = end
 			p.pending--
 			ready[k] = x
@@ -393,7 +397,9 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	res, ready, k := o.res, w.ready[:cap(w.ready)], 0
 	for _, x := range o.next[c*res : c*res+res] {
 		q := &cs[x]
-		q.pathRdy = later(q.pathRdy, t)
+		if t > q.pathRdy { // max; a branch, as a completion is nearly always the latest
+			q.pathRdy = t
+		}
 		q.tx = t
 		q.pending--
 		ready[k] = x
@@ -406,17 +412,12 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	w.ready = ready
 	// The epochs that require it count down; one it was the last requirement of is requested
 	// (the sentinel epoch stands for none).
-	es, eps, n := w.es, w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
-	n0 := n
+	es := w.es
 	for _, ep := range o.trigEp[c*o.stride : (c+1)*o.stride] {
-		e := &es[ep]
-		e.pending--
-		eps[n] = ep
-		n += int(b2i(e.pending == 0))
-	}
-	if n != n0 {
-		w.reqT = t
-		w.cmdEps = eps[:n]
+		if es[ep].pending--; es[ep].pending == 0 {
+			w.reqT = t
+			w.request(ep)
+		}
 	}
 	return ready, nil
 }
@@ -487,7 +488,7 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 func (w *Walker) partialTimeline() *schedules.Timeline {
 	o := w.o
 	cs := w.c
-	nc := len(cs) - 1
+	nc := o.Len()
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
 	for c := 0; c < nc; c++ {
 		// As timing (kept inline: this loop runs once per circuit of every emulated run).
@@ -589,15 +590,6 @@ func sortSmall(a []int32) {
 		}
 		a[j] = v
 	}
-}
-
-// selFloat is a if c, else b, without a branch (a conditional move on the bits).
-func selFloat(c bool, a, b float64) float64 {
-	ai, bi := math.Float64bits(a), math.Float64bits(b)
-	if c {
-		bi = ai
-	}
-	return math.Float64frombits(bi)
 }
 
 // later is max(a, b) for walk times, which are never NaN or −0 and are either non-negative or
