@@ -345,6 +345,9 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			o.predIdx = append(o.predIdx, int32(len(o.pred)))
 		}
 	}
+	if partial {
+		compactRows(next[:nc*res], res, int32(nc))
+	}
 	return nil
 }
 
@@ -422,8 +425,26 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		}
 		pend[i] = n
 	}
+	compactRows(next[:nc*res], res, none)
 	o.runPass(rt, hw, stages, pend)
 	return nil
+}
+
+// compactRows moves the successors in each row of next (res slots, "none" being any value from
+// none up) to its front, in order, and sets the rest to none, so that a completion stops at its
+// first none: it visits only its successors, and its loop ends where the predictor can guess.
+func compactRows(next []int32, res int, none int32) {
+	for c := 0; c+res <= len(next); c += res {
+		row := next[c : c+res]
+		k := 0
+		for _, x := range row {
+			row[k] = x
+			k += int(b2i(x < none))
+		}
+		for j := k; j < len(row); j++ {
+			row[j] = none
+		}
+	}
 }
 
 // runRec is one run of a switch: the epoch that follows it (−1 while none does) and the one
