@@ -65,18 +65,18 @@ type Order struct {
 	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
 	res int
 	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
-	// next user of each of its resources, or for none (or a successor already listed at an
-	// earlier resource) the walk's sentinel circuit nc+j of slot j, so that a completion
-	// visits its successors without a list built by inverting the predecessors, and without a
-	// test. A sentinel per slot, not one for all: one completion's updates of it then do not
-	// wait for each other. One more row (circuit nc) is scratch. pend is how many distinct
-	// predecessors and epochs it waits for.
+	// next users of its resources, each once, at the front of the row, and after them nc
+	// (none), so that a completion visits its successors without a list built by inverting the
+	// predecessors. One more row (circuit nc) is scratch for the pass that fills them. pend is
+	// how many distinct predecessors and epochs it waits for.
 	next, pend []int32
 	// Partial mode, what a completion counts down: stride slots per circuit, each an epoch
-	// that requires it or for none the sentinel epoch NumEpochs+j of slot j (one per slot, as
-	// for next), so that the list has no ends to find and no test. On Beneš a slot is the circuit's hop on one switch, and its epoch the
-	// one that follows the hop's run (consecutive users of the switch in one state); on a
-	// crossbar the slots are the next re-pointings of its transmitter and its receiver.
+	// that requires it or for none the sentinel epoch NumEpochs+j of slot j (one per slot, so
+	// that one completion's updates of sentinels do not wait for each other), so that the list
+	// has no ends to find and no test. On Beneš a slot is the circuit's hop on one switch, and
+	// its epoch the one that follows the hop's run (consecutive users of the switch in one
+	// state); on a crossbar the slots are the next re-pointings of its transmitter and its
+	// receiver.
 	stride int
 	trigEp []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
@@ -271,7 +271,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	var next, pend []int32
 	if partial {
 		next, pend = o.ints((nc+1)*res), o.ints(nc)
-		fillRows(next, res, int32(nc))
+		fillInt32(next, int32(nc))
 		o.next, o.pend = next, pend
 	}
 	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
@@ -367,7 +367,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.ints((nc+1)*res), o.ints(nc)
-	fillRows(next, res, none)
+	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
 	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
 	clear(stamp)
@@ -410,7 +410,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			rxPred[i] = -1
 		}
 		d := b2i(stamp[q] != ci)
-		next[int(q)*res+1], stamp[q] = sel(d, ci, none+1), ci
+		next[int(q)*res+1], stamp[q] = sel(d, ci, none), ci
 		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
 		for h := 1; h < stages; h++ {
@@ -419,7 +419,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			d := b2i(stamp[q] != ci)
 			// A duplicate writes "none" over the none already there (in the scratch row when q
 			// is none): the store's address does not wait for the test.
-			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none+int32(h)+1), ci
+			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none), ci
 			n += d
 			last[x] = ci
 		}

@@ -37,7 +37,7 @@ import (
 // concurrent use.
 type Walker struct {
 	o       *Order
-	c       []walkCirc // partial mode: the circuits, then Order.res sentinels (see Order.next)
+	c       []walkCirc // partial mode
 	es      []epState  // partial mode: the epochs, then Order.stride sentinels (see Order.trigEp)
 	cmds    []walkCmd
 	cmdEps  []int32 // the epochs of every command, in order of Flush
@@ -88,8 +88,7 @@ type walkCirc struct {
 	// latest-ending reconfiguration it waits on (−1 for none).
 	pathRdy, rcStart, rcEnd float64
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
-	// −1 once completed. A sentinel record after the circuits, the target of a "none" in
-	// Order.next, counts down without end and is never ready.
+	// −1 once completed.
 	pending int32
 }
 
@@ -162,9 +161,9 @@ func newWalker(o *Order, sc *scratch) *Walker {
 		return w
 	}
 	if sc != nil {
-		w.c = sc.circuits(nc + o.res)
+		w.c = sc.circuits(nc)
 	} else {
-		w.c = make([]walkCirc, nc+o.res)
+		w.c = make([]walkCirc, nc)
 	}
 	// Every epoch is sent once: with room for all, Command.Epochs never moves (one more, for
 	// Completed's store past the end).
@@ -173,7 +172,6 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	for i, n := range o.pend[:nc] {
 		w.c[i] = walkCirc{rcEnd: -1, pending: n}
 	}
-	clear(w.c[nc:])
 	if o.mode == schedules.Partial {
 		if sc != nil {
 			w.es = sc.epochs(ne + o.stride)
