@@ -950,29 +950,30 @@ func b2i(b bool) int32 {
 }
 
 // compactHops writes the hops of the compact path from src to dst with choices ch on the
-// fabric of 2^k ports (half = 2^(k−1) switches a stage): each hop's switch id, its input lane
-// after the ports (Fabric.LaneID + laneBase) and its state. As benes.Path.AppendTo, carrying the
-// block from level to level.
+// fabric of 2^k ports (half = 2^(k−1) switches a stage) into row, each as its switch id << 2 |
+// input lane << 1 | state. At recursion level s the path is in block b_s (b_0 = 0, b_{s+1} =
+// 2·b_s + choice s) on the way in, at stage s, and in the same block on the way out, at stage
+// 2k−2−s, so both hops of a level come from one step: switch stage·half + b_s·2^(k−1−s) +
+// (local port >> 1), the local port being src >> s going in and dst >> s coming out.
 func compactHops(k, half, src, dst, ch int, row []int32) {
 	last := 2*k - 2
 	row = row[:last+1]
-	b := 0
+	blk := 0            // b_s · 2^(k−1−s)
+	step := half >> 1   // 2^(k−2−s)
+	in, out := src, dst // the local ports, src >> s and dst >> s
 	for s := 0; s < k-1; s++ {
-		lin, c := src>>s, (ch>>s)&1
-		sw := s*half + b<<(k-1-s) + lin>>1
-		row[s] = int32(sw<<2 | lin&1<<1 | lin&1 ^ c)
-		b = 2*b + c
+		c := ch & 1
+		sw := s*half + blk + in>>1
+		row[s] = int32(sw<<2 | (in&1)<<1 | (in^c)&1)
+		osw := (last-s)*half + blk + out>>1
+		row[last-s] = int32(osw<<2 | c<<1 | (c^out)&1)
+		blk += c * step
+		step >>= 1
+		in >>= 1
+		out >>= 1
+		ch >>= 1
 	}
-	in, out := (src>>(k-1))&1, (dst>>(k-1))&1
-	row[k-1] = int32(((k-1)*half+b)<<2 | in<<1 | in ^ out)
-	for s := k - 2; s >= 0; s-- {
-		c := b & 1
-		b >>= 1
-		lout := dst >> s
-		h := last - s
-		sw := h*half + b<<(k-1-s) + lout>>1
-		row[h] = int32(sw<<2 | c<<1 | c ^ lout&1)
-	}
+	row[k-1] = int32(((k-1)*half+blk)<<2 | (in&1)<<1 | (in^out)&1)
 }
 
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
