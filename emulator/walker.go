@@ -169,6 +169,9 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	// Completed's store past the end).
 	w.cmdEps = slices.Grow(w.cmdEps, ne+1)
 	w.small = nc*o.stride <= smallWalk
+	// Settled stores a circuit into ready before it knows whether it is ready, at most one
+	// past the ready ones: room for every circuit and one.
+	w.ready = slices.Grow(w.ready, nc+1)
 	for i, n := range o.pend[:nc] {
 		w.c[i] = walkCirc{rcEnd: -1, pending: n}
 	}
@@ -311,28 +314,29 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	// Locals, so that the loop keeps them in registers across its stores. Without branches on
-	// the data (each would be mispredicted often): every user is stored into ready and
-	// counted only when it is ready, and its transmission start is written each time, the
-	// last time when it becomes ready.
-	cs, es, user, ready, req := w.c, w.es, w.o.user, w.ready, b.req
+	// Locals, so that the loop keeps them in registers across its stores.
+	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
 			p.pathRdy = later(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
-			// (A branch: the command just settled is nearly always the latest-ending.)
-			if end > p.rcEnd {
-				p.rcStart, p.rcEnd = start, end
-			}
-			if p.pending--; p.pending == 0 {
-				p.tx = end
-				ready = append(ready, x)
-			}
+			// (Without a branch: a circuit often waits on several epochs of one command, and
+			// then only the first visit finds a later end.)
+			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
+			p.rcEnd = later(p.rcEnd, end)
+			// Without a branch: the reconfiguration is often a circuit's last wait, so whether
+			// it becomes ready here is hard to predict. Every user is stored into ready and
+			// counted only when it is ready; its transmission start is written each time, the
+			// last time when it becomes ready.
+			p.tx = end
+			p.pending--
+			ready[k] = x
+			k += int(b2i(p.pending == 0))
 		}
 	}
-	w.ready = ready
-	return ready, nil
+	w.ready = ready[:k]
+	return w.ready, nil
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
@@ -625,4 +629,13 @@ func sortSmall(a []int32) {
 // conditional move (the built-in max handles NaN and signed zeros in ten instructions).
 func later(a, b float64) float64 {
 	return math.Float64frombits(uint64(max(int64(math.Float64bits(a)), int64(math.Float64bits(b)))))
+}
+
+// selFloat is a if c, else b, without a branch (a conditional move on the bits).
+func selFloat(c bool, a, b float64) float64 {
+	ai, bi := math.Float64bits(a), math.Float64bits(b)
+	if c {
+		bi = ai
+	}
+	return math.Float64frombits(bi)
 }
