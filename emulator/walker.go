@@ -316,6 +316,27 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	}
 	// Locals, so that the loop keeps them in registers across its stores.
 	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
+	if w.small {
+		// With branches, which the predictor learns on a small walk (see smallWalk).
+		ready = ready[:0]
+		for _, ep := range w.cmdEps[b.lo:b.hi] {
+			for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
+				p := &cs[x]
+				if req > p.pathRdy {
+					p.pathRdy = req
+				}
+				if end > p.rcEnd {
+					p.rcStart, p.rcEnd = start, end
+				}
+				if p.pending--; p.pending == 0 {
+					p.tx = end
+					ready = append(ready, x)
+				}
+			}
+		}
+		w.ready = ready
+		return ready, nil
+	}
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
