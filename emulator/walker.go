@@ -425,9 +425,9 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	p := &cs[c]
 	p.end, p.pending = t, -1
 	// Its resources' next users, each once (at the first resource it takes over), then none
-	// (Order.next); a circuit that becomes ready is stored into ready and counted without a
-	// branch, as in Settled. The list of those that became ready is sorted, as the successor
-	// lists were.
+	// (Order.next). Branches here are cheap: the loop ends once, and a completion is seldom a
+	// circuit's last wait (its reconfigurations usually are, see Settled). The list of those
+	// that became ready is sorted, as the successor lists were.
 	res, ready, nc := o.res, w.ready, int32(o.nc)
 	for _, x := range o.next[c*res : c*res+res] {
 		if x >= nc {
@@ -447,7 +447,7 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	}
 	w.ready = ready
 	// The epochs that require it count down; one it was the last requirement of is requested
-	// (the sentinel epoch stands for none).
+	// (a slot's sentinel epoch stands for none).
 	es, slots := w.es, o.trigEp[c*o.stride:(c+1)*o.stride]
 	if w.small {
 		for _, ep := range slots {
