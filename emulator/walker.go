@@ -296,8 +296,8 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	b.settled, b.start, b.end = true, start, end
 	// Each switch's change is an event of its own; a command only makes them simultaneous.
 	w.events += int(b.hi - b.lo)
-	w.ready = w.ready[:0]
 	if w.o.mode == schedules.Barrier {
+		w.ready = w.ready[:0]
 		o := w.o
 		a, z := o.rds[w.round], o.rds[w.round+1]
 		rcStart := start
@@ -314,7 +314,10 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		return w.ready, nil
 	}
-	// Locals, so that the loop keeps them in registers across its stores.
+	// Locals, so that the loop keeps them in registers across its stores. The list of ready
+	// circuits is not stored back into the walker: its buffer, with room for every circuit,
+	// never moves (in partial mode), and a slice stored into the heap costs a write barrier
+	// while the garbage collector runs.
 	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
 	if w.small {
 		// With branches, which the predictor learns on a small walk (see smallWalk).
@@ -334,7 +337,6 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 				}
 			}
 		}
-		w.ready = ready
 		return ready, nil
 	}
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
@@ -356,8 +358,7 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 			k += int(b2i(p.pending == 0))
 		}
 	}
-	w.ready = ready[:k]
-	return w.ready, nil
+	return ready[:k], nil
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
@@ -410,9 +411,9 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	}
 	w.done++
 	w.events++
-	w.ready = w.ready[:0]
 	o := w.o
 	if o.mode == schedules.Barrier {
+		w.ready = w.ready[:0]
 		w.bend[c] = t
 		w.bdone[c>>6] |= 1 << (c & 63)
 		w.roundEnd = max(w.roundEnd, t)
@@ -428,7 +429,7 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	// (Order.next). Branches here are cheap: the loop ends once, and a completion is seldom a
 	// circuit's last wait (its reconfigurations usually are, see Settled). The list of those
 	// that became ready is sorted, as the successor lists were.
-	res, ready, nc := o.res, w.ready, int32(o.nc)
+	res, ready, nc := o.res, w.ready[:0], int32(o.nc) // not stored back, as in Settled
 	for _, x := range o.next[c*res : c*res+res] {
 		if x >= nc {
 			break
@@ -445,7 +446,6 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	if len(ready) > 1 {
 		sortSmall(ready)
 	}
-	w.ready = ready
 	// The epochs that require it count down; one it was the last requirement of is requested
 	// (a slot's sentinel epoch stands for none).
 	es, slots := w.es, o.trigEp[c*o.stride:(c+1)*o.stride]
