@@ -342,12 +342,12 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
 		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
 			p := &cs[x]
-			p.pathRdy = later(p.pathRdy, req)
+			p.pathRdy = max(p.pathRdy, req)
 			// Commands end in the order they start, so the latest end has the latest start.
 			// (Without a branch: a circuit often waits on several epochs of one command, and
 			// then only the first visit finds a later end.)
 			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
-			p.rcEnd = later(p.rcEnd, end)
+			p.rcEnd = max(p.rcEnd, end)
 			// Without a branch: the reconfiguration is often a circuit's last wait, so whether
 			// it becomes ready here is hard to predict. Every user is stored into ready and
 			// counted only when it is ready; its transmission start is written each time, the
@@ -643,13 +643,6 @@ func sortSmall(a []int32) {
 		}
 		a[j] = v
 	}
-}
-
-// later is max(a, b) for walk times, which are never NaN or −0 and are either non-negative or
-// the −1 of "none": their bits then order as int64s as the times do, so that max is one
-// conditional move (the built-in max handles NaN and signed zeros in ten instructions).
-func later(a, b float64) float64 {
-	return math.Float64frombits(uint64(max(int64(math.Float64bits(a)), int64(math.Float64bits(b)))))
 }
 
 // selFloat is a if c, else b, without a branch (a conditional move on the bits).
