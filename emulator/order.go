@@ -70,13 +70,24 @@ type Order struct {
 	// Beneš, the input lanes of its hops after the first (the first is the transmitter's wire).
 	res int
 	// Partial mode, what the walk reads per circuit: next holds res entries per circuit, the
-	// next user of each of its resources plus one (0: none, or a successor already listed at an
-	// earlier resource), so that a completion visits its successors without a list built by
-	// inverting the predecessors; pend is how many distinct predecessors and epochs it waits for.
+	// next users of its resources, each once, at the front of the row, and after them nc
+	// (none), so that a completion visits its successors without a list built by inverting the
+	// predecessors. One more row (circuit nc) is scratch for the pass that fills them. pend is
+	// how many distinct predecessors and epochs it waits for.
 	next, pend []int32
+	// Partial mode, what a completion counts down: stride slots per circuit, each an epoch
+	// that requires it or for none the sentinel epoch NumEpochs+j of slot j (one per slot, so
+	// that one completion's updates of sentinels do not wait for each other), so that the list
+	// has no ends to find and no test. On Beneš a slot is the circuit's hop on one switch, and
+	// its epoch the one that follows the hop's run (consecutive users of the switch in one
+	// state); on a crossbar the slots are the next re-pointings of its transmitter and its
+	// receiver.
+	stride int
+	trigEp []int32
 	// Per circuit, in CSR form: predecessors, epochs waited on, successors (circuits whose
-	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads only
-	// the triggers; predecessors and successors are built for an Order handed out by NewOrder.
+	// predecessor it is) and triggers (epochs whose requirement it is). The walk reads none of
+	// them (it reads trigEp instead of the triggers); all but the waits are built only for an
+	// Order handed out by NewOrder.
 	predIdx, pred  []int32
 	waitIdx, wait  []int32
 	succIdx, succ  []int32
@@ -273,7 +284,8 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 	o.txPred, o.rxPred = txPred, rxPred
 	var next, pend []int32
 	if partial {
-		next, pend = o.zeros(nc*res), o.ints(nc)
+		next, pend = o.ints((nc+1)*res), o.ints(nc)
+		fillInt32(next, int32(nc))
 		o.next, o.pend = next, pend
 	}
 	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
@@ -334,7 +346,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			stamp[q-1] = ci + 1
 			n++
 			if partial {
-				next[int(q-1)*res+k] = ci + 1
+				next[int(q-1)*res+k] = ci
 			}
 			if exported {
 				o.pred = append(o.pred, q-1)
@@ -347,128 +359,178 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 			o.predIdx = append(o.predIdx, int32(len(o.pred)))
 		}
 	}
+	if partial {
+		compactRows(next[:nc*res], res, int32(nc))
+	}
 	return nil
 }
 
 // benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
 // same pass without the exported lists and the branches for other modes, so that the loop's
 // values fit in registers (the general loop spills most of them on every hop).
+//
+// Its tests are written without branches where the outcome is data (whether a lane's previous
+// user is linked already, whether a switch changes state): with random paths either way is
+// about as likely, so a branch would be mispredicted on every other hop. A resource without a
+// previous user names circuit nc, whose row of next and slot of stamp are scratch, so that "no
+// predecessor" takes the same stores as any other.
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
-	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user plus one
-	clear(last)
+	none := int32(nc)
+	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user (none: nobody yet)
+	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
-	next, pend := o.zeros(nc*res), o.ints(nc)
+	next, pend := o.ints((nc+1)*res), o.ints(nc)
+	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
-	stamp := sc.ints(nc) // stamp[p] = c+1: p is already linked to c
+	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
 	clear(stamp)
-	t := new(runFill) // reached through a pointer: its fields stay in memory, not in spills
-	t.start(o, rt, nc)
-	half, lastStage, inSide, laneBase := s.N/2, wr.last, wr.k-1, int32(2*s.N)
+	k := wr.k
+	half, laneBase := s.N/2, int32(2*s.N)
+	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: the run pass
+	// below reads them, and replaces each with the hop's run.
+	hw := rt.runOf
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		p := hops(c, hb[:0])
-		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 || len(p) != stages {
+		if uint(c.Src) >= uint(s.N) || uint(c.Dst) >= uint(s.N) || c.Bytes < 0 || c.Group < 0 {
 			return circuitError(s, f, wr, i, pathsChecked)
 		}
-		ci := int32(i) + 1
+		row := hw[i*stages : (i+1)*stages]
+		if psrc, pdst, ch, pk, ok := c.Path.Compact(); ok {
+			// A compact path is physical by construction (benes.Path keeps every physical
+			// path compact): it fits when it is this fabric's and joins the circuit's ports.
+			if pk != k || !pathsChecked && (psrc != c.Src || pdst != c.Dst) {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+			compactHops(k, half, psrc, pdst, int(ch), row)
+		} else if err := rawHops(s, f, wr, i, pathsChecked, row); err != nil {
+			return err
+		}
+		ci := int32(i)
+		stamp[none] = ci // nobody to link: as if linked already
 		// The transmitter and the receiver first, then the hops' input lanes after the first
 		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
 		// links to it once (stamp), so that a completion visits each successor once.
-		n := int32(0)
-		if q := last[c.Src]; q != 0 {
-			next[int(q-1)*res], stamp[q-1] = ci, ci
-			n++
+		q := last[c.Src]
+		next[int(q)*res], stamp[q] = ci, ci
+		n := b2i(q != none)
+		txPred[i] = q
+		if q == none {
+			txPred[i] = -1
 		}
-		if q := last[s.N+c.Dst]; q != 0 && stamp[q-1] != ci {
-			next[int(q-1)*res+1], stamp[q-1] = ci, ci
-			n++
+		q = last[s.N+c.Dst]
+		rxPred[i] = q
+		if q == none {
+			rxPred[i] = -1
 		}
-		txPred[i], rxPred[i] = last[c.Src]-1, last[s.N+c.Dst]-1
+		d := b2i(stamp[q] != ci)
+		next[int(q)*res+1], stamp[q] = sel(d, ci, none), ci
+		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
-		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
-		for h := range p {
-			tr := &p[h]
-			stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
-			if !pathsChecked {
-				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
-					return circuitError(s, f, wr, i, pathsChecked)
-				}
-				if h < inSide {
-					esw, ein = nextIn(uint(inSide-h), esw, out)
-				} else if h < lastStage {
-					esw, ein = nextOut(uint(h-inSide), esw, out)
-				} else if 2*esw+out != c.Dst {
-					return circuitError(s, f, wr, i, pathsChecked)
-				}
-			}
-			sw := stage*half + tsw // Fabric.SwitchID
-			if h > 0 {
-				x := laneBase + int32(2*sw+in) // Fabric.LaneID, after the ports
-				if q := last[x]; q != 0 && stamp[q-1] != ci {
-					next[int(q-1)*res+h+1], stamp[q-1] = ci, ci
-					n++
-				}
-				last[x] = ci
-			}
-			// t.hop, by hand: the call costs a third of the hop.
-			st := int32(benes.StateOf(in, out))
-			w := &t.sws[sw]
-			if w.run < 0 || st != w.state {
-				ep := int32(-1) // a first run in Bar needs no reconfiguration
-				if st != w.state {
-					// The epoch requires every user of the switch's previous run.
-					ep = int32(t.nEp)
-					t.eps[2*t.nEp], t.eps[2*t.nEp+1] = int32(sw), st
-					n := int32(0)
-					if w.run >= 0 {
-						t.runNext[w.run], n = ep, w.users
-					}
-					t.reqCount[t.nEp] = n
-					t.nEp++
-				}
-				*w = swRun{state: st, run: int32(t.nRun), ep: ep}
-				t.runNext[t.nRun] = -1
-				t.nRun++
-			}
-			w.users++
-			t.runOf[t.nHop] = w.run
-			t.nHop++
-			if w.ep >= 0 {
-				t.wait[t.nWait] = w.ep
-				t.nWait++
-			}
+		for h := 1; h < stages; h++ {
+			x := laneBase + row[h]>>1 // Fabric.LaneID of the hop's input lane, after the ports
+			q := last[x]
+			d := b2i(stamp[q] != ci)
+			// A duplicate writes "none" over the none already there (in the scratch row when q
+			// is none): the store's address does not wait for the test.
+			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none), ci
+			n += d
+			last[x] = ci
 		}
-		pend[i] = n + t.endCircuit(i)
+		pend[i] = n
 	}
-	t.finish(o, rt)
+	compactRows(next[:nc*res], res, none)
+	o.runPass(rt, hw, stages, pend)
 	return nil
 }
 
-// runFill is the run tracker's lists being filled by index (bounds: one entry per hop at
-// most), kept in one record that the hot loop reaches through one pointer.
-type runFill struct {
-	sws                                 []swRun
-	runNext, runOf, eps, reqCount, wait []int32
-	waitIdx                             []int32
-	nRun, nEp, nWait, nHop              int
+// compactRows moves the successors in each row of next (res slots, "none" being any value from
+// none up) to its front, in order, and sets the rest to none, so that a completion stops at its
+// first none: it visits only its successors, and its loop ends where the predictor can guess.
+func compactRows(next []int32, res int, none int32) {
+	for c := 0; c+res <= len(next); c += res {
+		row := next[c : c+res]
+		k := 0
+		for _, x := range row {
+			row[k] = x
+			k += int(b2i(x < none))
+		}
+		for j := k; j < len(row); j++ {
+			row[j] = none
+		}
+	}
 }
 
-func (t *runFill) start(o *Order, rt *runTracker, nc int) {
-	*t = runFill{sws: rt.sws, runNext: rt.next[:cap(rt.next)], runOf: rt.runOf[:cap(rt.runOf)],
-		eps: o.eps[:cap(o.eps)], reqCount: o.reqCount[:cap(o.reqCount)], wait: o.wait[:cap(o.wait)], waitIdx: o.waitIdx[:nc+1]}
+// runRec is one run of a switch: the epoch that follows it (−1 while none does) and the one
+// that starts it (−1 for a first run in Bar).
+type runRec struct{ next, start int32 }
+
+// epRec is an epoch as the run pass writes it: the switch's dense id, its new state and how
+// many circuits the epoch requires (one record, one store, where three lists would take three).
+type epRec struct{ sw, st, req int32 }
+
+// runs follows each switch's runs over hw, every circuit's hops (switch id << 2 | lane | state) in
+// schedule order, and replaces each hop with its run; it writes the runs (from 1; run 0 is
+// the scratch run of a switch before its first user) into rs and the epochs into es, and
+// returns the number of epochs. Its few values stay in registers.
+//
+// Without branches on the data: whether a switch changes state is as likely as not on random
+// paths. The records of a new epoch and a new run are written whether or not there is one (in
+// the slots the next would take), and counted only when there is.
+func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
+	nEp, nRun := int32(0), int32(1)
+	for i, v := range hw {
+		sw, st := v>>2, v&1
+		w := &sws[sw]
+		// A new run when the state differs, or at the switch's first user; an epoch when the
+		// state differs (every switch starts in Bar, so a first run in Bar needs none).
+		newEp := b2i(st != w.state)
+		newRun := newEp | b2i(w.run == 0)
+		ep := sel(newEp, nEp, -1)
+		// The epoch requires every user of the switch's previous run (none before its first:
+		// the scratch run's users are 0). Without an epoch the run goes on, still with none to
+		// follow it.
+		es[nEp] = epRec{sw, st, w.users}
+		rs[w.run].next = ep
+		rs[nRun] = runRec{next: -1, start: ep}
+		run := sel(newRun, nRun, w.run)
+		nEp += newEp
+		nRun += newRun
+		w.run, w.users, w.state = run, w.users*(1-newRun)+1, st
+		hw[i] = run
+	}
+	return int(nEp)
 }
 
-// endCircuit closes circuit i's waits and returns how many it has.
-func (t *runFill) endCircuit(i int) int32 {
-	t.waitIdx[i+1] = int32(t.nWait)
-	return t.waitIdx[i+1] - t.waitIdx[i]
-}
-
-func (t *runFill) finish(o *Order, rt *runTracker) {
-	rt.next, rt.runOf = t.runNext[:t.nRun], t.runOf[:t.nHop]
-	o.eps, o.reqCount, o.wait, o.waitIdx = t.eps[:2*t.nEp], t.reqCount[:t.nEp], t.wait[:t.nWait], t.waitIdx
+// runPass finds the switches' runs and epochs over hw (see runs) and from them the order's
+// epochs, each circuit's waits (added to pend) and, in hw, each hop's trigger slot: the epoch
+// that follows its run, or the hop's sentinel epoch when none does.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
+	ne := runs(hw, rt.sws, rt.runs, rt.eps)
+	eps, reqCount := o.eps[:2*ne], o.reqCount[:ne]
+	for e, r := range rt.eps[:ne] {
+		eps[2*e], eps[2*e+1], reqCount[e] = r.sw, r.st, r.req
+	}
+	o.eps, o.reqCount = eps, reqCount
+	wait, waitIdx, rs, none, nw := o.wait[:cap(o.wait)], o.waitIdx[:len(pend)+1], rt.runs, int32(ne), int32(0)
+	// The epochs' users are counted here, for the inversion of the waits (csrFill): cnt[e+2]
+	// for epoch e, and cnt[1] for the hops that wait on none, so that no test is needed.
+	cnt := o.zeros(ne + 2)
+	for c := range pend {
+		row := hw[c*stages : (c+1)*stages]
+		for h, r := range row {
+			x := rs[r]
+			row[h] = sel(b2i(x.next < 0), none+int32(h), x.next)
+			wait[nw] = x.start // counted only when it is an epoch
+			nw += b2i(x.start >= 0)
+			cnt[x.start+2]++
+		}
+		waitIdx[c+1] = nw
+		pend[c] += nw - waitIdx[c]
+	}
+	o.wait, o.waitIdx = wait[:nw], waitIdx
+	cnt[1] = 0
+	o.userIdx = cnt[1:]
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -482,31 +544,30 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 	return fmt.Errorf("emulator: internal error: circuit %d: the pass over the paths and checkCircuit disagree", i)
 }
 
-// runTracker follows, during the pass over the paths, each switch's runs: maximal sequences of
-// consecutive users in one state. A run whose state differs from the switch's previous one is
-// an epoch (every switch starts in Bar, so a first run in Bar is not).
+// runTracker is what the order's pass over the paths needs to follow each switch's runs:
+// maximal sequences of consecutive users in one state. A run whose state differs from the
+// switch's previous one is an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
 	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
 	// first-level cache.
 	sws   []swRun
-	next  []int32 // per run, the epoch that follows it (−1 if none)
-	runOf []int32 // per circuit and hop, in order
+	runs  []runRec // per run, from 1 (run 0 is scratch)
+	eps   []epRec
+	runOf []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
 }
 
-// swRun is a switch's state (a benes.State), its current run (−1 before its first user), that
-// run's epoch (−1 if none) and its users so far.
+// swRun is a switch's state (a benes.State), its current run (0 before its first user) and that
+// run's users so far.
 type swRun struct {
-	state, run, ep, users int32
+	state, run, users int32
 }
 
 // newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
-	rt := &runTracker{sws: sc.switches(ns), next: sc.ints(nh)[:0], runOf: sc.ints(nh)[:0]}
-	for i := range rt.sws {
-		rt.sws[i] = swRun{state: 0, run: -1, ep: -1}
-	}
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
+	rt := &runTracker{sws: sc.switches(ns), runs: sc.runRecs(nh + 1), eps: sc.epRecs(nh), runOf: sc.ints(nh)}
+	clear(rt.sws)
 	o.eps = o.tmp(sc, 2*nh)
 	o.reqCount = o.tmp(sc, nh)
 	o.wait = o.tmp(sc, nh)
@@ -578,26 +639,60 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			}
 			o.waitIdx = append(o.waitIdx, int32(len(o.wait)))
 		}
-		o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
-	} else {
-		// A circuit triggers, for each switch on its path, the epoch that follows its run there
-		// (if any).
-		hops := f.Stages()
-		o.trigIdx = o.zeros(nc + 1)[:1]
-		o.trig = o.tmp(sc, len(rt.runOf))
-		h := 0
-		for _, r := range rt.runOf {
-			if next := rt.next[r]; next >= 0 {
-				o.trig = append(o.trig, next)
+		if o.alloc == nil {
+			o.trigIdx, o.trig = csrInvert(nc, reqIdx, req, o.ints)
+		}
+		// The walk's form: each circuit has two slots, the epochs of the next circuits on its
+		// transmitter and on its receiver that re-point (a sentinel epoch if none), in
+		// increasing order as Triggers lists them.
+		ne := int32(o.numEpochs())
+		o.stride, o.trigEp = 2, o.ints(2*nc)
+		fillRows(o.trigEp, 2, ne)
+		e := int32(0)
+		for i := range nc {
+			if o.waitIdx[i+1] == o.waitIdx[i] {
+				continue
 			}
-			if h++; h == hops {
-				o.trigIdx = append(o.trigIdx, int32(len(o.trig)))
-				h = 0
+			if p := o.txPred[i]; p >= 0 {
+				o.trigEp[2*p] = e
+			}
+			if p := o.rxPred[i]; p >= 0 {
+				o.trigEp[2*p+1] = e
+			}
+			e++
+		}
+		for c := range nc {
+			if a, b := o.trigEp[2*c], o.trigEp[2*c+1]; a > b {
+				o.trigEp[2*c], o.trigEp[2*c+1] = b, a
 			}
 		}
-		o.eps, o.reqCount, o.wait, o.trig = o.own(o.eps), o.own(o.reqCount), o.own(o.wait), o.own(o.trig)
+	} else {
+		// A circuit counts down, for each switch on its path, the epoch that follows its run
+		// there (runPass left them in place of the hops): the walk requests it when the run's
+		// last user completes.
+		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
+		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
+		if o.alloc == nil {
+			// The exported form: a circuit triggers the epochs that follow its runs.
+			ne := int32(o.numEpochs())
+			o.trigIdx = o.zeros(nc + 1)[:1]
+			var trig []int32
+			for c := range nc {
+				for _, e := range o.trigEp[c*o.stride : (c+1)*o.stride] {
+					if e < ne { // not a sentinel
+						trig = append(trig, e)
+					}
+				}
+				o.trigIdx = append(o.trigIdx, int32(len(trig)))
+			}
+			o.trig = append(make([]int32, 0, len(trig)), trig...)
+		}
 	}
-	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	if o.userIdx != nil {
+		o.user = csrFill(o.userIdx, o.waitIdx, o.wait, o.ints) // counted by runPass
+	} else {
+		o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	}
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
@@ -780,6 +875,13 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 	for _, v := range vals {
 		outIdx[v+1]++
 	}
+	return outIdx, csrFill(outIdx, idx, vals, alloc)
+}
+
+// csrFill is csrInvert once the columns are counted: outIdx[c+1] holds how many rows list
+// column c (outIdx[0] is 0), and becomes the columns' starts. It returns the rows.
+func csrFill(outIdx, idx, vals []int32, alloc func(int) []int32) []int32 {
+	ncols := len(outIdx) - 1
 	for i := 0; i < ncols; i++ {
 		outIdx[i+1] += outIdx[i]
 	}
@@ -792,7 +894,7 @@ func csrInvert(ncols int, idx, vals []int32, alloc func(int) []int32) ([]int32, 
 			fill[v]++
 		}
 	}
-	return outIdx, out
+	return out
 }
 
 // Len is the number of circuits.
@@ -830,3 +932,98 @@ func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]
 
 // Rounds are the barrier rounds in execution order (nil in partial mode).
 func (o *Order) Rounds() []Round { return o.rounds }
+
+// fillRows sets b, rows of n elements, to base, base+1, ..., base+n−1 in every row.
+func fillRows(b []int32, n int, base int32) {
+	if len(b) < n {
+		return
+	}
+	for j := range n {
+		b[j] = base + int32(j)
+	}
+	for k := n; k < len(b); k *= 2 {
+		copy(b[k:], b[:k]) // doubling: memmove, not a store per element
+	}
+}
+
+// fillInt32 sets every element of b to v.
+func fillInt32(b []int32, v int32) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = v
+	for k := 1; k < len(b); k *= 2 {
+		copy(b[k:], b[:k]) // doubling: memmove, not a store per element
+	}
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int32 {
+	var x int32
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// compactHops writes the hops of the compact path from src to dst with choices ch on the
+// fabric of 2^k ports (half = 2^(k−1) switches a stage) into row, each as its switch id << 2 |
+// input lane << 1 | state. At recursion level s the path is in block b_s (b_0 = 0, b_{s+1} =
+// 2·b_s + choice s) on the way in, at stage s, and in the same block on the way out, at stage
+// 2k−2−s, so both hops of a level come from one step: switch stage·half + b_s·2^(k−1−s) +
+// (local port >> 1), the local port being src >> s going in and dst >> s coming out.
+func compactHops(k, half, src, dst, ch int, row []int32) {
+	last := 2*k - 2
+	row = row[:last+1]
+	blk := 0            // b_s · 2^(k−1−s)
+	step := half >> 1   // 2^(k−2−s)
+	in, out := src, dst // the local ports, src >> s and dst >> s
+	for s := 0; s < k-1; s++ {
+		c := ch & 1
+		sw := s*half + blk + in>>1
+		row[s] = int32(sw<<2 | (in&1)<<1 | (in^c)&1)
+		osw := (last-s)*half + blk + out>>1
+		row[last-s] = int32(osw<<2 | c<<1 | (c^out)&1)
+		blk += c * step
+		step >>= 1
+		in >>= 1
+		out >>= 1
+		ch >>= 1
+	}
+	row[k-1] = int32(((k-1)*half+blk)<<2 | (in&1)<<1 | (in^out)&1)
+}
+
+// rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
+// read as it is, else it fails the check hop by hop, as circuitError then says).
+func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, row []int32) error {
+	var hb [maxHops]benes.Traversal // room for a path (hops)
+	c := &s.Circuits[i]
+	p := hops(c, hb[:0])
+	if len(p) != f.Stages() {
+		return circuitError(s, f, wr, i, pathsChecked)
+	}
+	half, lastStage, inSide := s.N/2, wr.last, wr.k-1
+	esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
+	for h := range p {
+		tr := &p[h]
+		stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
+		if !pathsChecked {
+			if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+			if h < inSide {
+				esw, ein = nextIn(uint(inSide-h), esw, out)
+			} else if h < lastStage {
+				esw, ein = nextOut(uint(h-inSide), esw, out)
+			} else if 2*esw+out != c.Dst {
+				return circuitError(s, f, wr, i, pathsChecked)
+			}
+		}
+		sw := stage*half + tsw // Fabric.SwitchID
+		row[h] = int32(sw)<<2 | int32(in)<<1 | int32(benes.StateOf(in, out))
+	}
+	return nil
+}
+
+// sel is a if c is 1, b if c is 0, without a branch.
+func sel(c, a, b int32) int32 { return b ^ (a^b)&-c }

@@ -87,3 +87,45 @@ func TestRunAllocationsDoNotGrowWithEvents(t *testing.T) {
 		t.Fatalf("allocations per run: %v at n = 8, %v at n = 64", allocs[8], allocs[64])
 	}
 }
+
+// Completed counts a completion's epochs down in one of two ways, with a branch for small walks
+// and without one for large ones (Walker.small): each way must give the same walk, on both
+// fabrics and on either side of the threshold.
+func TestCompletedCountdownsAgree(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		fabric schedules.FabricKind
+	}{{8, schedules.Benes}, {32, schedules.Benes}, {8, schedules.Crossbar}, {64, schedules.Crossbar}} {
+		s := randomSchedule(rand.New(rand.NewPCG(5, uint64(tc.n))), tc.n, tc.n, tc.fabric, schedules.Partial, 0.8)
+		o, err := NewOrder(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur := make([]float64, len(s.Circuits))
+		for i, c := range s.Circuits {
+			dur[i] = float64(c.Bytes) / 1e11
+		}
+		var tls [2]*schedules.Timeline
+		var counts [2]Counts
+		for k, small := range []bool{true, false} {
+			w := NewWalker(o)
+			w.small = small
+			sc := getScratch()
+			err := drive(context.Background(), w, dur, ControllerReconfig(2e-7, 1e-6).NewReconfigurer(), sc)
+			sc.release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tls[k], err = w.Timeline(); err != nil {
+				t.Fatal(err)
+			}
+			counts[k] = w.Counts()
+		}
+		if !reflect.DeepEqual(tls[0], tls[1]) || counts[0] != counts[1] {
+			t.Fatalf("n = %d, %v: the countdown with a branch and the one without walk differently (counts %+v, %+v)", tc.n, tc.fabric, counts[0], counts[1])
+		}
+		if len(tls[0].Circuits) != len(s.Circuits) {
+			t.Fatalf("n = %d, %v: %d timeline entries for %d circuits", tc.n, tc.fabric, len(tls[0].Circuits), len(s.Circuits))
+		}
+	}
+}
