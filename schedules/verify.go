@@ -1082,12 +1082,18 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	// stable sort as ever, so that the order is the same for every input.
 	start := func(x I) float64 { t, _ := chs.changeSpan(int(x)); return t }
 	c.each(func(_, _ int, seg []I) {
+		if len(seg) == 0 {
+			return
+		}
+		prev := start(seg[0])
 		for j := 1; j < len(seg); j++ {
-			if a, _ := chs.changeSpan(int(seg[j-1])); !(a <= start(seg[j])) {
+			cur := start(seg[j])
+			if !(prev <= cur) {
 				sort.SliceStable(seg, func(x, y int) bool { return start(seg[x]) < start(seg[y]) })
 				c.resorted = true
 				return
 			}
+			prev = cur
 		}
 	})
 	return c
