@@ -39,7 +39,7 @@ import (
 // grow to twice that. It takes the worst case, so that a run it lets through does not run out of
 // memory. Measured live peaks (the largest live heap the collector reported), dense random
 // 256-port demand (16.6 M circuits, 37.2 M changes), bvn-sinkhorn: 1.77 GiB checked by round
-// (estimate 2.32 GiB), 3.99 GiB with its timeline kept (estimate 5.36 GiB); on dense 512-port
+// (estimate 2.38 GiB), 3.99 GiB with its timeline kept (estimate 5.36 GiB); on dense 512-port
 // demand Tetris 116 MB (estimate 183 MB).
 
 // perCircuitBytes is the peak live memory per circuit on a fabric with the given number of
