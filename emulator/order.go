@@ -594,10 +594,11 @@ func checkCircuit(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 		if len(p) != 0 {
 			return fmt.Errorf("emulator: circuit %d: a crossbar circuit has no path, got %d traversals", i, len(p))
 		}
-	} else if pathChecked {
-		if len(p) != f.Stages() {
-			return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(p), f.Stages())
-		}
+	} else if pathChecked && len(p) != f.Stages() {
+		return fmt.Errorf("emulator: circuit %d (%d→%d): path has %d traversals, the fabric %d stages", i, c.Src, c.Dst, len(p), f.Stages())
+	} else if pathChecked && isCompact(c.Path) {
+		// Checked already, and physical: benes.Path keeps every physical path compact. A hop
+		// list kept as read is not physical, whatever the caller says: it is checked below.
 	} else if !wr.physical(c.Src, c.Dst, p) {
 		// CheckPath says why (physical accepts exactly what it accepts).
 		err := f.CheckPath(c.Src, c.Dst, c.Path)
@@ -1007,22 +1008,28 @@ func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChec
 	for h := range p {
 		tr := &p[h]
 		stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
-		if !pathsChecked {
-			if stage != h || tsw != esw || in != ein || uint(out) > 1 {
-				return circuitError(s, f, wr, i, pathsChecked)
-			}
-			if h < inSide {
-				esw, ein = nextIn(uint(inSide-h), esw, out)
-			} else if h < lastStage {
-				esw, ein = nextOut(uint(h-inSide), esw, out)
-			} else if 2*esw+out != c.Dst {
-				return circuitError(s, f, wr, i, pathsChecked)
-			}
+		// Checked hop by hop even with pathsChecked: a hop list kept as read is not a physical
+		// path (benes.Path keeps every physical one compact), and its switch ids index tables.
+		if stage != h || tsw != esw || in != ein || uint(out) > 1 {
+			return circuitError(s, f, wr, i, false)
+		}
+		if h < inSide {
+			esw, ein = nextIn(uint(inSide-h), esw, out)
+		} else if h < lastStage {
+			esw, ein = nextOut(uint(h-inSide), esw, out)
+		} else if 2*esw+out != c.Dst {
+			return circuitError(s, f, wr, i, false)
 		}
 		sw := stage*half + tsw // Fabric.SwitchID
 		row[h] = int32(sw)<<2 | int32(in)<<1 | int32(benes.StateOf(in, out))
 	}
 	return nil
+}
+
+// isCompact says p is held in its compact form (a physical path of some fabric).
+func isCompact(p benes.Path) bool {
+	_, _, _, _, ok := p.Compact()
+	return ok
 }
 
 // sel is a if c is 1, b if c is 0, without a branch.

@@ -18,9 +18,11 @@ type Config struct {
 	BoundBandwidth float64
 	// PathsChecked says every path of the schedule has been checked against the fabric already
 	// (schedules.Verify did, or a scheduler of this process planned it), so Run does not check
-	// each one a second time; ports, sizes, groups and path lengths are still checked. A wrong
-	// path given with PathsChecked gives a wrong timeline, so leave it off for schedules read
-	// from files and not verified.
+	// each one a second time; ports, sizes, groups and path lengths are still checked, and so is
+	// every hop list that is not a physical path (benes.Path keeps those as read, and they would
+	// index the fabric's tables out of range). A physical path between other ports given with
+	// PathsChecked gives a wrong timeline, so leave it off for schedules read from files and
+	// not verified.
 	PathsChecked bool
 }
 
