@@ -158,12 +158,11 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		}
 		res := r.finish(s, d, cfg)
 		if then != nil {
-			// The durations are not needed any more: one list this large goes back to the
+			// The durations are not needed any more: a list this large goes back to the
 			// garbage collector rather than to the pool, so let it go before then allocates.
 			if cap(sc.dur) > keepMax {
 				sc.dur = nil
 			}
-			dur = nil
 			if err := then(w); err != nil {
 				return nil, nil, err
 			}
