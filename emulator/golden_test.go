@@ -293,7 +293,9 @@ func goldenDigest(t *testing.T, s *schedules.Schedule, d *schedules.Demand) stri
 
 // checkRunChecked: RunChecked gives Run's result and error, and the violations VerifyTimeline
 // finds in Run's timeline (none); in barrier mode the timeline by round it checks expands to
-// Run's timeline byte for byte. (Not part of the digest: the golden file predates RunChecked.)
+// Run's timeline byte for byte. (Not part of the digest: the golden file predates RunChecked.
+// Run's barrier timeline is itself that expansion now, so the digest of Run, taken with the
+// code that listed barrier entries directly, is what pins the timeline by round.)
 func checkRunChecked(t *testing.T, s *schedules.Schedule, d *schedules.Demand, cfg emulator.Config, res *emulator.Result, tl *schedules.Timeline, err error) {
 	t.Helper()
 	js := func(v any) string {

@@ -497,7 +497,12 @@ func (w *Walker) Timeline() (*schedules.Timeline, error) {
 		return nil, err
 	}
 	if w.o.mode == schedules.Barrier {
-		return w.barrierTimeline(), nil
+		// One definition of a barrier timeline: the one by round, expanded.
+		rt, err := w.roundTimeline()
+		if err != nil {
+			return nil, err
+		}
+		return rt.Expand(), nil
 	}
 	return w.partialTimeline(), nil
 }
@@ -615,30 +620,9 @@ func (w *Walker) eachBarrierTiming(f func(c int, ct schedules.CircuitTiming)) {
 	}
 }
 
-func (w *Walker) barrierTimeline() *schedules.Timeline {
-	o := w.o
-	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len())}
-	w.eachBarrierTiming(func(c int, ct schedules.CircuitTiming) { tl.Circuits[c] = ct })
-	tl.SwitchChanges = []schedules.SwitchChange{}
-	if o.fabric == schedules.Benes {
-		// Commands start in non-decreasing time, so listing them in order sorts the changes by
-		// start; within one command they are in order of request (a round's epochs are
-		// numbered in that order).
-		tl.SwitchChanges = make([]schedules.SwitchChange, 0, o.numEpochs())
-		for _, b := range w.cmds {
-			for e := b.lo; e < b.hi; e++ {
-				ep := o.Epoch(int(e))
-				tl.SwitchChanges = append(tl.SwitchChanges, schedules.SwitchChange{
-					Stage: int32(ep.Stage), Switch: int32(ep.Switch), From: ep.From, To: ep.To, Start: b.start, End: b.end})
-			}
-		}
-	}
-	return tl
-}
-
-// roundTimeline is the walk's barrier timeline stored by round: what barrierTimeline lists
-// entry by entry (schedules.RoundTimeline.Expand gives it), in a quarter of the memory. Call it
-// once the walk is Done; it copies what it keeps, so the walker's scratch may be reused.
+// roundTimeline is the walk's barrier timeline stored by round (Timeline is its expansion), in a
+// quarter of the memory of the expansion. Call it once the walk is Done; it copies what it
+// keeps of the scratch, so the walker's scratch may be reused.
 func (w *Walker) roundTimeline() (*schedules.RoundTimeline, error) {
 	if err := w.finished(); err != nil {
 		return nil, err
