@@ -92,9 +92,21 @@ func (c *RoundChanges) Len() int { return c.n }
 
 // At is change k (0 ≤ k < Len): its round, switch and new state.
 func (c *RoundChanges) At(k int) (round, stage, sw int, to benes.State) {
-	p := c.blocks[k>>changeBlockBits][k&(changeBlock-1)]
-	id := uint32(p)
-	return int(p >> 33), int(id >> c.shift), int(id & c.mask), benes.State(p >> 32 & 1)
+	stage, sw = c.switchOf(k)
+	return c.round(k), stage, sw, c.state(k)
+}
+
+// The parts of change k, as Add packs them.
+
+func (c *RoundChanges) packed(k int) uint64 { return c.blocks[k>>changeBlockBits][k&(changeBlock-1)] }
+
+func (c *RoundChanges) round(k int) int { return int(c.packed(k) >> 33) }
+
+func (c *RoundChanges) state(k int) benes.State { return benes.State(c.packed(k) >> 32 & 1) }
+
+func (c *RoundChanges) switchOf(k int) (stage, sw int) {
+	id := uint32(c.packed(k))
+	return int(id >> c.shift), int(id & c.mask)
 }
 
 // NewRoundTimeline returns the timeline of a barrier execution: circuit c ran in round
@@ -114,11 +126,9 @@ func NewRoundTimeline(rounds []RoundTiming, roundOf []int32, ends, transmit []fl
 	if changes == nil {
 		changes = NewRoundChanges(0)
 	}
-	for b, blk := range changes.blocks {
-		for i, p := range blk {
-			if int(p>>33) >= len(rounds) {
-				return nil, fmt.Errorf("schedules: round timeline: switch change %d is in round %d, there are %d", b*changeBlock+i, p>>33, len(rounds))
-			}
+	for k := range changes.n {
+		if r := changes.round(k); r >= len(rounds) {
+			return nil, fmt.Errorf("schedules: round timeline: switch change %d is in round %d, there are %d", k, r, len(rounds))
 		}
 	}
 	return &RoundTimeline{rounds: rounds, roundOf: roundOf, ends: ends, transmit: transmit, changes: changes}, nil
@@ -136,20 +146,16 @@ func (t *RoundTimeline) Rounds() int { return len(t.rounds) }
 // Circuit is circuit c's entry (0 ≤ c < Len): what Expand().Circuits[c] holds.
 func (t *RoundTimeline) Circuit(c int) CircuitTiming {
 	r := &t.rounds[t.roundOf[c]]
-	tx := r.ChangeEnd
-	if t.transmit != nil && !math.IsNaN(t.transmit[c]) {
-		tx = t.transmit[c]
-	}
-	return CircuitTiming{Circuit: c, Ready: r.Ready, PathReady: r.Ready, ReconfigStart: r.ReconfigStart, TransmitStart: tx, End: t.ends[c]}
+	tx, end := t.span(c)
+	return CircuitTiming{Circuit: c, Ready: r.Ready, PathReady: r.Ready, ReconfigStart: r.ReconfigStart, TransmitStart: tx, End: end}
 }
 
 // SwitchChange is change k (0 ≤ k < NumSwitchChanges): what Expand().SwitchChanges[k] holds.
 func (t *RoundTimeline) SwitchChange(k int) SwitchChange {
-	c := t.changes
-	p := c.blocks[k>>changeBlockBits][k&(changeBlock-1)]
-	id, to := uint32(p), benes.State(p>>32&1)
-	r := &t.rounds[p>>33]
-	return SwitchChange{Stage: int32(id >> c.shift), Switch: int32(id & c.mask), From: to ^ 1, To: to, Start: r.ChangeStart, End: r.ChangeEnd}
+	stage, sw := t.changeSwitch(k)
+	to := t.changeTo(k)
+	start, end := t.changeSpan(k)
+	return SwitchChange{Stage: int32(stage), Switch: int32(sw), From: to ^ 1, To: to, Start: start, End: end}
 }
 
 // span, changeSwitch, changeSpan and changeTo are parts of entries, for the verifier's loops.
@@ -162,21 +168,14 @@ func (t *RoundTimeline) span(c int) (start, end float64) {
 	return start, t.ends[c]
 }
 
-func (t *RoundTimeline) packed(k int) uint64 {
-	return t.changes.blocks[k>>changeBlockBits][k&(changeBlock-1)]
-}
-
-func (t *RoundTimeline) changeSwitch(k int) (stage, sw int) {
-	id := uint32(t.packed(k))
-	return int(id >> t.changes.shift), int(id & t.changes.mask)
-}
+func (t *RoundTimeline) changeSwitch(k int) (stage, sw int) { return t.changes.switchOf(k) }
 
 func (t *RoundTimeline) changeSpan(k int) (start, end float64) {
-	r := &t.rounds[t.packed(k)>>33]
+	r := &t.rounds[t.changes.round(k)]
 	return r.ChangeStart, r.ChangeEnd
 }
 
-func (t *RoundTimeline) changeTo(k int) benes.State { return benes.State(t.packed(k) >> 32 & 1) }
+func (t *RoundTimeline) changeTo(k int) benes.State { return t.changes.state(k) }
 
 // Completion is the time the last circuit ended.
 func (t *RoundTimeline) Completion() float64 {
