@@ -37,34 +37,30 @@ func BenchmarkVerifyTimeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// The same timeline stored by round, as RunChecked checks it.
-		b.Run(fmt.Sprintf("n=%d-by-round", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if vs := schedules.VerifyRoundTimeline(s, rt); len(vs) != 0 {
-					b.Fatal(schedules.ViolationsError(vs))
-				}
-			}
-			if cpu := cpuSeconds() - cpu0; cpu > 0 {
-				b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/op")
-			}
-		})
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if vs := schedules.VerifyTimeline(s, tl); len(vs) != 0 {
-					b.Fatal(schedules.ViolationsError(vs))
-				}
-			}
-			// After the loop: its first call resets reported metrics. CPU time is the whole
-			// process's (garbage collection on other cores included).
-			if cpu := cpuSeconds() - cpu0; cpu > 0 {
-				b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/op")
-			}
-			b.ReportMetric(float64(len(s.Circuits)), "circuits")
-			b.ReportMetric(float64(len(tl.SwitchChanges)), "changes")
-		})
+		// Per entry, and the same timeline stored by round, as RunChecked checks it.
+		size := [2]int{len(s.Circuits), len(tl.SwitchChanges)}
+		benchVerify(b, fmt.Sprintf("n=%d", n), size, func() []schedules.Violation { return schedules.VerifyTimeline(s, tl) })
+		benchVerify(b, fmt.Sprintf("n=%d-by-round", n), size, func() []schedules.Violation { return schedules.VerifyRoundTimeline(s, rt) })
 	}
+}
+
+// benchVerify times verify, which must find nothing, as sub-benchmark name; size is the
+// timeline's circuits and switch changes.
+func benchVerify(b *testing.B, name string, size [2]int, verify func() []schedules.Violation) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := cpuSeconds()
+		for b.Loop() {
+			if vs := verify(); len(vs) != 0 {
+				b.Fatal(schedules.ViolationsError(vs))
+			}
+		}
+		// After the loop: its first call resets reported metrics. CPU time is the whole
+		// process's (garbage collection on other cores included).
+		if cpu := cpuSeconds() - cpu0; cpu > 0 {
+			b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/op")
+		}
+		b.ReportMetric(float64(size[0]), "circuits")
+		b.ReportMetric(float64(size[1]), "changes")
+	})
 }
