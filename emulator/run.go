@@ -140,7 +140,7 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 	}
 	w := newWalker(o, sc)
 	defer w.keep(sc)
-	if err := drive(ctx, w, dur, cfg.Reconfig.NewReconfigurer(), sc); err != nil {
+	if err := drive(ctx, w, dur, cfg.Reconfig, sc); err != nil {
 		return nil, nil, err
 	}
 	if !timeline {
@@ -177,11 +177,12 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 	return Summarize(s, d, tl, cfg, w.Counts()), tl, nil
 }
 
-// drive walks w in virtual time: circuit i transmits for dur[i], commands take what rc says.
-func drive(ctx context.Context, w *Walker, dur []float64, rc Reconfigurer, sc *scratch) error {
+// drive walks w in virtual time: circuit i transmits for dur[i], commands take what model says.
+func drive(ctx context.Context, w *Walker, dur []float64, model ReconfigModel, sc *scratch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	rc := model.NewReconfigurer()
 	h, starts := sc.h[:0], sc.starts[:0]
 	defer func() { sc.h, sc.starts = h[:0], starts[:0] }()
 	var seq uint32
@@ -204,6 +205,11 @@ func drive(ctx context.Context, w *Walker, dur []float64, rc Reconfigurer, sc *s
 			start, end := t, t // a barrier round without changes starts at once
 			if b := &w.cmds[id]; b.hi > b.lo {
 				start, end = rc.Command(b.req, int(b.hi-b.lo))
+				// The walk's times rest on this (a partial-mode circuit's transmission starts
+				// at the latest end of its waits, see walkCirc).
+				if !(start >= b.req && end >= start) || math.IsInf(end, 1) {
+					return fmt.Errorf("emulator: reconfiguration model %s: a command of %d changes requested at %g s starts at %g s and ends at %g s; it must start at or after its request and end, in finite time, at or after its start", model.Name(), b.hi-b.lo, b.req, start, end)
+				}
 			}
 			starts = append(starts, start)
 			seq++

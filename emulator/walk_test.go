@@ -111,7 +111,7 @@ func TestCompletedCountdownsAgree(t *testing.T) {
 			w := NewWalker(o)
 			w.small = small
 			sc := getScratch()
-			err := drive(context.Background(), w, dur, ControllerReconfig(2e-7, 1e-6).NewReconfigurer(), sc)
+			err := drive(context.Background(), w, dur, ControllerReconfig(2e-7, 1e-6), sc)
 			sc.release()
 			if err != nil {
 				t.Fatal(err)

@@ -38,7 +38,11 @@ import (
 type Walker struct {
 	o       *Order
 	c       []walkCirc // partial mode
-	es      []epState  // partial mode: the epochs, then Order.stride sentinels (see Order.trigEp)
+	// epPend counts down, per epoch, the circuits it still requires; then come Order.stride
+	// sentinels (see Order.trigEp), which count down without end. (Apart from the epochs' lists
+	// of users, Order.userIdx, which only Settled reads: each loop's records are then half as
+	// large, and twice as many of them fit in the cache.)
+	epPend []int32
 	cmds    []walkCmd
 	cmdEps  []int32 // the epochs of every command, in order of Flush
 	pendLo  int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
@@ -70,6 +74,9 @@ type Walker struct {
 	bdone   []uint64
 	btx     []float64
 	rw      []roundWalk
+	// tx holds, in partial mode, the start times a driver reported (Started), NaN for none: made
+	// on the first Started, as a driver in virtual time reports none.
+	tx []float64
 }
 
 // roundWalk is what a barrier round's circuits share: when its command was requested, when the
@@ -79,25 +86,26 @@ type roundWalk struct {
 	req, rcStart, end float64
 }
 
-// walkCirc is the walk's state of one circuit with the lists it reads, kept in one record so that
-// releasing or completing a circuit touches one cache line rather than one per array.
+// walkCirc is the walk's state of one circuit in partial mode, kept in one record of 32 bytes so
+// that releasing or completing a circuit touches one cache line, and half as many of them as
+// when the record held every time of the circuit's timeline entry.
 type walkCirc struct {
-	// tx and end are its transmission's start and end.
-	tx, end float64
-	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests (in
-	// barrier mode, the round start); rcStart and rcEnd are the start and end of the
-	// latest-ending reconfiguration it waits on (−1 for none).
-	pathRdy, rcStart, rcEnd float64
+	// pathRdy is the latest of the circuit's predecessors' ends and its epochs' requests; rcEnd is
+	// the end of the latest-ending reconfiguration it waits on (−1 for none), and rcCmd that
+	// command (−1 for none; the first to settle of those that end latest); end is when its
+	// transmission ended.
+	//
+	// Its transmission's start is not kept: it is the instant it became ready, the latest of
+	// the times its waits ended, that is max(pathRdy, rcEnd), since every command ends after it
+	// was requested (drive checks the reconfiguration model for that). A driver that reports
+	// its own start times (Started) has them kept apart, in Walker.tx.
+	pathRdy, rcEnd, end float64
 	// pending counts the predecessors and epochs it still waits for; 0 once ready (transmitting),
 	// −1 once completed.
-	pending int32
+	pending, rcCmd int32
 }
 
-// epState is the walk's state of one epoch with what it reads of the Order, in one record of 8
-// bytes for the same reason: pending counts the circuits it still requires, and userLo starts its
-// list in Order.user (the next record's userLo ends it). A sentinel record after the epochs,
-// the target of a "none" in Order.trigEp, counts down without end (the first also ends the
-// last epoch's list).
+// epState is no longer the walk's (see Walker.epPend); the scratch keeps its pool.
 type epState struct {
 	pending, userLo int32
 }
@@ -176,19 +184,16 @@ func newWalker(o *Order, sc *scratch) *Walker {
 	// past the ready ones: room for every circuit and one.
 	w.ready = slices.Grow(w.ready, nc+1)
 	for i, n := range o.pend[:nc] {
-		w.c[i] = walkCirc{rcEnd: -1, pending: n}
+		w.c[i] = walkCirc{rcEnd: -1, pending: n, rcCmd: -1}
 	}
 	if o.mode == schedules.Partial {
 		if sc != nil {
-			w.es = sc.epochs(ne + o.stride)
+			w.epPend = sc.ints(ne + o.stride)
 		} else {
-			w.es = make([]epState, ne+o.stride)
+			w.epPend = make([]int32, ne+o.stride)
 		}
-		for ep := 0; ep < ne; ep++ {
-			w.es[ep] = epState{pending: o.reqCount[ep], userLo: o.userIdx[ep]}
-		}
-		clear(w.es[ne:])
-		w.es[ne].userLo = o.userIdx[ne]
+		copy(w.epPend, o.reqCount[:ne])
+		clear(w.epPend[ne:])
 	}
 	return w
 }
@@ -213,8 +218,8 @@ func (w *Walker) Start() ([]int32, error) {
 		w.nextRound(0)
 		return w.ready, nil
 	}
-	for ep := range w.o.numEpochs() {
-		if w.es[ep].pending == 0 {
+	for ep, n := range w.epPend[:w.o.numEpochs()] {
+		if n == 0 {
 			w.request(int32(ep))
 		}
 	}
@@ -321,21 +326,20 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	// circuits is not stored back into the walker: its buffer, with room for every circuit,
 	// never moves (in partial mode), and a slice stored into the heap costs a write barrier
 	// while the garbage collector runs.
-	cs, es, user, ready, req, k := w.c, w.es, w.o.user, w.ready[:cap(w.ready)], b.req, 0
+	cs, userIdx, user, ready, req, cmd, k := w.c, w.o.userIdx, w.o.user, w.ready[:cap(w.ready)], b.req, int32(id), 0
 	if w.small {
 		// With branches, which the predictor learns on a small walk (see smallWalk).
 		ready = ready[:0]
 		for _, ep := range w.cmdEps[b.lo:b.hi] {
-			for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
+			for _, x := range user[userIdx[ep]:userIdx[ep+1]] {
 				p := &cs[x]
 				if req > p.pathRdy {
 					p.pathRdy = req
 				}
 				if end > p.rcEnd {
-					p.rcStart, p.rcEnd = start, end
+					p.rcEnd, p.rcCmd = end, cmd
 				}
 				if p.pending--; p.pending == 0 {
-					p.tx = end
 					ready = append(ready, x)
 				}
 			}
@@ -343,22 +347,28 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		return ready, nil
 	}
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
-		for _, x := range user[es[ep].userLo:es[ep+1].userLo] {
+		lo, hi := userIdx[ep], userIdx[ep+1]
+		for j := lo; j < hi; j++ {
+			x := user[j]
 			p := &cs[x]
-			p.pathRdy = max(p.pathRdy, req)
-			// Commands end in the order they start, so the latest end has the latest start.
-			// (Without a branch: a circuit often waits on several epochs of one command, and
-			// then only the first visit finds a later end.)
-			p.rcStart = selFloat(end > p.rcEnd, start, p.rcStart)
-			p.rcEnd = max(p.rcEnd, end)
+			// Without branches (and without max, which also orders NaNs and signed zeros, which
+			// times never are): a circuit often waits on several epochs of one command, and
+			// then only the first visit finds a later request or end.
+			p.pathRdy = selFloat(req > p.pathRdy, req, p.pathRdy)
+			later := end > p.rcEnd
+			p.rcEnd = selFloat(later, end, p.rcEnd)
+			c := p.rcCmd
+			if later {
+				c = cmd
+			}
+			p.rcCmd = c
 			// Without a branch: the reconfiguration is often a circuit's last wait, so whether
 			// it becomes ready here is hard to predict. Every user is stored into ready and
-			// counted only when it is ready; its transmission start is written each time, the
-			// last time when it becomes ready.
-			p.tx = end
-			p.pending--
+			// counted only when it is ready.
+			n := p.pending - 1
+			p.pending = n
 			ready[k] = x
-			k += int(b2i(p.pending == 0))
+			k += int(b2i(n == 0))
 		}
 	}
 	return ready[:k], nil
@@ -381,7 +391,13 @@ func (w *Walker) Started(c int, t float64) error {
 		w.btx[c] = t
 		return nil
 	}
-	w.c[c].tx = t
+	if w.tx == nil {
+		w.tx = make([]float64, w.o.Len())
+		for i := range w.tx {
+			w.tx[i] = math.NaN() // the instant it became ready
+		}
+	}
+	w.tx[c] = t
 	return nil
 }
 
@@ -432,7 +448,10 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	// (Order.next). Branches here are cheap: the loop ends once, and a completion is seldom a
 	// circuit's last wait (its reconfigurations usually are, see Settled). The list of those
 	// that became ready is sorted, as the successor lists were.
-	res, ready, nc := o.res, w.ready[:0], int32(o.nc) // not stored back, as in Settled
+	// The ready list is filled by index, not by append: its buffer has room for every circuit,
+	// and append's call to grow it, though never made, had the compiler keep the loop's values
+	// on the stack.
+	res, ready, nc, k := o.res, w.ready[:cap(w.ready)], int32(o.nc), 0 // not stored back, as in Settled
 	for _, x := range o.next[c*res : c*res+res] {
 		if x >= nc {
 			break
@@ -442,38 +461,39 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 			q.pathRdy = t
 		}
 		if q.pending--; q.pending == 0 {
-			q.tx = t
-			ready = append(ready, x)
+			ready[k] = x
+			k++
 		}
 	}
-	if len(ready) > 1 {
+	ready = ready[:k]
+	if k > 1 {
 		sortSmall(ready)
 	}
 	// The epochs that require it count down; one it was the last requirement of is requested
 	// (a slot's sentinel epoch stands for none).
-	es, slots := w.es, o.trigEp[c*o.stride:(c+1)*o.stride]
+	pend, slots := w.epPend, o.trigEp[c*o.stride:(c+1)*o.stride]
 	if w.small {
 		for _, ep := range slots {
-			if es[ep].pending--; es[ep].pending == 0 {
+			if pend[ep]--; pend[ep] == 0 {
 				w.reqT = t
 				w.request(ep)
 			}
 		}
-		return ready, nil
-	}
-	// Without a branch on whether a countdown reached zero (it does about every other time):
-	// every epoch is stored into cmdEps and counted only when it is requested.
-	eps, n := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
-	n0 := n
-	for _, ep := range slots {
-		e := &es[ep]
-		e.pending--
-		eps[n] = ep
-		n += int(b2i(e.pending == 0))
-	}
-	if n != n0 {
-		w.reqT = t
-		w.cmdEps = eps[:n]
+	} else {
+		// Without a branch on whether a countdown reached zero (it does about every other
+		// time): every epoch is stored into cmdEps and counted only when it is requested.
+		eps, n := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
+		n0 := n
+		for _, ep := range slots {
+			left := pend[ep] - 1
+			pend[ep] = left
+			eps[n] = ep
+			n += int(b2i(left == 0))
+		}
+		if n != n0 {
+			w.reqT = t
+			w.cmdEps = eps[:n]
+		}
 	}
 	return ready, nil
 }
@@ -526,12 +546,15 @@ func (w *Walker) finished() error {
 }
 
 // timing is circuit c's entry of the timeline in partial mode (the walk must be over): what
-// Timeline lists (its loops compute the same inline), and what a result-only run summarises
-// without building the list. Barrier mode has eachBarrierTiming.
+// Timeline lists, and what a result-only run summarises without building the list. Barrier mode
+// has eachBarrierTiming.
 func (w *Walker) timing(c int) schedules.CircuitTiming {
 	cs := w.c
 	p := &cs[c]
-	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
+	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: max(p.pathRdy, p.rcEnd), End: p.end}
+	if w.tx != nil && !math.IsNaN(w.tx[c]) {
+		ct.TransmitStart = w.tx[c]
+	}
 	if q := w.o.txPred[c]; q >= 0 {
 		ct.Ready = cs[q].end
 	}
@@ -541,51 +564,59 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 	// A reconfiguration it waited for is one still under way when its path was free.
 	ct.ReconfigStart = ct.TransmitStart
 	if p.rcEnd > ct.PathReady {
-		ct.ReconfigStart = p.rcStart
+		ct.ReconfigStart = w.cmds[p.rcCmd].start
 	}
 	return ct
 }
 
 func (w *Walker) partialTimeline() *schedules.Timeline {
 	o := w.o
-	cs := w.c
-	nc := o.Len()
-	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, nc), SwitchChanges: []schedules.SwitchChange{}}
-	for c := 0; c < nc; c++ {
-		// As timing (kept inline: this loop runs once per circuit of every emulated run).
-		p := &cs[c]
-		ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: p.tx, End: p.end}
-		if q := o.txPred[c]; q >= 0 {
+	cs, cmds, txPred, rxPred := w.c, w.cmds, o.txPred, o.rxPred
+	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len()), SwitchChanges: []schedules.SwitchChange{}}
+	for c := range tl.Circuits {
+		// timing(c), kept inline (this loop runs once per circuit of every emulated run); the
+		// golden runs compare the two (Run's timeline against RunResult's sums).
+		p, ct := &cs[c], &tl.Circuits[c]
+		ct.Circuit, ct.PathReady, ct.End = c, p.pathRdy, p.end
+		ct.TransmitStart = max(p.pathRdy, p.rcEnd)
+		if w.tx != nil && !math.IsNaN(w.tx[c]) {
+			ct.TransmitStart = w.tx[c]
+		}
+		if q := txPred[c]; q >= 0 {
 			ct.Ready = cs[q].end
 		}
-		if q := o.rxPred[c]; q >= 0 {
+		if q := rxPred[c]; q >= 0 {
 			ct.Ready = max(ct.Ready, cs[q].end)
 		}
 		ct.ReconfigStart = ct.TransmitStart
 		if p.rcEnd > ct.PathReady {
-			ct.ReconfigStart = p.rcStart
+			ct.ReconfigStart = cmds[p.rcCmd].start
 		}
-		tl.Circuits[c] = ct
 	}
 	if o.fabric == schedules.Benes {
 		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
 		// listing them in order sorts the changes by start; within one command they are in
-		// order of request.
+		// order of request. Commands' epochs lie in cmdEps one after another, in order.
 		// The epochs' switches are read here, in one pass, rather than noted as each is
 		// requested: the walk's epoch records stay at 8 bytes. The reads of o.eps do not depend
 		// on each other, so their cache misses overlap.
-		tl.SwitchChanges = make([]schedules.SwitchChange, len(w.cmdEps))
-		shift := bits.TrailingZeros(uint(o.n / 2)) // a switch id is stage·(n/2) + switch
-		mask := o.n/2 - 1
+		out := make([]schedules.SwitchChange, len(w.cmdEps))
+		shift := uint(bits.TrailingZeros(uint(o.n/2))) & 31 // a switch id is stage·(n/2) + switch
+		mask := int32(o.n/2 - 1)
 		eps, cmdEps := o.eps, w.cmdEps
-		for _, b := range w.cmds {
+		for i := range cmds {
+			b := &cmds[i]
 			for k := b.lo; k < b.hi; k++ {
 				ep := cmdEps[k]
-				sw, to := int(eps[2*ep]), benes.State(eps[2*ep+1])
-				tl.SwitchChanges[k] = schedules.SwitchChange{Stage: int32(sw >> shift), Switch: int32(sw & mask),
-					From: to ^ 1, To: to, Start: b.start, End: b.end}
+				sw, to := eps[2*ep], benes.State(eps[2*ep+1])
+				// Field by field: a composite literal is built on the stack and copied.
+				x := &out[k]
+				x.Stage, x.Switch = sw>>shift, sw&mask
+				x.From, x.To = to^1, to
+				x.Start, x.End = b.start, b.end
 			}
 		}
+		tl.SwitchChanges = out
 	}
 	return tl
 }
