@@ -36,13 +36,13 @@ import (
 // next call that returns one (Command.Epochs for the walker's lifetime). A Walker is not safe for
 // concurrent use.
 type Walker struct {
-	o       *Order
-	c       []walkCirc // partial mode
+	o *Order
+	c []walkCirc // partial mode
 	// epPend counts down, per epoch, the circuits it still requires; then come Order.stride
 	// sentinels (see Order.trigEp), which count down without end. (Apart from the epochs' lists
 	// of users, Order.userIdx, which only Settled reads: each loop's records are then half as
 	// large, and twice as many of them fit in the cache.)
-	epPend []int32
+	epPend  []int32
 	cmds    []walkCmd
 	cmdEps  []int32 // the epochs of every command, in order of Flush
 	pendLo  int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
