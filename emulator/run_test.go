@@ -234,6 +234,13 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"no models", good, nil, Config{}, "needs both"},
 		{"negative delay", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: ParallelReconfig(-1)}, "not a non-negative time"},
 		{"zero bandwidth", good, nil, Config{Transfer: BandwidthModel(0), Reconfig: ParallelReconfig(1)}, "not positive"},
+		// The walk takes a partial-mode circuit's start as the latest end of its waits: a model
+		// whose command ends before it is requested, or starts before, would make that wrong.
+		{"command ends before its request", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: brokenReconfig{start: 0, end: -1}}, "it must start at or after its request"},
+		{"command starts before its request", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: brokenReconfig{start: -1, end: 1}}, "starts at -1 s and ends at 1 s"},
+		{"command ends after its start but never", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: brokenReconfig{start: 0, end: math.Inf(1)}}, "in finite time"},
+		{"command ends before its start", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: brokenReconfig{start: 2, end: 1}}, "model broken: a command of 1 changes requested at 0 s"},
+		{"command at NaN", good, nil, Config{Transfer: BandwidthModel(1), Reconfig: brokenReconfig{start: math.NaN(), end: 1}}, "starts at NaN s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,6 +250,17 @@ func TestRunRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// brokenReconfig is a reconfiguration model whose every command takes the given span, offset from
+// its request, whatever that makes of it.
+type brokenReconfig struct{ start, end float64 }
+
+func (m brokenReconfig) Name() string                  { return "broken" }
+func (m brokenReconfig) Nominal() float64              { return 0 }
+func (m brokenReconfig) NewReconfigurer() Reconfigurer { return m }
+func (m brokenReconfig) Command(t float64, _ int) (float64, float64) {
+	return t + m.start, t + m.end
 }
 
 func TestRunStopsWhenCancelled(t *testing.T) {
