@@ -169,6 +169,15 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		}
 		return res, nil, nil
 	}
+	if o.mode == schedules.Partial {
+		// Summarize(s, d, tl, ...), with each entry counted as it is made.
+		if err := w.finished(); err != nil {
+			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
+		}
+		r := newSummary(s, cfg, w.Counts())
+		tl := w.partialTimeline(s, &r)
+		return r.finish(s, d, cfg), tl, nil
+	}
 	tl, err := w.Timeline()
 	if err != nil {
 		// Unreachable for an Order built by NewOrder: every dependency points backwards.

@@ -524,7 +524,7 @@ func (w *Walker) Timeline() (*schedules.Timeline, error) {
 		}
 		return rt.Expand(), nil
 	}
-	return w.partialTimeline(), nil
+	return w.partialTimeline(nil, nil), nil
 }
 
 // finished says why the walk is not over, or nil when it is.
@@ -569,7 +569,10 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 	return ct
 }
 
-func (w *Walker) partialTimeline() *schedules.Timeline {
+// partialTimeline is the walk's timeline in partial mode; with r not nil it also adds each
+// circuit's entry to r (for schedule s) as it is made, in circuit order as Summarize does,
+// while the entry is in cache.
+func (w *Walker) partialTimeline(s *schedules.Schedule, r *summary) *schedules.Timeline {
 	o := w.o
 	cs, cmds, txPred, rxPred := w.c, w.cmds, o.txPred, o.rxPred
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len()), SwitchChanges: []schedules.SwitchChange{}}
@@ -591,6 +594,9 @@ func (w *Walker) partialTimeline() *schedules.Timeline {
 		ct.ReconfigStart = ct.TransmitStart
 		if p.rcEnd > ct.PathReady {
 			ct.ReconfigStart = cmds[p.rcCmd].start
+		}
+		if r != nil {
+			r.add(s, c, ct)
 		}
 	}
 	if o.fabric == schedules.Benes {
