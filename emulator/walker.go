@@ -376,7 +376,9 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
 // circuits the instant they are ready (the emulator) need not call it: the walker takes the
-// instant it reported the circuit ready.
+// latest of the times its waits ended (in partial mode the latest end of its predecessors and of
+// the commands it waited on; in barrier mode its round's command's end), which is the instant it
+// reported the circuit ready when reports come in order of time.
 func (w *Walker) Started(c int, t float64) error {
 	if !w.transmitting(c) {
 		return fmt.Errorf("emulator: walker: circuit %d started, but it is not ready", c)
