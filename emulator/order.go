@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -367,12 +368,15 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 
 // benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
 // same pass without the exported lists and the branches for other modes, so that the loop's
-// values fit in registers (the general loop spills most of them on every hop).
+// values fit in registers (the general loop spills most of them on every hop). Circuit by
+// circuit it decodes the path into the circuit's row of hw, links the circuit to the previous
+// users of its resources, and follows the switches of its hops (runs), each while the row is
+// in the first-level cache; runPass then resolves what only later hops tell.
 //
 // Its tests are written without branches where the outcome is data (whether a lane's previous
 // user is linked already, whether a switch changes state): with random paths either way is
 // about as likely, so a branch would be mispredicted on every other hop. A resource without a
-// previous user names circuit nc, whose row of next and slot of stamp are scratch, so that "no
+// previous user names circuit nc, whose row of next and link record are scratch, so that "no
 // predecessor" takes the same stores as any other.
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
@@ -383,12 +387,13 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	next, pend := o.ints((nc+1)*res), o.ints(nc)
 	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
-	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
-	clear(stamp)
-	k := wr.k
+	// Circuit 0 has no predecessor, so a zero stamp links nobody twice.
+	lk := sc.linkRecs(nc + 1)
+	clear(lk)
+	k, nu := wr.k, int32(0)
 	half, laneBase := s.N/2, int32(2*s.N)
-	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: the run pass
-	// below reads them, and replaces each with the hop's run.
+	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: runs replaces
+	// each with the hop's run, runPass that with the hop's trigger slot.
 	hw := rt.runOf
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
@@ -407,40 +412,40 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			return err
 		}
 		ci := int32(i)
-		stamp[none] = ci // nobody to link: as if linked already
-		// The transmitter and the receiver first, then the hops' input lanes after the first
-		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
-		// links to it once (stamp), so that a completion visits each successor once.
+		lk[none].stamp = ci // nobody to link: as if linked already
+		// The transmitter and the receiver first, then the hops' input lanes after the first.
+		// A predecessor that holds several of them links to it once (its stamp), appended to
+		// its row of next (its count): a completion visits each successor once and stops at
+		// the first none. A duplicate writes none into the slot after the row's successors,
+		// which is none already (a row fills only when each of its circuit's resources has
+		// gone to a different successor, and then none links twice), so that the store's
+		// address does not wait for the test.
 		q := last[c.Src]
-		next[int(q)*res], stamp[q] = ci, ci
-		n := b2i(q != none)
-		txPred[i] = q
-		if q == none {
-			txPred[i] = -1
-		}
+		l := &lk[q]
+		n := b2i(q != none) // the transmitter is the first resource: never linked already
+		next[int(q)*res+int(l.n)], l.stamp, l.n = ci, ci, l.n+n
+		txPred[i] = sel(n, q, -1)
 		q = last[s.N+c.Dst]
-		rxPred[i] = q
-		if q == none {
-			rxPred[i] = -1
-		}
-		d := b2i(stamp[q] != ci)
-		next[int(q)*res+1], stamp[q] = sel(d, ci, none), ci
+		rxPred[i] = sel(b2i(q != none), q, -1)
+		l = &lk[q]
+		d := b2i(l.stamp != ci)
+		next[int(q)*res+int(l.n)], l.stamp, l.n = sel(d, ci, none), ci, l.n+d
 		n += d
 		last[c.Src], last[s.N+c.Dst] = ci, ci
-		for h := 1; h < stages; h++ {
-			x := laneBase + row[h]>>1 // Fabric.LaneID of the hop's input lane, after the ports
+		for _, v := range row[1:] {
+			x := laneBase + v>>1 // Fabric.LaneID of the hop's input lane, after the ports
 			q := last[x]
-			d := b2i(stamp[q] != ci)
-			// A duplicate writes "none" over the none already there (in the scratch row when q
-			// is none): the store's address does not wait for the test.
-			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none), ci
+			l := &lk[q]
+			d := b2i(l.stamp != ci)
+			next[int(q)*res+int(l.n)], l.stamp, l.n = sel(d, ci, none), ci, l.n+d
 			n += d
 			last[x] = ci
 		}
-		pend[i] = n
+		nw := rt.runs(row)
+		pend[i] = n + nw
+		nu += nw
 	}
-	compactRows(next[:nc*res], res, none)
-	o.runPass(rt, hw, stages, pend)
+	o.runPass(rt, hw, stages, nu, half)
 	return nil
 }
 
@@ -461,76 +466,121 @@ func compactRows(next []int32, res int, none int32) {
 	}
 }
 
-// runRec is one run of a switch: the epoch that follows it (−1 while none does) and the one
-// that starts it (−1 for a first run in Bar).
-type runRec struct{ next, start int32 }
+// linkRec is what buildPreds keeps per circuit while it links successors: the last circuit
+// linked to it (its stamp) and how many it has, where the next one goes in its row of next.
+type linkRec struct{ stamp, n int32 }
 
-// epRec is an epoch as the run pass writes it: the switch's dense id, its new state and how
-// many circuits the epoch requires (one record, one store, where three lists would take three).
-type epRec struct{ sw, st, req int32 }
+// runRec is one run of a switch (from runs to runPass).
+type runRec struct {
+	// next is the epoch that follows the run (−1 while none does); runPass makes it the
+	// trigger slot of the run's hops: the same epoch, or a sentinel where none follows.
+	next int32
+	// users is how many circuits the run has; runPass makes it where the next one goes in
+	// Order.user.
+	users int32
+	// start is the epoch that starts the run (−1 for a first run in Bar), hop the run's first
+	// hop (switch id << 2 | lane | state).
+	start, hop int32
+}
 
-// runs follows each switch's runs over hw, every circuit's hops (switch id << 2 | lane | state) in
-// schedule order, and replaces each hop with its run; it writes the runs (from 1; run 0 is
-// the scratch run of a switch before its first user) into rs and the epochs into es, and
-// returns the number of epochs. Its few values stay in registers.
+// runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
+// circuits taken in schedule order, and replaces each hop with its run (from 1; run 0 is the
+// scratch run of a switch before its first user). It returns how many of the hops wait on an
+// epoch. Its few values stay in registers: the epochs are read from the runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths. The records of a new epoch and a new run are written whether or not there is one (in
-// the slots the next would take), and counted only when there is.
-func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
-	nEp, nRun := int32(0), int32(1)
-	for i, v := range hw {
+// paths. The record of a new run is written whether or not there is one (in the slot the next
+// would take), and counted only when there is; the switch's current run takes "no epoch
+// follows yet" at every hop, final once the run ends.
+func (rt *runTracker) runs(row []int32) int32 {
+	sws, rs := rt.sws, rt.rs
+	nEp, nRun, nw := rt.nEp, rt.nRun, int32(0)
+	for h, v := range row {
 		sw, st := v>>2, v&1
 		w := &sws[sw]
 		// A new run when the state differs, or at the switch's first user; an epoch when the
 		// state differs (every switch starts in Bar, so a first run in Bar needs none).
-		newEp := b2i(st != w.state)
+		newEp := b2i(st != w.st&1)
 		newRun := newEp | b2i(w.run == 0)
 		ep := sel(newEp, nEp, -1)
-		// The epoch requires every user of the switch's previous run (none before its first:
-		// the scratch run's users are 0). Without an epoch the run goes on, still with none to
-		// follow it.
-		es[nEp] = epRec{sw, st, w.users}
 		rs[w.run].next = ep
-		rs[nRun] = runRec{next: -1, start: ep}
+		rs[nRun] = runRec{next: -1, start: ep, hop: v}
 		run := sel(newRun, nRun, w.run)
+		rs[run].users++
+		// Bit 1 of st says the run waits on an epoch: it is set when a run starts with one.
+		st |= sel(newRun, newEp<<1, w.st&2)
+		nw += st >> 1
 		nEp += newEp
 		nRun += newRun
-		w.run, w.users, w.state = run, w.users*(1-newRun)+1, st
-		hw[i] = run
+		*w = swRun{run: run, st: st}
+		row[h] = run
 	}
-	return int(nEp)
+	rt.nEp, rt.nRun = nEp, nRun
+	return nw
 }
 
-// runPass finds the switches' runs and epochs over hw (see runs) and from them the order's
-// epochs, each circuit's waits (added to pend) and, in hw, each hop's trigger slot: the epoch
-// that follows its run, or the hop's sentinel epoch when none does.
-func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
-	ne := runs(hw, rt.sws, rt.runs, rt.eps)
-	eps, reqCount := o.eps[:2*ne], o.reqCount[:ne]
-	for e, r := range rt.eps[:ne] {
-		eps[2*e], eps[2*e+1], reqCount[e] = r.sw, r.st, r.req
+// runPass completes what runs found, nu hops waiting on an epoch: the order's epochs, what
+// each requires and its users (in circuit order), and, in hw, each hop's trigger slot: the
+// epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it also
+// lists each circuit's waits.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, nu int32, half int) {
+	ne, rs := rt.nEp, rt.rs[:rt.nRun]
+	if o.alloc == nil {
+		o.waitLists(rt, hw, stages)
 	}
-	o.eps, o.reqCount = eps, reqCount
-	wait, waitIdx, rs, none, nw := o.wait[:cap(o.wait)], o.waitIdx[:len(pend)+1], rt.runs, int32(ne), int32(0)
-	// The epochs' users are counted here, for the inversion of the waits (csrFill): cnt[e+2]
-	// for epoch e, and cnt[1] for the hops that wait on none, so that no test is needed.
-	cnt := o.zeros(ne + 2)
-	for c := range pend {
-		row := hw[c*stages : (c+1)*stages]
-		for h, r := range row {
-			x := rs[r]
-			row[h] = sel(b2i(x.next < 0), none+int32(h), x.next)
-			wait[nw] = x.start // counted only when it is an epoch
-			nw += b2i(x.start >= 0)
-			cnt[x.start+2]++
+	// One pass over the runs, in the order they started (the epochs' order too): an epoch is
+	// the run it starts, its requirement the users of the run before it on the switch (none
+	// for a switch's first run). Runs without an epoch put their users after the epochs'.
+	eps, reqCount, userIdx := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1]
+	clear(reqCount)
+	pos, extra := int32(0), nu
+	shift := bits.TrailingZeros(uint(half)) // a switch's stage is its dense id / half
+	for r := 1; r < len(rs); r++ {
+		x := &rs[r]
+		u := x.users
+		if x.next >= 0 {
+			reqCount[x.next] = u
+		} else {
+			x.next = ne + x.hop>>2>>shift // the last run of its switch: the stage's sentinel
 		}
-		waitIdx[c+1] = nw
-		pend[c] += nw - waitIdx[c]
+		if e := x.start; e >= 0 {
+			eps[2*e], eps[2*e+1], userIdx[e] = x.hop>>2, x.hop&1, pos
+			x.users, pos = pos, pos+u
+		} else {
+			x.users, extra = extra, extra+u
+		}
 	}
-	o.wait, o.waitIdx = wait[:nw], waitIdx
-	cnt[1] = 0
-	o.userIdx = cnt[1:]
+	userIdx[ne] = pos
+	o.eps, o.reqCount, o.userIdx = eps, reqCount, o.own(userIdx)
+	user := rt.fill[:len(hw)]
+	for c := 0; c*stages < len(hw); c++ {
+		row, ci := hw[c*stages:(c+1)*stages], int32(c)
+		for h, r := range row {
+			x := &rs[r]
+			row[h] = x.next
+			p := x.users
+			user[p] = ci
+			x.users = p + 1
+		}
+	}
+	o.user = o.own(user[:nu])
+}
+
+// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw:
+// the epochs that start them, hop by hop.
+func (o *Order) waitLists(rt *runTracker, hw []int32, stages int) {
+	nc := len(hw) / max(stages, 1)
+	o.waitIdx = o.zeros(nc + 1)
+	o.wait = make([]int32, 0, len(hw))
+	for c := range nc {
+		for _, r := range hw[c*stages : (c+1)*stages] {
+			if e := rt.rs[r].start; e >= 0 {
+				o.wait = append(o.wait, e)
+			}
+		}
+		o.waitIdx[c+1] = int32(len(o.wait))
+	}
+	o.wait = slices.Clip(o.wait)
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -550,28 +600,27 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 type runTracker struct {
 	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
 	// first-level cache.
-	sws   []swRun
-	runs  []runRec // per run, from 1 (run 0 is scratch)
-	eps   []epRec
-	runOf []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
+	sws []swRun
+	rs  []runRec // per run, from 1 (run 0 is scratch)
+	// The order's epochs (the switch's dense id and new state, two each), how many circuits
+	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
+	eps, req, cnt []int32
+	fill          []int32 // runPass's users, one a hop at most
+	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
+	nEp, nRun     int32   // epochs and runs so far (runs from 1)
 }
 
-// swRun is a switch's state (a benes.State), its current run (0 before its first user) and that
-// run's users so far.
-type swRun struct {
-	state, run, users int32
-}
+// swRun is a switch's current run (0 before its first user) and state (a benes.State), with
+// bit 1 set when the run waits on an epoch.
+type swRun struct{ run, st int32 }
 
-// newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
+// newRunTracker prepares a run tracker for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
-	rt := &runTracker{sws: sc.switches(ns), runs: sc.runRecs(nh + 1), eps: sc.epRecs(nh), runOf: sc.ints(nh)}
+	rt := &runTracker{sws: sc.switches(ns), rs: sc.runRecs(nh + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: 1}
 	clear(rt.sws)
-	o.eps = o.tmp(sc, 2*nh)
-	o.reqCount = o.tmp(sc, nh)
-	o.wait = o.tmp(sc, nh)
-	o.waitIdx = o.zeros(nc + 1)[:1]
 	return rt
 }
 
@@ -671,7 +720,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		// A circuit counts down, for each switch on its path, the epoch that follows its run
 		// there (runPass left them in place of the hops): the walk requests it when the run's
 		// last user completes.
-		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
+		o.eps, o.reqCount = o.own(o.eps), o.own(o.reqCount)
 		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
 		if o.alloc == nil {
 			// The exported form: a circuit triggers the epochs that follow its runs.
@@ -688,12 +737,9 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			}
 			o.trig = append(make([]int32, 0, len(trig)), trig...)
 		}
+		return // runPass found the users
 	}
-	if o.userIdx != nil {
-		o.user = csrFill(o.userIdx, o.waitIdx, o.wait, o.ints) // counted by runPass
-	} else {
-		o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
-	}
+	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
