@@ -390,7 +390,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	// Circuit 0 has no predecessor, so a zero stamp links nobody twice.
 	lk := sc.linkRecs(nc + 1)
 	clear(lk)
-	k, nu := wr.k, int32(0)
+	k := wr.k
 	half, laneBase := s.N/2, int32(2*s.N)
 	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: runs replaces
 	// each with the hop's run, runPass that with the hop's trigger slot.
@@ -441,11 +441,10 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 			n += d
 			last[x] = ci
 		}
-		nw := rt.runs(row)
-		pend[i] = n + nw
-		nu += nw
+		pend[i] = n
+		rt.runs(row)
 	}
-	o.runPass(rt, hw, stages, nu, half)
+	o.runPass(rt, hw, stages, pend, half)
 	return nil
 }
 
@@ -470,111 +469,126 @@ func compactRows(next []int32, res int, none int32) {
 // linked to it (its stamp) and how many it has, where the next one goes in its row of next.
 type linkRec struct{ stamp, n int32 }
 
-// runRec is one run of a switch (from runs to runPass).
+// runRec is one run of a switch, written when it ends (from runs to runPass).
 type runRec struct {
-	// next is the epoch that follows the run (−1 while none does); runPass makes it the
-	// trigger slot of the run's hops: the same epoch, or a sentinel where none follows.
+	// next is the epoch that follows the run (−1 for none); runPass makes it the trigger slot
+	// of the run's hops: the same epoch, or a sentinel where none follows.
 	next int32
 	// users is how many circuits the run has; runPass makes it where the next one goes in
 	// Order.user.
 	users int32
-	// start is the epoch that starts the run (−1 for a first run in Bar), hop the run's first
-	// hop (switch id << 2 | lane | state).
-	start, hop int32
+	// hop is one of its hops (switch id << 2 | lane | state).
+	hop int32
 }
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
 // circuits taken in schedule order, and replaces each hop with its run (from 1; run 0 is the
-// scratch run of a switch before its first user). It returns how many of the hops wait on an
-// epoch. Its few values stay in registers: the epochs are read from the runs later (runPass).
+// scratch run of a switch before its first user). Its few values stay in registers: the
+// epochs are read from the runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths. The record of a new run is written whether or not there is one (in the slot the next
-// would take), and counted only when there is; the switch's current run takes "no epoch
-// follows yet" at every hop, final once the run ends.
-func (rt *runTracker) runs(row []int32) int32 {
+// paths. A switch's current run is written at every hop, as if it ended there, so that the
+// record is right once it does.
+func (rt *runTracker) runs(row []int32) {
 	sws, rs := rt.sws, rt.rs
-	nEp, nRun, nw := rt.nEp, rt.nRun, int32(0)
+	nEp, nRun := rt.nEp, rt.nRun
 	for h, v := range row {
-		sw, st := v>>2, v&1
-		w := &sws[sw]
+		w := &sws[v>>2]
+		cur, users := w.run, w.users
 		// A new run when the state differs, or at the switch's first user; an epoch when the
 		// state differs (every switch starts in Bar, so a first run in Bar needs none).
-		newEp := b2i(st != w.st&1)
-		newRun := newEp | b2i(w.run == 0)
-		ep := sel(newEp, nEp, -1)
-		rs[w.run].next = ep
-		rs[nRun] = runRec{next: -1, start: ep, hop: v}
-		run := sel(newRun, nRun, w.run)
-		rs[run].users++
-		// Bit 1 of st says the run waits on an epoch: it is set when a run starts with one.
-		st |= sel(newRun, newEp<<1, w.st&2)
-		nw += st >> 1
-		nEp += newEp
-		nRun += newRun
-		*w = swRun{run: run, st: st}
+		chg := (w.hop ^ v) & 1
+		isNew := chg | b2i(cur == 0)
+		rs[cur] = runRec{next: sel(chg, nEp, -1), users: users, hop: w.hop}
+		run := sel(isNew, nRun, cur)
+		nEp += chg
+		nRun += isNew
+		*w = swRun{run: run, hop: v, users: users&(isNew-1) + 1}
 		row[h] = run
 	}
 	rt.nEp, rt.nRun = nEp, nRun
-	return nw
 }
 
-// runPass completes what runs found, nu hops waiting on an epoch: the order's epochs, what
-// each requires and its users (in circuit order), and, in hw, each hop's trigger slot: the
-// epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it also
-// lists each circuit's waits.
-func (o *Order) runPass(rt *runTracker, hw []int32, stages int, nu int32, half int) {
+// runPass completes what runs found: the order's epochs, what each requires and its users (in
+// circuit order), each circuit's waits (added to pend) and, in hw, each hop's trigger slot:
+// the epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it
+// also lists each circuit's waits.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32, half int) {
 	ne, rs := rt.nEp, rt.rs[:rt.nRun]
-	if o.alloc == nil {
-		o.waitLists(rt, hw, stages)
+	// Each switch's last run ends here; its first is the one that no run before it shares a
+	// switch with (seen).
+	seen := rt.seen
+	for sw := range rt.sws {
+		w := &rt.sws[sw]
+		rs[w.run] = runRec{next: -1, users: w.users, hop: w.hop}
+		seen[sw] = false
 	}
 	// One pass over the runs, in the order they started (the epochs' order too): an epoch is
-	// the run it starts, its requirement the users of the run before it on the switch (none
-	// for a switch's first run). Runs without an epoch put their users after the epochs'.
-	eps, reqCount, userIdx := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1]
+	// a run other than a switch's first in Bar, its requirement the users of the run before it
+	// on the switch (none for a switch's first run). The users of a run without an epoch go to
+	// the top of the list, down from its end, out of the way of the epochs' users.
+	eps, reqCount, userIdx := rt.eps[:0:2*ne], rt.req[:ne], rt.cnt[:0:ne+1]
 	clear(reqCount)
-	pos, extra := int32(0), nu
+	pos, top := int32(0), int32(len(hw))
 	shift := bits.TrailingZeros(uint(half)) // a switch's stage is its dense id / half
+	var runEp []int32                       // for NewOrder's waits: each run's epoch, −1 for none
+	if o.alloc == nil {
+		runEp = make([]int32, len(rs))
+	}
 	for r := 1; r < len(rs); r++ {
 		x := &rs[r]
-		u := x.users
+		u, sw := x.users, x.hop>>2
 		if x.next >= 0 {
 			reqCount[x.next] = u
 		} else {
-			x.next = ne + x.hop>>2>>shift // the last run of its switch: the stage's sentinel
+			x.next = ne + sw>>shift // the last run of its switch: the stage's sentinel
 		}
-		if e := x.start; e >= 0 {
-			eps[2*e], eps[2*e+1], userIdx[e] = x.hop>>2, x.hop&1, pos
+		if seen[sw] || x.hop&1 != 0 {
+			if runEp != nil {
+				runEp[r] = int32(len(userIdx))
+			}
+			eps = append(eps, sw, x.hop&1)
+			userIdx = append(userIdx, pos)
 			x.users, pos = pos, pos+u
 		} else {
-			x.users, extra = extra, extra+u
+			if runEp != nil {
+				runEp[r] = -1
+			}
+			top -= u
+			x.users = top
 		}
+		seen[sw] = true
 	}
-	userIdx[ne] = pos
+	userIdx = append(userIdx, pos)
 	o.eps, o.reqCount, o.userIdx = eps, reqCount, o.own(userIdx)
+	if runEp != nil {
+		o.waitLists(hw, stages, runEp)
+	}
 	user := rt.fill[:len(hw)]
-	for c := 0; c*stages < len(hw); c++ {
-		row, ci := hw[c*stages:(c+1)*stages], int32(c)
+	for c := range pend {
+		row, ci, nw := hw[c*stages:(c+1)*stages], int32(c), int32(0)
 		for h, r := range row {
 			x := &rs[r]
 			row[h] = x.next
 			p := x.users
 			user[p] = ci
 			x.users = p + 1
+			nw += b2i(p < pos) // it waits on an epoch
 		}
+		pend[c] += nw
 	}
-	o.user = o.own(user[:nu])
+	o.user = o.own(user[:pos])
 }
 
-// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw:
-// the epochs that start them, hop by hop.
-func (o *Order) waitLists(rt *runTracker, hw []int32, stages int) {
+// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw
+// and the epoch that starts each run (runEp; −1 for none), hop by hop.
+func (o *Order) waitLists(hw []int32, stages int, runEp []int32) {
 	nc := len(hw) / max(stages, 1)
 	o.waitIdx = o.zeros(nc + 1)
 	o.wait = make([]int32, 0, len(hw))
 	for c := range nc {
 		for _, r := range hw[c*stages : (c+1)*stages] {
-			if e := rt.rs[r].start; e >= 0 {
+			if e := runEp[r]; e >= 0 {
 				o.wait = append(o.wait, e)
 			}
 		}
@@ -606,20 +620,21 @@ type runTracker struct {
 	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
 	eps, req, cnt []int32
 	fill          []int32 // runPass's users, one a hop at most
+	seen          []bool  // runPass's, per switch
 	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
 	nEp, nRun     int32   // epochs and runs so far (runs from 1)
 }
 
-// swRun is a switch's current run (0 before its first user) and state (a benes.State), with
-// bit 1 set when the run waits on an epoch.
-type swRun struct{ run, st int32 }
+// swRun is a switch's current run (0 before its first user), its last hop (switch id << 2 |
+// lane | state: the state is the switch's) and the run's users so far.
+type swRun struct{ run, hop, users int32 }
 
 // newRunTracker prepares a run tracker for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	rt := &runTracker{sws: sc.switches(ns), rs: sc.runRecs(nh + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
-		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: 1}
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), seen: make([]bool, ns), runOf: sc.ints(nh), nRun: 1}
 	clear(rt.sws)
 	return rt
 }
