@@ -388,10 +388,12 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
 	// Circuit 0 has no predecessor, so a zero stamp links nobody twice.
-	lk := sc.linkRecs(nc + 1)
-	clear(lk)
-	k := wr.k
-	half, laneBase := s.N/2, int32(2*s.N)
+	lt := &linker{last: last, lk: sc.linkRecs(nc + 1), next: next, txPred: txPred, rxPred: rxPred,
+		none: none, laneBase: int32(2 * s.N)}
+	for q := range lt.lk {
+		lt.lk[q] = linkRec{pos: int32(q * res)}
+	}
+	k, half := wr.k, s.N/2
 	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: runs replaces
 	// each with the hop's run, runPass that with the hop's trigger slot.
 	hw := rt.runOf
@@ -411,40 +413,10 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		} else if err := rawHops(s, f, wr, i, pathsChecked, row); err != nil {
 			return err
 		}
-		ci := int32(i)
-		lk[none].stamp = ci // nobody to link: as if linked already
-		// The transmitter and the receiver first, then the hops' input lanes after the first.
-		// A predecessor that holds several of them links to it once (its stamp), appended to
-		// its row of next (its count): a completion visits each successor once and stops at
-		// the first none. A duplicate writes none into the slot after the row's successors,
-		// which is none already (a row fills only when each of its circuit's resources has
-		// gone to a different successor, and then none links twice), so that the store's
-		// address does not wait for the test.
-		q := last[c.Src]
-		l := &lk[q]
-		n := b2i(q != none) // the transmitter is the first resource: never linked already
-		next[int(q)*res+int(l.n)], l.stamp, l.n = ci, ci, l.n+n
-		txPred[i] = sel(n, q, -1)
-		q = last[s.N+c.Dst]
-		rxPred[i] = sel(b2i(q != none), q, -1)
-		l = &lk[q]
-		d := b2i(l.stamp != ci)
-		next[int(q)*res+int(l.n)], l.stamp, l.n = sel(d, ci, none), ci, l.n+d
-		n += d
-		last[c.Src], last[s.N+c.Dst] = ci, ci
-		for _, v := range row[1:] {
-			x := laneBase + v>>1 // Fabric.LaneID of the hop's input lane, after the ports
-			q := last[x]
-			l := &lk[q]
-			d := b2i(l.stamp != ci)
-			next[int(q)*res+int(l.n)], l.stamp, l.n = sel(d, ci, none), ci, l.n+d
-			n += d
-			last[x] = ci
-		}
-		pend[i] = n
-		rt.runs(row)
+		pend[i] = lt.link(int32(i), c.Src, s.N+c.Dst, row) + rt.runs(row)
 	}
-	o.runPass(rt, hw, stages, pend, half)
+	lt.ends(res)
+	o.runPass(rt, hw, stages, half)
 	return nil
 }
 
@@ -465,9 +437,66 @@ func compactRows(next []int32, res int, none int32) {
 	}
 }
 
+// linker links each circuit to the previous users of its resources (benesPartial); a method
+// of its own so that its loop's values stay in registers.
+type linker struct {
+	last           []int32 // each resource's latest user (none: nobody yet)
+	lk             []linkRec
+	next           []int32
+	txPred, rxPred []int32
+	none, laneBase int32 // laneBase: the first switch lane's resource, after the ports
+}
+
+// link links circuit ci, from port src to the receiver resource rx, with the hops of row
+// (switch id << 2 | input lane << 1 | state), and returns how many distinct predecessors it
+// has: the transmitter and the receiver first, then the hops' input lanes after the first. A
+// predecessor that holds several of them links to it once (its stamp), appended to its row of
+// next (at its pos). Every resource stores ci at the predecessor's pos and advances it only for
+// a new link, so that the store's address does not wait for the test: a duplicate leaves ci
+// in the slot after the row's successors, which the next link overwrites or ends clears.
+func (lt *linker) link(ci int32, src, rx int, row []int32) int32 {
+	last, lk, next := lt.last, lt.lk, lt.next
+	none := lt.none
+	lk[none].stamp = ci // nobody to link: as if linked already
+	q := last[src]
+	l := &lk[q]
+	n := b2i(l.stamp != ci)
+	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+n
+	lt.txPred[ci] = sel(b2i(q != none), q, -1)
+	q = last[rx]
+	lt.rxPred[ci] = sel(b2i(q != none), q, -1)
+	l = &lk[q]
+	d := b2i(l.stamp != ci)
+	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+d
+	n += d
+	last[src], last[rx] = ci, ci
+	laneBase := lt.laneBase
+	for _, v := range row[1:] {
+		x := laneBase + v>>1 // Fabric.LaneID of the hop's input lane, after the ports
+		q := last[x]
+		l := &lk[q]
+		d := b2i(l.stamp != ci)
+		next[l.pos], l.stamp, l.pos = ci, ci, l.pos+d
+		n += d
+		last[x] = ci
+	}
+	return n
+}
+
+// ends ends each circuit's row of next (res slots) after its successors with none, over what
+// a duplicate link may have left there.
+func (lt *linker) ends(res int) {
+	for q, l := range lt.lk[:lt.none] {
+		if int(l.pos) < (q+1)*res {
+			lt.next[l.pos] = lt.none
+		}
+	}
+}
+
 // linkRec is what buildPreds keeps per circuit while it links successors: the last circuit
-// linked to it (its stamp) and how many it has, where the next one goes in its row of next.
-type linkRec struct{ stamp, n int32 }
+// linked to it (its stamp) and where the next one goes in next (its row's start plus how many
+// it has).
+type linkRec struct{ stamp, pos int32 }
 
 // runRec is one run of a switch, written when it ends (from runs to runPass).
 type runRec struct {
@@ -477,64 +506,79 @@ type runRec struct {
 	// users is how many circuits the run has; runPass makes it where the next one goes in
 	// Order.user.
 	users int32
-	// hop is one of its hops (switch id << 2 | lane | state).
+	// hop is its switch id << 2 | waits << 1 | state, waits set when an epoch starts it.
 	hop int32
 }
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
 // circuits taken in schedule order, and replaces each hop with its run (from 1; run 0 is the
-// scratch run of a switch before its first user). Its few values stay in registers: the
-// epochs are read from the runs later (runPass).
+// scratch run of a switch before its first user), and returns how many of them wait on an
+// epoch. Its few values stay in registers: the epochs are read from the runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
 // paths. A switch's current run is written at every hop, as if it ended there, so that the
 // record is right once it does.
-func (rt *runTracker) runs(row []int32) {
+func (rt *runTracker) runs(row []int32) int32 {
 	sws, rs := rt.sws, rt.rs
-	nEp, nRun := rt.nEp, rt.nRun
+	nEp, nRun, nw := rt.nEp, rt.nRun, int32(0)
 	for h, v := range row {
 		w := &sws[v>>2]
-		cur, users := w.run, w.users
+		cur, users, last := w.run, w.users, w.hop
 		// A new run when the state differs, or at the switch's first user; an epoch when the
 		// state differs (every switch starts in Bar, so a first run in Bar needs none).
-		chg := (w.hop ^ v) & 1
+		chg := (last ^ v) & 1
 		isNew := chg | b2i(cur == 0)
-		rs[cur] = runRec{next: sel(chg, nEp, -1), users: users, hop: w.hop}
+		rs[cur] = runRec{next: sel(chg, nEp, -1), users: users, hop: last}
 		run := sel(isNew, nRun, cur)
 		nEp += chg
 		nRun += isNew
-		*w = swRun{run: run, hop: v, users: users&(isNew-1) + 1}
+		// Bit 1 of the hop kept (its lane's, not needed here) says the run waits on an epoch:
+		// every run does once the switch has had one, and none before.
+		waits := (last | chg<<1) & 2
+		*w = swRun{run: run, hop: v&^2 | waits, users: users&(isNew-1) + 1}
+		nw += waits
 		row[h] = run
 	}
 	rt.nEp, rt.nRun = nEp, nRun
+	return nw >> 1
 }
 
 // runPass completes what runs found: the order's epochs, what each requires and its users (in
-// circuit order), each circuit's waits (added to pend) and, in hw, each hop's trigger slot:
+// circuit order) and, in hw, each hop's trigger slot:
 // the epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it
 // also lists each circuit's waits.
-func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32, half int) {
-	ne, rs := rt.nEp, rt.rs[:rt.nRun]
-	// Each switch's last run ends here; its first is the one that no run before it shares a
-	// switch with (seen).
-	seen := rt.seen
-	for sw := range rt.sws {
-		w := &rt.sws[sw]
-		rs[w.run] = runRec{next: -1, users: w.users, hop: w.hop}
-		seen[sw] = false
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int) {
+	// Each switch's last run ends here.
+	for _, w := range rt.sws {
+		rt.rs[w.run] = runRec{next: -1, users: w.users, hop: w.hop}
 	}
-	// One pass over the runs, in the order they started (the epochs' order too): an epoch is
-	// a run other than a switch's first in Bar, its requirement the users of the run before it
-	// on the switch (none for a switch's first run). The users of a run without an epoch go to
-	// the top of the list, down from its end, out of the way of the epochs' users.
+	var runEp []int32 // for NewOrder's waits: each run's epoch, −1 for none
+	if o.alloc == nil {
+		runEp = make([]int32, rt.nRun)
+	}
+	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)), runEp)
+	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
+	if runEp != nil {
+		o.waitLists(hw, stages, runEp)
+	}
+	user := rt.fill[:len(hw)]
+	rt.place(hw, stages, user)
+	o.user = o.own(user[:nu])
+}
+
+// epochs reads the epochs from the runs, in the order they started (the epochs' order too): an
+// epoch is a run that waits on one, its requirement the users of the run before it on the
+// switch (none for a switch's first run). It sets eps, req and cnt (the users' starts) to the
+// order's lists, makes each run's next its trigger slot (the stage's sentinel where none
+// follows: a switch's stage is its dense id >> shift) and its users where the first goes in
+// the users' list (nh long), and returns how many wait on epochs. The users of a run without an
+// epoch go to the top of the list, down from its end, out of the way of the epochs' users.
+// With runEp, it writes each run's epoch there (−1 for none).
+func (rt *runTracker) epochs(shift int, nh int32, runEp []int32) int32 {
+	ne, rs := rt.nEp, rt.rs[:rt.nRun]
 	eps, reqCount, userIdx := rt.eps[:0:2*ne], rt.req[:ne], rt.cnt[:0:ne+1]
 	clear(reqCount)
-	pos, top := int32(0), int32(len(hw))
-	shift := bits.TrailingZeros(uint(half)) // a switch's stage is its dense id / half
-	var runEp []int32                       // for NewOrder's waits: each run's epoch, −1 for none
-	if o.alloc == nil {
-		runEp = make([]int32, len(rs))
-	}
+	pos, top := int32(0), nh
 	for r := 1; r < len(rs); r++ {
 		x := &rs[r]
 		u, sw := x.users, x.hop>>2
@@ -543,7 +587,7 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32, ha
 		} else {
 			x.next = ne + sw>>shift // the last run of its switch: the stage's sentinel
 		}
-		if seen[sw] || x.hop&1 != 0 {
+		if x.hop&2 != 0 {
 			if runEp != nil {
 				runEp[r] = int32(len(userIdx))
 			}
@@ -557,27 +601,26 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32, ha
 			top -= u
 			x.users = top
 		}
-		seen[sw] = true
 	}
-	userIdx = append(userIdx, pos)
-	o.eps, o.reqCount, o.userIdx = eps, reqCount, o.own(userIdx)
-	if runEp != nil {
-		o.waitLists(hw, stages, runEp)
-	}
-	user := rt.fill[:len(hw)]
-	for c := range pend {
-		row, ci, nw := hw[c*stages:(c+1)*stages], int32(c), int32(0)
-		for h, r := range row {
-			x := &rs[r]
-			row[h] = x.next
-			p := x.users
-			user[p] = ci
-			x.users = p + 1
-			nw += b2i(p < pos) // it waits on an epoch
+	rt.eps, rt.req, rt.cnt = eps, reqCount, append(userIdx, pos)
+	return pos
+}
+
+// place replaces each hop of hw (its run) with its trigger slot and lists each circuit (of
+// stages hops) in user where its run's next user goes. One loop over the hops, not one per
+// circuit: its values then stay in registers.
+func (rt *runTracker) place(hw []int32, stages int, user []int32) {
+	rs, ci, left := rt.rs, int32(0), stages
+	for i, r := range hw {
+		x := &rs[r]
+		hw[i] = x.next
+		p := x.users
+		user[p] = ci
+		x.users = p + 1
+		if left--; left == 0 {
+			ci, left = ci+1, stages
 		}
-		pend[c] += nw
 	}
-	o.user = o.own(user[:pos])
 }
 
 // waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw
@@ -620,13 +663,12 @@ type runTracker struct {
 	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
 	eps, req, cnt []int32
 	fill          []int32 // runPass's users, one a hop at most
-	seen          []bool  // runPass's, per switch
 	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
 	nEp, nRun     int32   // epochs and runs so far (runs from 1)
 }
 
 // swRun is a switch's current run (0 before its first user), its last hop (switch id << 2 |
-// lane | state: the state is the switch's) and the run's users so far.
+// waits << 1 | state: the state is the switch's; see runs) and the run's users so far.
 type swRun struct{ run, hop, users int32 }
 
 // newRunTracker prepares a run tracker for nc circuits on f.
@@ -634,7 +676,7 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	rt := &runTracker{sws: sc.switches(ns), rs: sc.runRecs(nh + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
-		cnt: sc.ints(nh + 1), fill: sc.ints(nh), seen: make([]bool, ns), runOf: sc.ints(nh), nRun: 1}
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: 1}
 	clear(rt.sws)
 	return rt
 }
@@ -1037,22 +1079,25 @@ func b2i(b bool) int32 {
 func compactHops(k, half, src, dst, ch int, row []int32) {
 	last := 2*k - 2
 	row = row[:last+1]
-	blk := 0            // b_s · 2^(k−1−s)
-	step := half >> 1   // 2^(k−2−s)
+	// In units of hops (switch id << 2): the first switch of stage s and of stage last−s, the
+	// block's offset and 2^(k−2−s). A hop's switch << 2 | input lane << 1 is, going in, the
+	// local port << 1 (the local switch is its upper bits), so the sums below need no masks.
+	half4 := half << 2
+	lo, hi, blk, step := 0, last*half4, 0, half<<1
 	in, out := src, dst // the local ports, src >> s and dst >> s
 	for s := 0; s < k-1; s++ {
 		c := ch & 1
-		sw := s*half + blk + in>>1
-		row[s] = int32(sw<<2 | (in&1)<<1 | (in^c)&1)
-		osw := (last-s)*half + blk + out>>1
-		row[last-s] = int32(osw<<2 | c<<1 | (c^out)&1)
-		blk += c * step
+		row[s] = int32(lo + blk + in<<1 | (in^c)&1)
+		row[last-s] = int32(hi + blk + (out>>1)<<2 | c<<1 | (c^out)&1)
+		blk += step & -c
 		step >>= 1
+		lo += half4
+		hi -= half4
 		in >>= 1
 		out >>= 1
 		ch >>= 1
 	}
-	row[k-1] = int32(((k-1)*half+blk)<<2 | (in&1)<<1 | (in^out)&1)
+	row[k-1] = int32(lo + blk + in<<1 | (in^out)&1)
 }
 
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
