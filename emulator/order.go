@@ -511,36 +511,55 @@ type runRec struct {
 }
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
-// circuits taken in schedule order, and replaces each hop with its run (from 1; run 0 is the
-// scratch run of a switch before its first user), and returns how many of them wait on an
-// epoch. Its few values stay in registers: the epochs are read from the runs later (runPass).
+// circuits taken in schedule order, and replaces each hop with its run, and returns how many
+// of them wait on an epoch. A switch's current run is updated in place; each switch starts in
+// a run of its own with no users (runs 1 to the number of switches), so that a first user
+// needs no test of its own. Its few values stay in registers: the epochs are read from the
+// runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths. A switch's current run is written at every hop, as if it ended there, so that the
-// record is right once it does.
+// paths. The record of a new run is written whether or not there is one (in the slot the next
+// would take), and counted only when there is.
 func (rt *runTracker) runs(row []int32) int32 {
-	sws, rs := rt.sws, rt.rs
-	nEp, nRun, nw := rt.nEp, rt.nRun, int32(0)
+	var nw int32
+	rt.nEp, rt.nRun, nw = runs(row, rt.sws, rt.rs, rt.nEp, rt.nRun)
+	return nw
+}
+
+// runs is runTracker.runs without the tracker: a function of its values, so that none of its
+// registers holds the tracker during the loop. It returns the new counts of epochs and runs,
+// and of the hops that wait on an epoch.
+func runs(row, sws []int32, rs []runRec, nEp, nRun int32) (int32, int32, int32) {
+	nw := int32(0)
 	for h, v := range row {
 		w := &sws[v>>2]
-		cur, users, last := w.run, w.users, w.hop
+		cur := *w
+		x := &rs[cur]
 		// A new run when the state differs, or at the switch's first user; an epoch when the
-		// state differs (every switch starts in Bar, so a first run in Bar needs none).
-		chg := (last ^ v) & 1
-		isNew := chg | b2i(cur == 0)
-		rs[cur] = runRec{next: sel(chg, nEp, -1), users: users, hop: last}
-		run := sel(isNew, nRun, cur)
+		// state differs (every switch starts in Bar, so a first run in Bar needs none). Bit 1
+		// of a run's hop (the lane's, not needed here) says the run waits on an epoch: every
+		// run does once the switch has had one, and none before.
+		chg := (x.hop ^ v) & 1
+		isNew := chg | b2i(x.users == 0)
+		waits := (x.hop | chg<<1) & 2
+		ep := int32(-1)
+		if chg != 0 { // conditional moves, not branches
+			ep = nEp
+		}
+		run := nRun
+		if isNew == 0 {
+			run = cur
+		}
+		x.next = ep
+		x.users += isNew ^ 1
+		rs[nRun] = runRec{next: -1, users: 1, hop: v&^2 | waits}
 		nEp += chg
 		nRun += isNew
-		// Bit 1 of the hop kept (its lane's, not needed here) says the run waits on an epoch:
-		// every run does once the switch has had one, and none before.
-		waits := (last | chg<<1) & 2
-		*w = swRun{run: run, hop: v&^2 | waits, users: users&(isNew-1) + 1}
+		*w = run
 		nw += waits
 		row[h] = run
 	}
-	rt.nEp, rt.nRun = nEp, nRun
-	return nw >> 1
+	return nEp, nRun, nw >> 1
 }
 
 // runPass completes what runs found: the order's epochs, what each requires and its users (in
@@ -548,19 +567,11 @@ func (rt *runTracker) runs(row []int32) int32 {
 // the epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it
 // also lists each circuit's waits.
 func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int) {
-	// Each switch's last run ends here.
-	for _, w := range rt.sws {
-		rt.rs[w.run] = runRec{next: -1, users: w.users, hop: w.hop}
-	}
-	var runEp []int32 // for NewOrder's waits: each run's epoch, −1 for none
 	if o.alloc == nil {
-		runEp = make([]int32, rt.nRun)
+		o.waitLists(rt, hw, stages)
 	}
-	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)), runEp)
+	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)))
 	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
-	if runEp != nil {
-		o.waitLists(hw, stages, runEp)
-	}
 	user := rt.fill[:len(hw)]
 	rt.place(hw, stages, user)
 	o.user = o.own(user[:nu])
@@ -573,36 +584,30 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int) {
 // follows: a switch's stage is its dense id >> shift) and its users where the first goes in
 // the users' list (nh long), and returns how many wait on epochs. The users of a run without an
 // epoch go to the top of the list, down from its end, out of the way of the epochs' users.
-// With runEp, it writes each run's epoch there (−1 for none).
-func (rt *runTracker) epochs(shift int, nh int32, runEp []int32) int32 {
+func (rt *runTracker) epochs(shift int, nh int32) int32 {
 	ne, rs := rt.nEp, rt.rs[:rt.nRun]
-	eps, reqCount, userIdx := rt.eps[:0:2*ne], rt.req[:ne], rt.cnt[:0:ne+1]
+	eps, reqCount, userIdx := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1]
 	clear(reqCount)
-	pos, top := int32(0), nh
-	for r := 1; r < len(rs); r++ {
+	pos, top, e := int32(0), nh, 0
+	for r := 1 + len(rt.sws); r < len(rs); r++ { // after the switches' first runs
 		x := &rs[r]
-		u, sw := x.users, x.hop>>2
+		u, hop := x.users, x.hop
 		if x.next >= 0 {
 			reqCount[x.next] = u
 		} else {
-			x.next = ne + sw>>shift // the last run of its switch: the stage's sentinel
+			x.next = ne + hop>>2>>shift // the last run of its switch: the stage's sentinel
 		}
-		if x.hop&2 != 0 {
-			if runEp != nil {
-				runEp[r] = int32(len(userIdx))
-			}
-			eps = append(eps, sw, x.hop&1)
-			userIdx = append(userIdx, pos)
+		if hop&2 != 0 {
+			eps[2*e], eps[2*e+1], userIdx[e] = hop>>2, hop&1, pos
 			x.users, pos = pos, pos+u
+			e++
 		} else {
-			if runEp != nil {
-				runEp[r] = -1
-			}
 			top -= u
 			x.users = top
 		}
 	}
-	rt.eps, rt.req, rt.cnt = eps, reqCount, append(userIdx, pos)
+	userIdx[ne] = pos
+	rt.eps, rt.req, rt.cnt = eps, reqCount, userIdx
 	return pos
 }
 
@@ -623,9 +628,17 @@ func (rt *runTracker) place(hw []int32, stages int, user []int32) {
 	}
 }
 
-// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw
-// and the epoch that starts each run (runEp; −1 for none), hop by hop.
-func (o *Order) waitLists(hw []int32, stages int, runEp []int32) {
+// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw,
+// hop by hop: the epochs that start them (the runs that wait on one, counted in the order the
+// runs started).
+func (o *Order) waitLists(rt *runTracker, hw []int32, stages int) {
+	runEp, e := make([]int32, rt.nRun), int32(0)
+	for r, x := range rt.rs[:rt.nRun] {
+		runEp[r] = -1
+		if r > len(rt.sws) && x.hop&2 != 0 {
+			runEp[r], e = e, e+1
+		}
+	}
 	nc := len(hw) / max(stages, 1)
 	o.waitIdx = o.zeros(nc + 1)
 	o.wait = make([]int32, 0, len(hw))
@@ -655,29 +668,30 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 // maximal sequences of consecutive users in one state. A run whose state differs from the
 // switch's previous one is an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
-	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
-	// first-level cache.
-	sws []swRun
-	rs  []runRec // per run, from 1 (run 0 is scratch)
+	// sws is each switch's current run: all that a hop reads per switch besides the run. A
+	// few kilobytes: the per-hop work stays in the first-level cache.
+	sws []int32
+	// rs is per run: from 1 to len(sws) each switch's first (scratch, without users), then in
+	// the order they start.
+	rs []runRec
 	// The order's epochs (the switch's dense id and new state, two each), how many circuits
 	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
 	eps, req, cnt []int32
 	fill          []int32 // runPass's users, one a hop at most
 	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
-	nEp, nRun     int32   // epochs and runs so far (runs from 1)
+	nEp, nRun     int32   // epochs and runs so far
 }
-
-// swRun is a switch's current run (0 before its first user), its last hop (switch id << 2 |
-// waits << 1 | state: the state is the switch's; see runs) and the run's users so far.
-type swRun struct{ run, hop, users int32 }
 
 // newRunTracker prepares a run tracker for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
-	rt := &runTracker{sws: sc.switches(ns), rs: sc.runRecs(nh + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
-		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: 1}
-	clear(rt.sws)
+	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: int32(ns + 1)}
+	for sw := range ns {
+		rt.sws[sw] = int32(sw + 1)
+		rt.rs[sw+1] = runRec{next: -1, hop: int32(sw) << 2} // in Bar, waiting on nothing
+	}
 	return rt
 }
 

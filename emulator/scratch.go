@@ -12,7 +12,6 @@ type scratch struct {
 	used   int // int32s handed out since the last release
 	circs  []walkCirc
 	eps    []epState
-	sws    []swRun
 	runs   []runRec
 	links  []linkRec
 	h      eventHeap
@@ -94,15 +93,6 @@ func (s *scratch) durations(n int) []float64 {
 		s.dur = make([]float64, max(n, 256))
 	}
 	return s.dur[:n]
-}
-
-// switches returns n switch records (contents undefined); one such request per scratch is in
-// use at a time.
-func (s *scratch) switches(n int) []swRun {
-	if n > cap(s.sws) {
-		s.sws = make([]swRun, n)
-	}
-	return s.sws[:n]
 }
 
 // ends returns n float64s (contents undefined) for a barrier walk's circuit ends; one such
