@@ -615,15 +615,24 @@ func (rt *runTracker) epochs(shift int, nh int32) int32 {
 // stages hops) in user where its run's next user goes. One loop over the hops, not one per
 // circuit: its values then stay in registers.
 func (rt *runTracker) place(hw []int32, stages int, user []int32) {
-	rs, ci, left := rt.rs, int32(0), stages
-	for i, r := range hw {
-		x := &rs[r]
-		hw[i] = x.next
-		p := x.users
-		user[p] = ci
-		x.users = p + 1
-		if left--; left == 0 {
-			ci, left = ci+1, stages
+	place(hw, stages, user, rt.rs)
+}
+
+// place is runTracker.place as a function of its values (none of its registers holds the
+// tracker), and not inlined: in its caller the loop's values would share the registers with
+// the caller's.
+//
+//go:noinline
+func place(hw []int32, stages int, user []int32, rs []runRec) {
+	for ci := int32(0); len(hw) >= stages; ci++ {
+		row := hw[:stages]
+		hw = hw[stages:]
+		for h, r := range row {
+			x := &rs[r]
+			row[h] = x.next
+			p := x.users
+			user[p] = ci
+			x.users = p + 1
 		}
 	}
 }
