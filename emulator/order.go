@@ -413,10 +413,13 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		} else if err := rawHops(s, f, wr, i, pathsChecked, row); err != nil {
 			return err
 		}
-		pend[i] = lt.link(int32(i), c.Src, s.N+c.Dst, row) + rt.runs(row)
+		// Every hop waits on the epoch that starts its run but those in a switch's first run
+		// (runPass takes those off).
+		pend[i] = lt.link(int32(i), c.Src, s.N+c.Dst, row) + int32(stages)
+		rt.runs(row)
 	}
 	lt.ends(res)
-	o.runPass(rt, hw, stages, half)
+	o.runPass(rt, hw, stages, half, pend)
 	return nil
 }
 
@@ -498,129 +501,120 @@ func (lt *linker) ends(res int) {
 // it has).
 type linkRec struct{ stamp, pos int32 }
 
-// runRec is one run of a switch, written when it ends (from runs to runPass).
+// runRec is one run of a switch (from runs to runPass).
 type runRec struct {
-	// next is the epoch that follows the run (−1 for none); runPass makes it the trigger slot
-	// of the run's hops: the same epoch, or a sentinel where none follows.
+	// next is the run that follows it (−1 while none does); runPass makes it the trigger slot
+	// of the run's hops: the epoch that follows, or a sentinel where none does.
 	next int32
 	// users is how many circuits the run has; runPass makes it where the next one goes in
 	// Order.user.
 	users int32
-	// hop is its switch id << 2 | waits << 1 | state, waits set when an epoch starts it.
+	// hop is one of the run's hops (switch id << 2 | lane | state).
 	hop int32
 }
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
-// circuits taken in schedule order, and replaces each hop with its run, and returns how many
-// of them wait on an epoch. A switch's current run is updated in place; each switch starts in
-// a run of its own with no users (runs 1 to the number of switches), so that a first user
-// needs no test of its own. Its few values stay in registers: the epochs are read from the
-// runs later (runPass).
+// circuits taken in schedule order, and replaces each hop with its run. Each switch starts in
+// a run of its own in Bar (runs 1 to the number of switches, without users until it has one);
+// every later run starts with a change of state, so that it is an epoch: epoch e is run
+// e + base (base = 1 + the number of switches), and a switch's first user needs no test of its
+// own. A switch's current run is updated in place. Its few values stay in registers: the
+// epochs are read from the runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths. The record of a new run is written whether or not there is one (in the slot the next
-// would take), and counted only when there is.
-func (rt *runTracker) runs(row []int32) int32 {
-	var nw int32
-	rt.nEp, rt.nRun, nw = runs(row, rt.sws, rt.rs, rt.nEp, rt.nRun)
-	return nw
+// paths (the ifs below compile to conditional moves). The record of a new run is written
+// whether or not there is one (in the slot the next would take), and counted only when there
+// is.
+func (rt *runTracker) runs(row []int32) {
+	rt.nRun = runs(row, rt.sws, rt.rs, rt.nRun)
 }
 
 // runs is runTracker.runs without the tracker: a function of its values, so that none of its
-// registers holds the tracker during the loop. It returns the new counts of epochs and runs,
-// and of the hops that wait on an epoch.
-func runs(row, sws []int32, rs []runRec, nEp, nRun int32) (int32, int32, int32) {
-	nw := int32(0)
+// registers holds the tracker during the loop. It returns the new count of runs.
+func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
 	for h, v := range row {
 		w := &sws[v>>2]
 		cur := *w
 		x := &rs[cur]
-		// A new run when the state differs, or at the switch's first user; an epoch when the
-		// state differs (every switch starts in Bar, so a first run in Bar needs none). Bit 1
-		// of a run's hop (the lane's, not needed here) says the run waits on an epoch: every
-		// run does once the switch has had one, and none before.
-		chg := (x.hop ^ v) & 1
-		isNew := chg | b2i(x.users == 0)
-		waits := (x.hop | chg<<1) & 2
-		ep := int32(-1)
-		if chg != 0 { // conditional moves, not branches
-			ep = nEp
+		chg := (x.hop ^ v) & 1 // the state changes: a new run, an epoch
+		next, run := int32(-1), cur
+		if chg != 0 {
+			next, run = nRun, nRun
 		}
-		run := nRun
-		if isNew == 0 {
-			run = cur
-		}
-		x.next = ep
-		x.users += isNew ^ 1
-		rs[nRun] = runRec{next: -1, users: 1, hop: v&^2 | waits}
-		nEp += chg
-		nRun += isNew
+		x.next = next
+		x.users += chg ^ 1
+		rs[nRun] = runRec{next: -1, users: 1, hop: v}
+		nRun += chg
 		*w = run
-		nw += waits
 		row[h] = run
 	}
-	return nEp, nRun, nw >> 1
+	return nRun
 }
 
 // runPass completes what runs found: the order's epochs, what each requires and its users (in
-// circuit order) and, in hw, each hop's trigger slot:
-// the epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it
-// also lists each circuit's waits.
-func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int) {
+// circuit order), the hops that wait on no epoch (taken off pend) and, in hw, each hop's trigger
+// slot: the epoch that follows its run, or the hop's sentinel epoch when none does. For
+// NewOrder it also lists each circuit's waits.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend []int32) {
+	base := int32(len(rt.sws) + 1)
 	if o.alloc == nil {
-		o.waitLists(rt, hw, stages)
+		o.waitLists(rt, hw, stages, base)
 	}
-	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)))
+	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)), base)
 	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
 	user := rt.fill[:len(hw)]
-	rt.place(hw, stages, user)
+	place(hw, stages, user, rt.rs)
+	// The users of the switches' first runs, at the top of user: the hops that wait on none.
+	for _, c := range user[nu:] {
+		pend[c]--
+	}
 	o.user = o.own(user[:nu])
 }
 
-// epochs reads the epochs from the runs, in the order they started (the epochs' order too): an
-// epoch is a run that waits on one, its requirement the users of the run before it on the
-// switch (none for a switch's first run). It sets eps, req and cnt (the users' starts) to the
-// order's lists, makes each run's next its trigger slot (the stage's sentinel where none
-// follows: a switch's stage is its dense id >> shift) and its users where the first goes in
-// the users' list (nh long), and returns how many wait on epochs. The users of a run without an
-// epoch go to the top of the list, down from its end, out of the way of the epochs' users.
-func (rt *runTracker) epochs(shift int, nh int32) int32 {
-	ne, rs := rt.nEp, rt.rs[:rt.nRun]
+// epochs reads the epochs from the runs: epoch e is run e + base, its requirement the users of
+// the run before it on the switch. It sets eps, req and cnt (the users' starts) to the order's
+// lists, makes each run's next its trigger slot (the stage's sentinel where none follows: a
+// switch's stage is its dense id >> shift) and its users where the first goes in the users'
+// list (nh long), and returns how many wait on epochs. The users of a switch's first run (no
+// epoch) go to the top of the list, down from its end, out of the way of the epochs' users.
+func (rt *runTracker) epochs(shift int, nh, base int32) int32 {
+	rs := rt.rs[:rt.nRun]
+	ne := int32(len(rs)) - base
 	eps, reqCount, userIdx := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1]
-	clear(reqCount)
-	pos, top, e := int32(0), nh, 0
-	for r := 1 + len(rt.sws); r < len(rs); r++ { // after the switches' first runs
-		x := &rs[r]
-		u, hop := x.users, x.hop
-		if x.next >= 0 {
-			reqCount[x.next] = u
-		} else {
-			x.next = ne + hop>>2>>shift // the last run of its switch: the stage's sentinel
-		}
-		if hop&2 != 0 {
-			eps[2*e], eps[2*e+1], userIdx[e] = hop>>2, hop&1, pos
-			x.users, pos = pos, pos+u
-			e++
-		} else {
-			top -= u
-			x.users = top
-		}
+	top := nh
+	for r := range rs[1:base] {
+		x := &rs[r+1]
+		x.next = sentinel(x, ne, base, shift, reqCount)
+		top -= x.users
+		x.users = top
+	}
+	pos := int32(0)
+	for e := range rs[base:] {
+		x := &rs[int(base)+e]
+		x.next = sentinel(x, ne, base, shift, reqCount)
+		eps[2*e], eps[2*e+1], userIdx[e] = x.hop>>2, x.hop&1, pos
+		x.users, pos = pos, pos+x.users
 	}
 	userIdx[ne] = pos
 	rt.eps, rt.req, rt.cnt = eps, reqCount, userIdx
 	return pos
 }
 
-// place replaces each hop of hw (its run) with its trigger slot and lists each circuit (of
-// stages hops) in user where its run's next user goes. One loop over the hops, not one per
-// circuit: its values then stay in registers.
-func (rt *runTracker) place(hw []int32, stages int, user []int32) {
-	place(hw, stages, user, rt.rs)
+// sentinel is run x's trigger slot: the epoch of the run that follows it, whose requirement it
+// sets to x's users, or for the last run of its switch the stage's sentinel.
+func sentinel(x *runRec, ne, base int32, shift int, reqCount []int32) int32 {
+	if x.next < 0 {
+		return ne + x.hop>>2>>shift
+	}
+	e := x.next - base
+	reqCount[e] = x.users
+	return e
 }
 
-// place is runTracker.place as a function of its values (none of its registers holds the
-// tracker), and not inlined: in its caller the loop's values would share the registers with
-// the caller's.
+// place replaces each hop of hw (its run in rs) with its trigger slot and lists each circuit
+// (of stages hops) in user where its run's next user goes. A function of its values (no
+// tracker in a register), and not inlined: in its caller the loop's values would share the
+// registers with the caller's.
 //
 //go:noinline
 func place(hw []int32, stages int, user []int32, rs []runRec) {
@@ -638,23 +632,15 @@ func place(hw []int32, stages int, user []int32, rs []runRec) {
 }
 
 // waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw,
-// hop by hop: the epochs that start them (the runs that wait on one, counted in the order the
-// runs started).
-func (o *Order) waitLists(rt *runTracker, hw []int32, stages int) {
-	runEp, e := make([]int32, rt.nRun), int32(0)
-	for r, x := range rt.rs[:rt.nRun] {
-		runEp[r] = -1
-		if r > len(rt.sws) && x.hop&2 != 0 {
-			runEp[r], e = e, e+1
-		}
-	}
+// hop by hop: the epochs that start them (epoch e is run e + base, see runs).
+func (o *Order) waitLists(rt *runTracker, hw []int32, stages int, base int32) {
 	nc := len(hw) / max(stages, 1)
 	o.waitIdx = o.zeros(nc + 1)
 	o.wait = make([]int32, 0, len(hw))
 	for c := range nc {
 		for _, r := range hw[c*stages : (c+1)*stages] {
-			if e := runEp[r]; e >= 0 {
-				o.wait = append(o.wait, e)
+			if r >= base {
+				o.wait = append(o.wait, r-base)
 			}
 		}
 		o.waitIdx[c+1] = int32(len(o.wait))
@@ -680,15 +666,15 @@ type runTracker struct {
 	// sws is each switch's current run: all that a hop reads per switch besides the run. A
 	// few kilobytes: the per-hop work stays in the first-level cache.
 	sws []int32
-	// rs is per run: from 1 to len(sws) each switch's first (scratch, without users), then in
-	// the order they start.
+	// rs is per run: from 1 to len(sws) each switch's first (in Bar), then in the order they
+	// start (see runs).
 	rs []runRec
 	// The order's epochs (the switch's dense id and new state, two each), how many circuits
 	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
 	eps, req, cnt []int32
 	fill          []int32 // runPass's users, one a hop at most
 	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
-	nEp, nRun     int32   // epochs and runs so far
+	nRun          int32   // runs so far
 }
 
 // newRunTracker prepares a run tracker for nc circuits on f.
@@ -699,7 +685,7 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: int32(ns + 1)}
 	for sw := range ns {
 		rt.sws[sw] = int32(sw + 1)
-		rt.rs[sw+1] = runRec{next: -1, hop: int32(sw) << 2} // in Bar, waiting on nothing
+		rt.rs[sw+1] = runRec{next: -1, hop: int32(sw) << 2} // in Bar
 	}
 	return rt
 }
