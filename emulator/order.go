@@ -588,12 +588,17 @@ func (rt *runTracker) epochs(shift int, nh, base int32) int32 {
 		top -= x.users
 		x.users = top
 	}
+	// Two loops, not one, each with few enough values for the registers.
+	er := rs[base:]
+	for e := range er {
+		er[e].next = sentinel(&er[e], ne, base, shift, reqCount)
+	}
 	pos := int32(0)
-	for e := range rs[base:] {
-		x := &rs[int(base)+e]
-		x.next = sentinel(x, ne, base, shift, reqCount)
-		eps[2*e], eps[2*e+1], userIdx[e] = x.hop>>2, x.hop&1, pos
-		x.users, pos = pos, pos+x.users
+	for e := range er {
+		x := &er[e]
+		ep := eps[2*e : 2*e+2]
+		ep[0], ep[1] = x.hop>>2, x.hop&1
+		userIdx[e], x.users, pos = pos, pos, pos+x.users
 	}
 	userIdx[ne] = pos
 	rt.eps, rt.req, rt.cnt = eps, reqCount, userIdx
