@@ -159,8 +159,8 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below take in this mode (partial mode on Beneš: about 11
-		// int32s per hop; barrier mode: nothing per circuit when its groups are in order), so
+		// A bound on what the lists below take in this mode (partial mode on Beneš: 7 int32s
+		// per hop, see newRunTracker and benesPartial; barrier mode: nothing per circuit when its groups are in order), so
 		// that a first run on a large schedule allocates its scratch once.
 		nc, need := len(s.Circuits), 2*s.N+64
 		switch {
@@ -169,7 +169,7 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 				need += 3 * f.NumSwitches()
 			}
 		case f != nil:
-			need += 11*nc*f.Stages() + 8*nc + 3*f.NumLanes()
+			need += 7*nc*f.Stages() + 4*nc + 2*f.NumLanes()
 		default:
 			need += 12 * nc
 		}
