@@ -515,23 +515,24 @@ type runRec struct {
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
 // circuits taken in schedule order, and replaces each hop with its run. Each switch starts in
-// a run of its own in Bar (runs 1 to the number of switches, without users until it has one);
-// every later run starts with a change of state, so that it is an epoch: epoch e is run
-// e + base (base = 1 + the number of switches), and a switch's first user needs no test of its
-// own. A switch's current run is updated in place. Its few values stay in registers: the
-// epochs are read from the runs later (runPass).
+// a run of its own in Bar (runs nh to nh + the number of switches, without users until it has
+// one); every other run starts with a change of state, so that it is an epoch, numbered as the
+// epochs are (run e is epoch e), and a switch's first user needs no test of its own. A
+// switch's current run is updated in place, and when it ends the new epoch's requirement is
+// its users. Its few values stay in registers: the rest is read from the runs later
+// (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths (the ifs below compile to conditional moves). The record of a new run is written
-// whether or not there is one (in the slot the next would take), and counted only when there
-// is.
+// paths (the ifs below compile to conditional moves). The records of a new run and of its
+// requirement are written whether or not there is one (in the slots the next would take), and
+// counted only when there is.
 func (rt *runTracker) runs(row []int32) {
-	rt.nRun = runs(row, rt.sws, rt.rs, rt.nRun)
+	rt.nRun = runs(row, rt.sws, rt.rs, rt.req, rt.nRun)
 }
 
 // runs is runTracker.runs without the tracker: a function of its values, so that none of its
 // registers holds the tracker during the loop. It returns the new count of runs.
-func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
+func runs(row, sws []int32, rs []runRec, req []int32, nRun int32) int32 {
 	for h, v := range row {
 		w := &sws[v>>2]
 		cur := *w
@@ -542,6 +543,7 @@ func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
 			next, run = nRun, nRun
 		}
 		x.next = next
+		req[nRun] = x.users
 		x.users += chg ^ 1
 		rs[nRun] = runRec{next: -1, users: 1, hop: v}
 		nRun += chg
@@ -551,16 +553,16 @@ func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
 	return nRun
 }
 
-// runPass completes what runs found: the order's epochs, what each requires and its users (in
-// circuit order), the hops that wait on no epoch (taken off pend) and, in hw, each hop's trigger
-// slot: the epoch that follows its run, or the hop's sentinel epoch when none does. For
-// NewOrder it also lists each circuit's waits.
+// runPass completes what runs found: the order's epochs and their users (in circuit order),
+// the hops that wait on no epoch (taken off pend) and, in hw, each hop's trigger slot: the
+// epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it also
+// lists each circuit's waits.
 func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend []int32) {
-	base := int32(len(rt.sws) + 1)
+	nh := int32(len(hw))
 	if o.alloc == nil {
-		o.waitLists(rt, hw, stages, base)
+		o.waitLists(hw, stages, nh)
 	}
-	nu := rt.epochs(bits.TrailingZeros(uint(half)), int32(len(hw)), base)
+	nu := rt.epochs(bits.TrailingZeros(uint(half)), nh)
 	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
 	user := rt.fill[:len(hw)]
 	place(hw, stages, user, rt.rs)
@@ -571,49 +573,33 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend [
 	o.user = o.own(user[:nu])
 }
 
-// epochs reads the epochs from the runs: epoch e is run e + base, its requirement the users of
-// the run before it on the switch. It sets eps, req and cnt (the users' starts) to the order's
-// lists, makes each run's next its trigger slot (the stage's sentinel where none follows: a
-// switch's stage is its dense id >> shift) and its users where the first goes in the users'
-// list (nh long), and returns how many wait on epochs. The users of a switch's first run (no
-// epoch) go to the top of the list, down from its end, out of the way of the epochs' users.
-func (rt *runTracker) epochs(shift int, nh, base int32) int32 {
-	rs := rt.rs[:rt.nRun]
-	ne := int32(len(rs)) - base
-	eps, reqCount, userIdx := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1]
+// epochs reads the epochs from the runs (run e is epoch e, see runs). It sets eps, req and
+// cnt (the users' starts) to the order's lists, makes the trigger slot of each switch's last
+// run the stage's sentinel (a switch's stage is its dense id >> shift), sets each run's users
+// to where the first goes in the users' list (nh long), and returns how many wait on epochs.
+// The users of a switch's first run (no epoch) go to the top of the list, down from its end,
+// out of the way of the epochs' users.
+func (rt *runTracker) epochs(shift int, nh int32) int32 {
+	ne, rs := rt.nRun, rt.rs
+	for sw, r := range rt.sws {
+		rs[r].next = ne + int32(sw>>shift)
+	}
 	top := nh
-	for r := range rs[1:base] {
-		x := &rs[r+1]
-		x.next = sentinel(x, ne, base, shift, reqCount)
+	for r := range rs[nh:] {
+		x := &rs[int(nh)+r]
 		top -= x.users
 		x.users = top
 	}
-	// Two loops, not one, each with few enough values for the registers.
-	er := rs[base:]
-	for e := range er {
-		er[e].next = sentinel(&er[e], ne, base, shift, reqCount)
-	}
-	pos := int32(0)
-	for e := range er {
-		x := &er[e]
+	eps, userIdx, pos := rt.eps[:2*ne], rt.cnt[:ne+1], int32(0)
+	for e := range rs[:ne] {
+		x := &rs[e]
 		ep := eps[2*e : 2*e+2]
 		ep[0], ep[1] = x.hop>>2, x.hop&1
 		userIdx[e], x.users, pos = pos, pos, pos+x.users
 	}
 	userIdx[ne] = pos
-	rt.eps, rt.req, rt.cnt = eps, reqCount, userIdx
+	rt.eps, rt.req, rt.cnt = eps, rt.req[:ne], userIdx
 	return pos
-}
-
-// sentinel is run x's trigger slot: the epoch of the run that follows it, whose requirement it
-// sets to x's users, or for the last run of its switch the stage's sentinel.
-func sentinel(x *runRec, ne, base int32, shift int, reqCount []int32) int32 {
-	if x.next < 0 {
-		return ne + x.hop>>2>>shift
-	}
-	e := x.next - base
-	reqCount[e] = x.users
-	return e
 }
 
 // place replaces each hop of hw (its run in rs) with its trigger slot and lists each circuit
@@ -637,15 +623,16 @@ func place(hw []int32, stages int, user []int32, rs []runRec) {
 }
 
 // waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw,
-// hop by hop: the epochs that start them (epoch e is run e + base, see runs).
-func (o *Order) waitLists(rt *runTracker, hw []int32, stages int, base int32) {
+// hop by hop: the epochs that start them (run e is epoch e, those from nh on are the switches'
+// first runs, see runs).
+func (o *Order) waitLists(hw []int32, stages int, nh int32) {
 	nc := len(hw) / max(stages, 1)
 	o.waitIdx = o.zeros(nc + 1)
 	o.wait = make([]int32, 0, len(hw))
 	for c := range nc {
 		for _, r := range hw[c*stages : (c+1)*stages] {
-			if r >= base {
-				o.wait = append(o.wait, r-base)
+			if r < nh {
+				o.wait = append(o.wait, r)
 			}
 		}
 		o.waitIdx[c+1] = int32(len(o.wait))
@@ -671,8 +658,8 @@ type runTracker struct {
 	// sws is each switch's current run: all that a hop reads per switch besides the run. A
 	// few kilobytes: the per-hop work stays in the first-level cache.
 	sws []int32
-	// rs is per run: from 1 to len(sws) each switch's first (in Bar), then in the order they
-	// start (see runs).
+	// rs is per run: from 0 the epochs' (see runs), from nh (the hops) each switch's first, in
+	// Bar.
 	rs []runRec
 	// The order's epochs (the switch's dense id and new state, two each), how many circuits
 	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
@@ -686,11 +673,11 @@ type runTracker struct {
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
-	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns + 1), eps: sc.ints(2 * nh), req: sc.ints(nh),
-		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh), nRun: int32(ns + 1)}
+	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns), eps: sc.ints(2 * nh), req: sc.ints(nh),
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh)}
 	for sw := range ns {
-		rt.sws[sw] = int32(sw + 1)
-		rt.rs[sw+1] = runRec{next: -1, hop: int32(sw) << 2} // in Bar
+		rt.sws[sw] = int32(nh + sw)
+		rt.rs[nh+sw] = runRec{next: -1, hop: int32(sw) << 2} // in Bar
 	}
 	return rt
 }
