@@ -511,6 +511,9 @@ type runRec struct {
 	users int32
 	// hop is one of the run's hops (switch id << 2 | lane | state).
 	hop int32
+	// req is what the epoch that starts the run requires: the users of the switch's run
+	// before it.
+	req int32
 }
 
 // runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
@@ -518,21 +521,21 @@ type runRec struct {
 // a run of its own in Bar (runs nh to nh + the number of switches, without users until it has
 // one); every other run starts with a change of state, so that it is an epoch, numbered as the
 // epochs are (run e is epoch e), and a switch's first user needs no test of its own. A
-// switch's current run is updated in place, and when it ends the new epoch's requirement is
-// its users. Its few values stay in registers: the rest is read from the runs later
+// switch's current run is updated in place, and when it ends the new run takes its users as
+// the new epoch's requirement. Its few values stay in registers: the rest is read from the runs later
 // (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
-// paths (the ifs below compile to conditional moves). The records of a new run and of its
-// requirement are written whether or not there is one (in the slots the next would take), and
-// counted only when there is.
+// paths (the ifs below compile to conditional moves). The record of a new run is written
+// whether or not there is one (in the slot the next would take), and counted only when there
+// is.
 func (rt *runTracker) runs(row []int32) {
-	rt.nRun = runs(row, rt.sws, rt.rs, rt.req, rt.nRun)
+	rt.nRun = runs(row, rt.sws, rt.rs, rt.nRun)
 }
 
 // runs is runTracker.runs without the tracker: a function of its values, so that none of its
 // registers holds the tracker during the loop. It returns the new count of runs.
-func runs(row, sws []int32, rs []runRec, req []int32, nRun int32) int32 {
+func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
 	for h, v := range row {
 		w := &sws[v>>2]
 		cur := *w
@@ -543,9 +546,8 @@ func runs(row, sws []int32, rs []runRec, req []int32, nRun int32) int32 {
 			next, run = nRun, nRun
 		}
 		x.next = next
-		req[nRun] = x.users
+		rs[nRun] = runRec{next: -1, users: 1, hop: v, req: x.users}
 		x.users += chg ^ 1
-		rs[nRun] = runRec{next: -1, users: 1, hop: v}
 		nRun += chg
 		*w = run
 		row[h] = run
@@ -590,15 +592,15 @@ func (rt *runTracker) epochs(shift int, nh int32) int32 {
 		top -= x.users
 		x.users = top
 	}
-	eps, userIdx, pos := rt.eps[:2*ne], rt.cnt[:ne+1], int32(0)
+	eps, req, userIdx, pos := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1], int32(0)
 	for e := range rs[:ne] {
 		x := &rs[e]
 		ep := eps[2*e : 2*e+2]
-		ep[0], ep[1] = x.hop>>2, x.hop&1
+		ep[0], ep[1], req[e] = x.hop>>2, x.hop&1, x.req
 		userIdx[e], x.users, pos = pos, pos, pos+x.users
 	}
 	userIdx[ne] = pos
-	rt.eps, rt.req, rt.cnt = eps, rt.req[:ne], userIdx
+	rt.eps, rt.req, rt.cnt = eps, req, userIdx
 	return pos
 }
 
