@@ -415,7 +415,7 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		}
 		// Every hop waits on the epoch that starts its run but those in a switch's first run
 		// (runPass takes those off).
-		pend[i] = lt.link(int32(i), c.Src, s.N+c.Dst, row) + int32(stages)
+		pend[i] = lt.link(int32(i), s.N+c.Dst, row) + int32(stages)
 		rt.runs(row)
 	}
 	lt.ends(res)
@@ -450,31 +450,27 @@ type linker struct {
 	none, laneBase int32 // laneBase: the first switch lane's resource, after the ports
 }
 
-// link links circuit ci, from port src to the receiver resource rx, with the hops of row
-// (switch id << 2 | input lane << 1 | state), and returns how many distinct predecessors it
-// has: the transmitter and the receiver first, then the hops' input lanes after the first. A
+// link links circuit ci, with the receiver resource rx and the hops of row (switch id << 2 |
+// input lane << 1 | state), and returns how many distinct predecessors it has. A
 // predecessor that holds several of them links to it once (its stamp), appended to its row of
 // next (at its pos). Every resource stores ci at the predecessor's pos and advances it only for
 // a new link, so that the store's address does not wait for the test: a duplicate leaves ci
 // in the slot after the row's successors, which the next link overwrites or ends clears.
-func (lt *linker) link(ci int32, src, rx int, row []int32) int32 {
+func (lt *linker) link(ci int32, rx int, row []int32) int32 {
 	last, lk, next := lt.last, lt.lk, lt.next
-	none := lt.none
+	none, laneBase := lt.none, lt.laneBase
 	lk[none].stamp = ci // nobody to link: as if linked already
-	q := last[src]
-	l := &lk[q]
-	n := b2i(l.stamp != ci)
-	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+n
+	// The receiver first, then the hops' input lanes: the first hop's is the transmitter's
+	// wire (its lane id is the transmitter's port), so that the loop takes it too.
+	q := last[laneBase+row[0]>>1]
 	lt.txPred[ci] = sel(b2i(q != none), q, -1)
 	q = last[rx]
 	lt.rxPred[ci] = sel(b2i(q != none), q, -1)
-	l = &lk[q]
-	d := b2i(l.stamp != ci)
-	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+d
-	n += d
-	last[src], last[rx] = ci, ci
-	laneBase := lt.laneBase
-	for _, v := range row[1:] {
+	l := &lk[q]
+	n := b2i(l.stamp != ci)
+	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+n
+	last[rx] = ci
+	for _, v := range row {
 		x := laneBase + v>>1 // Fabric.LaneID of the hop's input lane, after the ports
 		q := last[x]
 		l := &lk[q]
