@@ -113,10 +113,6 @@ func (o *Order) ints(n int) []int32 {
 	return make([]int32, n)
 }
 
-// tmp returns an empty list with room for n, from sc: a bound, not a size, so that filling it
-// needs neither a counting pass nor regrowth; own makes the filled list the order's.
-func (o *Order) tmp(sc *scratch, n int) []int32 { return sc.ints(n)[:0] }
-
 // own returns x as the order's own list: x itself when the order lives in the scratch, else an
 // exact-size copy on the heap.
 func (o *Order) own(x []int32) []int32 {
@@ -160,8 +156,9 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	if pooled {
 		o.alloc = sc
 		// A bound on what the lists below take in this mode (partial mode on Beneš: 7 int32s
-		// per hop, see newRunTracker and benesPartial; barrier mode: nothing per circuit when its groups are in order), so
-		// that a first run on a large schedule allocates its scratch once.
+		// per hop, see newRunTracker and benesPartial; barrier mode: nothing per circuit when
+		// its groups are in order), so that a first run on a large schedule allocates its
+		// scratch once.
 		nc, need := len(s.Circuits), 2*s.N+64
 		switch {
 		case s.Mode == schedules.Barrier:
@@ -381,7 +378,9 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
 	none := int32(nc)
-	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user (none: nobody yet)
+	// Each resource's latest user (none: nobody yet): receivers from N, switch input lanes
+	// from 2N (the transmitters are the first stage's input lanes, see link).
+	last := sc.ints(2*s.N + f.NumLanes())
 	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.ints((nc+1)*res), o.ints(nc)
@@ -492,7 +491,7 @@ func (lt *linker) ends(res int) {
 	}
 }
 
-// linkRec is what buildPreds keeps per circuit while it links successors: the last circuit
+// linkRec is what benesPartial keeps per circuit while it links successors: the last circuit
 // linked to it (its stamp) and where the next one goes in next (its row's start plus how many
 // it has).
 type linkRec struct{ stamp, pos int32 }
@@ -505,7 +504,8 @@ type runRec struct {
 	// users is how many circuits the run has; runPass makes it where the next one goes in
 	// Order.user.
 	users int32
-	// hop is one of the run's hops (switch id << 2 | lane | state).
+	// hop is the run's first hop (switch id << 2 | lane | state; for a switch's first run, the
+	// switch in Bar).
 	hop int32
 	// req is what the epoch that starts the run requires: the users of the switch's run
 	// before it.
@@ -518,8 +518,8 @@ type runRec struct {
 // one); every other run starts with a change of state, so that it is an epoch, numbered as the
 // epochs are (run e is epoch e), and a switch's first user needs no test of its own. A
 // switch's current run is updated in place, and when it ends the new run takes its users as
-// the new epoch's requirement. Its few values stay in registers: the rest is read from the runs later
-// (runPass).
+// the new epoch's requirement. Its few values stay in registers: the rest is read from the
+// runs later (runPass).
 //
 // Without branches on the data: whether a switch changes state is as likely as not on random
 // paths (the ifs below compile to conditional moves). The record of a new run is written
