@@ -1078,20 +1078,20 @@ func b2i(b bool) int32 {
 func compactHops(k, half, src, dst, ch int, row []int32) {
 	last := 2*k - 2
 	row = row[:last+1]
-	// In units of hops (switch id << 2): the first switch of stage s and of stage last−s, the
-	// block's offset and 2^(k−2−s). A hop's switch << 2 | input lane << 1 is, going in, the
-	// local port << 1 (the local switch is its upper bits), so the sums below need no masks.
+	// In units of hops (switch id << 2): the first switch of stage s (lo; j·half4 for stage
+	// j = last−s), the block's offset and 2^(k−2−s). A hop's switch << 2 | input lane << 1 is,
+	// going in, the local port << 1 (the local switch is its upper bits), so the sums below
+	// need no masks.
 	half4 := half << 2
-	lo, hi, blk, step := 0, last*half4, 0, half<<1
+	lo, blk, step := 0, 0, half<<1
 	in, out := src, dst // the local ports, src >> s and dst >> s
-	for s := 0; s < k-1; s++ {
+	for s, j := 0, last; s < j; s, j = s+1, j-1 {
 		c := ch & 1
 		row[s] = int32(lo + blk + in<<1 | (in^c)&1)
-		row[last-s] = int32(hi + blk + (out>>1)<<2 | c<<1 | (c^out)&1)
+		row[j] = int32(j*half4 + blk + (out>>1)<<2 | c<<1 | (c^out)&1)
 		blk += step & -c
 		step >>= 1
 		lo += half4
-		hi -= half4
 		in >>= 1
 		out >>= 1
 		ch >>= 1
