@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -112,10 +113,6 @@ func (o *Order) ints(n int) []int32 {
 	return make([]int32, n)
 }
 
-// tmp returns an empty list with room for n, from sc: a bound, not a size, so that filling it
-// needs neither a counting pass nor regrowth; own makes the filled list the order's.
-func (o *Order) tmp(sc *scratch, n int) []int32 { return sc.ints(n)[:0] }
-
 // own returns x as the order's own list: x itself when the order lives in the scratch, else an
 // exact-size copy on the heap.
 func (o *Order) own(x []int32) []int32 {
@@ -158,9 +155,10 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below take in this mode (partial mode on Beneš: about 11
-		// int32s per hop; barrier mode: nothing per circuit when its groups are in order), so
-		// that a first run on a large schedule allocates its scratch once.
+		// A bound on what the lists below take in this mode (partial mode on Beneš: 7 int32s
+		// per hop, see newRunTracker and benesPartial; barrier mode: nothing per circuit when
+		// its groups are in order), so that a first run on a large schedule allocates its
+		// scratch once.
 		nc, need := len(s.Circuits), 2*s.N+64
 		switch {
 		case s.Mode == schedules.Barrier:
@@ -168,7 +166,7 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 				need += 3 * f.NumSwitches()
 			}
 		case f != nil:
-			need += 11*nc*f.Stages() + 8*nc + 3*f.NumLanes()
+			need += 7*nc*f.Stages() + 4*nc + 2*f.NumLanes()
 		default:
 			need += 12 * nc
 		}
@@ -367,28 +365,36 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 
 // benesPartial is buildPreds for Run in partial mode on Beneš, the emulator's hot case: the
 // same pass without the exported lists and the branches for other modes, so that the loop's
-// values fit in registers (the general loop spills most of them on every hop).
+// values fit in registers (the general loop spills most of them on every hop). Circuit by
+// circuit it decodes the path into the circuit's row of hw, links the circuit to the previous
+// users of its resources, and follows the switches of its hops (runs), each while the row is
+// in the first-level cache; runPass then resolves what only later hops tell.
 //
 // Its tests are written without branches where the outcome is data (whether a lane's previous
 // user is linked already, whether a switch changes state): with random paths either way is
 // about as likely, so a branch would be mispredicted on every other hop. A resource without a
-// previous user names circuit nc, whose row of next and slot of stamp are scratch, so that "no
+// previous user names circuit nc, whose row of next and link record are scratch, so that "no
 // predecessor" takes the same stores as any other.
 func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, rt *runTracker, sc *scratch, pathsChecked bool) error {
 	nc, stages, res := len(s.Circuits), f.Stages(), o.res
 	none := int32(nc)
-	last := sc.ints(2*s.N + f.NumLanes()) // each resource's latest user (none: nobody yet)
+	// Each resource's latest user (none: nobody yet): receivers from N, switch input lanes
+	// from 2N (the transmitters are the first stage's input lanes, see link).
+	last := sc.ints(2*s.N + f.NumLanes())
 	fillInt32(last, none)
 	txPred, rxPred := o.ints(nc), o.ints(nc)
 	next, pend := o.ints((nc+1)*res), o.ints(nc)
 	fillInt32(next, none)
 	o.txPred, o.rxPred, o.next, o.pend = txPred, rxPred, next, pend
-	stamp := sc.ints(nc + 1) // stamp[p] = c: p is already linked to c
-	clear(stamp)
-	k := wr.k
-	half, laneBase := s.N/2, int32(2*s.N)
-	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: the run pass
-	// below reads them, and replaces each with the hop's run.
+	// Circuit 0 has no predecessor, so a zero stamp links nobody twice.
+	lt := &linker{last: last, lk: sc.linkRecs(nc + 1), next: next, txPred: txPred, rxPred: rxPred,
+		none: none, laneBase: int32(2 * s.N)}
+	for q := range lt.lk {
+		lt.lk[q] = linkRec{pos: int32(q * res)}
+	}
+	k, half := wr.k, s.N/2
+	// The hops of every circuit, as switch id << 2 | input lane << 1 | state: runs replaces
+	// each with the hop's run, runPass that with the hop's trigger slot.
 	hw := rt.runOf
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
@@ -406,41 +412,13 @@ func (o *Order) benesPartial(s *schedules.Schedule, f *benes.Fabric, wr wiring, 
 		} else if err := rawHops(s, f, wr, i, pathsChecked, row); err != nil {
 			return err
 		}
-		ci := int32(i)
-		stamp[none] = ci // nobody to link: as if linked already
-		// The transmitter and the receiver first, then the hops' input lanes after the first
-		// (slots 2, 3, ... of the circuit's next list). A predecessor that holds several of them
-		// links to it once (stamp), so that a completion visits each successor once.
-		q := last[c.Src]
-		next[int(q)*res], stamp[q] = ci, ci
-		n := b2i(q != none)
-		txPred[i] = q
-		if q == none {
-			txPred[i] = -1
-		}
-		q = last[s.N+c.Dst]
-		rxPred[i] = q
-		if q == none {
-			rxPred[i] = -1
-		}
-		d := b2i(stamp[q] != ci)
-		next[int(q)*res+1], stamp[q] = sel(d, ci, none), ci
-		n += d
-		last[c.Src], last[s.N+c.Dst] = ci, ci
-		for h := 1; h < stages; h++ {
-			x := laneBase + row[h]>>1 // Fabric.LaneID of the hop's input lane, after the ports
-			q := last[x]
-			d := b2i(stamp[q] != ci)
-			// A duplicate writes "none" over the none already there (in the scratch row when q
-			// is none): the store's address does not wait for the test.
-			next[int(q)*res+h+1], stamp[q] = sel(d, ci, none), ci
-			n += d
-			last[x] = ci
-		}
-		pend[i] = n
+		// Every hop waits on the epoch that starts its run but those in a switch's first run
+		// (runPass takes those off).
+		pend[i] = lt.link(int32(i), s.N+c.Dst, row) + int32(stages)
+		rt.runs(row)
 	}
-	compactRows(next[:nc*res], res, none)
-	o.runPass(rt, hw, stages, pend)
+	lt.ends(res)
+	o.runPass(rt, hw, stages, half, pend)
 	return nil
 }
 
@@ -461,76 +439,203 @@ func compactRows(next []int32, res int, none int32) {
 	}
 }
 
-// runRec is one run of a switch: the epoch that follows it (−1 while none does) and the one
-// that starts it (−1 for a first run in Bar).
-type runRec struct{ next, start int32 }
-
-// epRec is an epoch as the run pass writes it: the switch's dense id, its new state and how
-// many circuits the epoch requires (one record, one store, where three lists would take three).
-type epRec struct{ sw, st, req int32 }
-
-// runs follows each switch's runs over hw, every circuit's hops (switch id << 2 | lane | state) in
-// schedule order, and replaces each hop with its run; it writes the runs (from 1; run 0 is
-// the scratch run of a switch before its first user) into rs and the epochs into es, and
-// returns the number of epochs. Its few values stay in registers.
-//
-// Without branches on the data: whether a switch changes state is as likely as not on random
-// paths. The records of a new epoch and a new run are written whether or not there is one (in
-// the slots the next would take), and counted only when there is.
-func runs(hw []int32, sws []swRun, rs []runRec, es []epRec) int {
-	nEp, nRun := int32(0), int32(1)
-	for i, v := range hw {
-		sw, st := v>>2, v&1
-		w := &sws[sw]
-		// A new run when the state differs, or at the switch's first user; an epoch when the
-		// state differs (every switch starts in Bar, so a first run in Bar needs none).
-		newEp := b2i(st != w.state)
-		newRun := newEp | b2i(w.run == 0)
-		ep := sel(newEp, nEp, -1)
-		// The epoch requires every user of the switch's previous run (none before its first:
-		// the scratch run's users are 0). Without an epoch the run goes on, still with none to
-		// follow it.
-		es[nEp] = epRec{sw, st, w.users}
-		rs[w.run].next = ep
-		rs[nRun] = runRec{next: -1, start: ep}
-		run := sel(newRun, nRun, w.run)
-		nEp += newEp
-		nRun += newRun
-		w.run, w.users, w.state = run, w.users*(1-newRun)+1, st
-		hw[i] = run
-	}
-	return int(nEp)
+// linker links each circuit to the previous users of its resources (benesPartial); a method
+// of its own so that its loop's values stay in registers.
+type linker struct {
+	last           []int32 // each resource's latest user (none: nobody yet)
+	lk             []linkRec
+	next           []int32
+	txPred, rxPred []int32
+	none, laneBase int32 // laneBase: the first switch lane's resource, after the ports
 }
 
-// runPass finds the switches' runs and epochs over hw (see runs) and from them the order's
-// epochs, each circuit's waits (added to pend) and, in hw, each hop's trigger slot: the epoch
-// that follows its run, or the hop's sentinel epoch when none does.
-func (o *Order) runPass(rt *runTracker, hw []int32, stages int, pend []int32) {
-	ne := runs(hw, rt.sws, rt.runs, rt.eps)
-	eps, reqCount := o.eps[:2*ne], o.reqCount[:ne]
-	for e, r := range rt.eps[:ne] {
-		eps[2*e], eps[2*e+1], reqCount[e] = r.sw, r.st, r.req
+// link links circuit ci, with the receiver resource rx and the hops of row (switch id << 2 |
+// input lane << 1 | state), and returns how many distinct predecessors it has. A
+// predecessor that holds several of them links to it once (its stamp), appended to its row of
+// next (at its pos). Every resource stores ci at the predecessor's pos and advances it only for
+// a new link, so that the store's address does not wait for the test: a duplicate leaves ci
+// in the slot after the row's successors, which the next link overwrites or ends clears.
+func (lt *linker) link(ci int32, rx int, row []int32) int32 {
+	last, lk, next := lt.last, lt.lk, lt.next
+	none, laneBase := lt.none, lt.laneBase
+	lk[none].stamp = ci // nobody to link: as if linked already
+	// The receiver first, then the hops' input lanes: the first hop's is the transmitter's
+	// wire (its lane id is the transmitter's port), so that the loop takes it too.
+	q := last[laneBase+row[0]>>1]
+	lt.txPred[ci] = sel(b2i(q != none), q, -1)
+	q = last[rx]
+	lt.rxPred[ci] = sel(b2i(q != none), q, -1)
+	l := &lk[q]
+	n := b2i(l.stamp != ci)
+	next[l.pos], l.stamp, l.pos = ci, ci, l.pos+n
+	last[rx] = ci
+	for _, v := range row {
+		x := laneBase + v>>1 // Fabric.LaneID of the hop's input lane, after the ports
+		q := last[x]
+		l := &lk[q]
+		d := b2i(l.stamp != ci)
+		next[l.pos], l.stamp, l.pos = ci, ci, l.pos+d
+		n += d
+		last[x] = ci
 	}
-	o.eps, o.reqCount = eps, reqCount
-	wait, waitIdx, rs, none, nw := o.wait[:cap(o.wait)], o.waitIdx[:len(pend)+1], rt.runs, int32(ne), int32(0)
-	// The epochs' users are counted here, for the inversion of the waits (csrFill): cnt[e+2]
-	// for epoch e, and cnt[1] for the hops that wait on none, so that no test is needed.
-	cnt := o.zeros(ne + 2)
-	for c := range pend {
-		row := hw[c*stages : (c+1)*stages]
-		for h, r := range row {
-			x := rs[r]
-			row[h] = sel(b2i(x.next < 0), none+int32(h), x.next)
-			wait[nw] = x.start // counted only when it is an epoch
-			nw += b2i(x.start >= 0)
-			cnt[x.start+2]++
+	return n
+}
+
+// ends ends each circuit's row of next (res slots) after its successors with none, over what
+// a duplicate link may have left there.
+func (lt *linker) ends(res int) {
+	for q, l := range lt.lk[:lt.none] {
+		if int(l.pos) < (q+1)*res {
+			lt.next[l.pos] = lt.none
 		}
-		waitIdx[c+1] = nw
-		pend[c] += nw - waitIdx[c]
 	}
-	o.wait, o.waitIdx = wait[:nw], waitIdx
-	cnt[1] = 0
-	o.userIdx = cnt[1:]
+}
+
+// linkRec is what benesPartial keeps per circuit while it links successors: the last circuit
+// linked to it (its stamp) and where the next one goes in next (its row's start plus how many
+// it has).
+type linkRec struct{ stamp, pos int32 }
+
+// runRec is one run of a switch (from runs to runPass).
+type runRec struct {
+	// next is the run that follows it (−1 while none does); runPass makes it the trigger slot
+	// of the run's hops: the epoch that follows, or a sentinel where none does.
+	next int32
+	// users is how many circuits the run has; runPass makes it where the next one goes in
+	// Order.user.
+	users int32
+	// hop is the run's first hop (switch id << 2 | lane | state; for a switch's first run, the
+	// switch in Bar).
+	hop int32
+	// req is what the epoch that starts the run requires: the users of the switch's run
+	// before it.
+	req int32
+}
+
+// runs follows the switches of one circuit's hops (row: switch id << 2 | lane | state), the
+// circuits taken in schedule order, and replaces each hop with its run. Each switch starts in
+// a run of its own in Bar (runs nh to nh + the number of switches, without users until it has
+// one); every other run starts with a change of state, so that it is an epoch, numbered as the
+// epochs are (run e is epoch e), and a switch's first user needs no test of its own. A
+// switch's current run is updated in place, and when it ends the new run takes its users as
+// the new epoch's requirement. Its few values stay in registers: the rest is read from the
+// runs later (runPass).
+//
+// Without branches on the data: whether a switch changes state is as likely as not on random
+// paths (the ifs below compile to conditional moves). The record of a new run is written
+// whether or not there is one (in the slot the next would take), and counted only when there
+// is.
+func (rt *runTracker) runs(row []int32) {
+	rt.nRun = runs(row, rt.sws, rt.rs, rt.nRun)
+}
+
+// runs is runTracker.runs without the tracker: a function of its values, so that none of its
+// registers holds the tracker during the loop. It returns the new count of runs.
+func runs(row, sws []int32, rs []runRec, nRun int32) int32 {
+	for h, v := range row {
+		w := &sws[v>>2]
+		cur := *w
+		x := &rs[cur]
+		chg := (x.hop ^ v) & 1 // the state changes: a new run, an epoch
+		next, run := int32(-1), cur
+		if chg != 0 {
+			next, run = nRun, nRun
+		}
+		x.next = next
+		rs[nRun] = runRec{next: -1, users: 1, hop: v, req: x.users}
+		x.users += chg ^ 1
+		nRun += chg
+		*w = run
+		row[h] = run
+	}
+	return nRun
+}
+
+// runPass completes what runs found: the order's epochs and their users (in circuit order),
+// the hops that wait on no epoch (taken off pend) and, in hw, each hop's trigger slot: the
+// epoch that follows its run, or the hop's sentinel epoch when none does. For NewOrder it also
+// lists each circuit's waits.
+func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend []int32) {
+	nh := int32(len(hw))
+	if o.alloc == nil {
+		o.waitLists(hw, stages, nh)
+	}
+	nu := rt.epochs(bits.TrailingZeros(uint(half)), nh)
+	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
+	user := rt.fill[:len(hw)]
+	place(hw, stages, user, rt.rs)
+	// The users of the switches' first runs, at the top of user: the hops that wait on none.
+	for _, c := range user[nu:] {
+		pend[c]--
+	}
+	o.user = o.own(user[:nu])
+}
+
+// epochs reads the epochs from the runs (run e is epoch e, see runs). It sets eps, req and
+// cnt (the users' starts) to the order's lists, makes the trigger slot of each switch's last
+// run the stage's sentinel (a switch's stage is its dense id >> shift), sets each run's users
+// to where the first goes in the users' list (nh long), and returns how many wait on epochs.
+// The users of a switch's first run (no epoch) go to the top of the list, down from its end,
+// out of the way of the epochs' users.
+func (rt *runTracker) epochs(shift int, nh int32) int32 {
+	ne, rs := rt.nRun, rt.rs
+	for sw, r := range rt.sws {
+		rs[r].next = ne + int32(sw>>shift)
+	}
+	top := nh
+	for r := range rs[nh:] {
+		x := &rs[int(nh)+r]
+		top -= x.users
+		x.users = top
+	}
+	eps, req, userIdx, pos := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1], int32(0)
+	for e := range rs[:ne] {
+		x := &rs[e]
+		ep := eps[2*e : 2*e+2]
+		ep[0], ep[1], req[e] = x.hop>>2, x.hop&1, x.req
+		userIdx[e], x.users, pos = pos, pos, pos+x.users
+	}
+	userIdx[ne] = pos
+	rt.eps, rt.req, rt.cnt = eps, req, userIdx
+	return pos
+}
+
+// place replaces each hop of hw (its run in rs) with its trigger slot and lists each circuit
+// (of stages hops) in user where its run's next user goes. A function of its values (no
+// tracker in a register), and not inlined: in its caller the loop's values would share the
+// registers with the caller's.
+//
+//go:noinline
+func place(hw []int32, stages int, user []int32, rs []runRec) {
+	for ci := int32(0); len(hw) >= stages; ci++ {
+		row := hw[:stages]
+		hw = hw[stages:]
+		for h, r := range row {
+			x := &rs[r]
+			row[h] = x.next
+			p := x.users
+			user[p] = ci
+			x.users = p + 1
+		}
+	}
+}
+
+// waitLists lists each circuit's waits (the exported Waits) from the runs of its hops in hw,
+// hop by hop: the epochs that start them (run e is epoch e, those from nh on are the switches'
+// first runs, see runs).
+func (o *Order) waitLists(hw []int32, stages int, nh int32) {
+	nc := len(hw) / max(stages, 1)
+	o.waitIdx = o.zeros(nc + 1)
+	o.wait = make([]int32, 0, len(hw))
+	for c := range nc {
+		for _, r := range hw[c*stages : (c+1)*stages] {
+			if r < nh {
+				o.wait = append(o.wait, r)
+			}
+		}
+		o.waitIdx[c+1] = int32(len(o.wait))
+	}
+	o.wait = slices.Clip(o.wait)
 }
 
 // circuitError is checkCircuit's error for a circuit that the pass over the paths found does
@@ -548,30 +653,30 @@ func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, path
 // maximal sequences of consecutive users in one state. A run whose state differs from the
 // switch's previous one is an epoch (every switch starts in Bar, so a first run in Bar is not).
 type runTracker struct {
-	// sws is all that a hop reads, per switch. A few kilobytes: the per-hop work stays in the
-	// first-level cache.
-	sws   []swRun
-	runs  []runRec // per run, from 1 (run 0 is scratch)
-	eps   []epRec
-	runOf []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
+	// sws is each switch's current run: all that a hop reads per switch besides the run. A
+	// few kilobytes: the per-hop work stays in the first-level cache.
+	sws []int32
+	// rs is per run: from 0 the epochs' (see runs), from nh (the hops) each switch's first, in
+	// Bar.
+	rs []runRec
+	// The order's epochs (the switch's dense id and new state, two each), how many circuits
+	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
+	eps, req, cnt []int32
+	fill          []int32 // runPass's users, one a hop at most
+	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
+	nRun          int32   // runs so far
 }
 
-// swRun is a switch's state (a benes.State), its current run (0 before its first user) and that
-// run's users so far.
-type swRun struct {
-	state, run, users int32
-}
-
-// newRunTracker prepares a run tracker and the order's epoch lists for nc circuits on f.
+// newRunTracker prepares a run tracker for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
-	rt := &runTracker{sws: sc.switches(ns), runs: sc.runRecs(nh + 1), eps: sc.epRecs(nh), runOf: sc.ints(nh)}
-	clear(rt.sws)
-	o.eps = o.tmp(sc, 2*nh)
-	o.reqCount = o.tmp(sc, nh)
-	o.wait = o.tmp(sc, nh)
-	o.waitIdx = o.zeros(nc + 1)[:1]
+	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns), eps: sc.ints(2 * nh), req: sc.ints(nh),
+		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh)}
+	for sw := range ns {
+		rt.sws[sw] = int32(nh + sw)
+		rt.rs[nh+sw] = runRec{next: -1, hop: int32(sw) << 2} // in Bar
+	}
 	return rt
 }
 
@@ -671,7 +776,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		// A circuit counts down, for each switch on its path, the epoch that follows its run
 		// there (runPass left them in place of the hops): the walk requests it when the run's
 		// last user completes.
-		o.eps, o.reqCount, o.wait = o.own(o.eps), o.own(o.reqCount), o.own(o.wait)
+		o.eps, o.reqCount = o.own(o.eps), o.own(o.reqCount)
 		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
 		if o.alloc == nil {
 			// The exported form: a circuit triggers the epochs that follow its runs.
@@ -688,12 +793,9 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 			}
 			o.trig = append(make([]int32, 0, len(trig)), trig...)
 		}
+		return // runPass found the users
 	}
-	if o.userIdx != nil {
-		o.user = csrFill(o.userIdx, o.waitIdx, o.wait, o.ints) // counted by runPass
-	} else {
-		o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
-	}
+	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
@@ -976,22 +1078,25 @@ func b2i(b bool) int32 {
 func compactHops(k, half, src, dst, ch int, row []int32) {
 	last := 2*k - 2
 	row = row[:last+1]
-	blk := 0            // b_s · 2^(k−1−s)
-	step := half >> 1   // 2^(k−2−s)
+	// In units of hops (switch id << 2): the first switch of stage s (lo; j·half4 for stage
+	// j = last−s), the block's offset and 2^(k−2−s). A hop's switch << 2 | input lane << 1 is,
+	// going in, the local port << 1 (the local switch is its upper bits), so the sums below
+	// need no masks.
+	half4 := half << 2
+	lo, blk, step := 0, 0, half<<1
 	in, out := src, dst // the local ports, src >> s and dst >> s
-	for s := 0; s < k-1; s++ {
+	for s, j := 0, last; s < j; s, j = s+1, j-1 {
 		c := ch & 1
-		sw := s*half + blk + in>>1
-		row[s] = int32(sw<<2 | (in&1)<<1 | (in^c)&1)
-		osw := (last-s)*half + blk + out>>1
-		row[last-s] = int32(osw<<2 | c<<1 | (c^out)&1)
-		blk += c * step
+		row[s] = int32(lo + blk + in<<1 | (in^c)&1)
+		row[j] = int32(j*half4 + blk + (out>>1)<<2 | c<<1 | (c^out)&1)
+		blk += step & -c
 		step >>= 1
+		lo += half4
 		in >>= 1
 		out >>= 1
 		ch >>= 1
 	}
-	row[k-1] = int32(((k-1)*half+blk)<<2 | (in&1)<<1 | (in^out)&1)
+	row[k-1] = int32(lo + blk + in<<1 | (in^out)&1)
 }
 
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is

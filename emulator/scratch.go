@@ -12,9 +12,8 @@ type scratch struct {
 	used   int // int32s handed out since the last release
 	circs  []walkCirc
 	eps    []epState
-	sws    []swRun
 	runs   []runRec
-	epr    []epRec
+	links  []linkRec
 	h      eventHeap
 	starts []float64 // per command, when it began (the emulator's loop)
 	dur    []float64
@@ -42,7 +41,7 @@ func (s *scratch) release() {
 	s.off, s.used = 0, 0
 	s.h, s.starts, s.cmds, s.cmdEps, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.ready[:0]
 	if cap(s.i32) > keepMax || cap(s.circs) > keepMax || cap(s.dur) > keepMax || cap(s.end) > keepMax ||
-		cap(s.eps) > keepMax || cap(s.runs) > keepMax || cap(s.epr) > keepMax || cap(s.cmds) > keepMax || cap(s.cmdEps) > keepMax || cap(s.h) > keepMax {
+		cap(s.eps) > keepMax || cap(s.runs) > keepMax || cap(s.links) > keepMax || cap(s.cmds) > keepMax || cap(s.cmdEps) > keepMax || cap(s.h) > keepMax {
 		*s = scratch{}
 	}
 	scratchPool.Put(s)
@@ -96,15 +95,6 @@ func (s *scratch) durations(n int) []float64 {
 	return s.dur[:n]
 }
 
-// switches returns n switch records (contents undefined); one such request per scratch is in
-// use at a time.
-func (s *scratch) switches(n int) []swRun {
-	if n > cap(s.sws) {
-		s.sws = make([]swRun, n)
-	}
-	return s.sws[:n]
-}
-
 // ends returns n float64s (contents undefined) for a barrier walk's circuit ends; one such
 // request per scratch is in use at a time.
 func (s *scratch) ends(n int) []float64 {
@@ -123,11 +113,11 @@ func (s *scratch) runRecs(n int) []runRec {
 	return s.runs[:n]
 }
 
-// epRecs returns n epoch records (contents undefined); one such request per scratch is in use
+// linkRecs returns n link records (contents undefined); one such request per scratch is in use
 // at a time.
-func (s *scratch) epRecs(n int) []epRec {
-	if n > cap(s.epr) {
-		s.epr = make([]epRec, n)
+func (s *scratch) linkRecs(n int) []linkRec {
+	if n > cap(s.links) {
+		s.links = make([]linkRec, n)
 	}
-	return s.epr[:n]
+	return s.links[:n]
 }
