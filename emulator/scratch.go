@@ -11,7 +11,6 @@ type scratch struct {
 	off    int
 	used   int // int32s handed out since the last release
 	circs  []walkCirc
-	eps    []epState
 	runs   []runRec
 	links  []linkRec
 	h      eventHeap
@@ -41,7 +40,7 @@ func (s *scratch) release() {
 	s.off, s.used = 0, 0
 	s.h, s.starts, s.cmds, s.cmdEps, s.ready = s.h[:0], s.starts[:0], s.cmds[:0], s.cmdEps[:0], s.ready[:0]
 	if cap(s.i32) > keepMax || cap(s.circs) > keepMax || cap(s.dur) > keepMax || cap(s.end) > keepMax ||
-		cap(s.eps) > keepMax || cap(s.runs) > keepMax || cap(s.links) > keepMax || cap(s.cmds) > keepMax || cap(s.cmdEps) > keepMax || cap(s.h) > keepMax {
+		cap(s.runs) > keepMax || cap(s.links) > keepMax || cap(s.cmds) > keepMax || cap(s.cmdEps) > keepMax || cap(s.h) > keepMax {
 		*s = scratch{}
 	}
 	scratchPool.Put(s)
@@ -66,15 +65,6 @@ func (s *scratch) reserve(n int) {
 	if s.off == 0 && n > cap(s.i32) {
 		s.i32 = make([]int32, n)
 	}
-}
-
-// epochs returns n epoch records (contents undefined); one such request per scratch is in use
-// at a time.
-func (s *scratch) epochs(n int) []epState {
-	if n > cap(s.eps) {
-		s.eps = make([]epState, max(n, 256))
-	}
-	return s.eps[:n]
 }
 
 // circuits returns n circuit records (contents undefined); one such request per scratch is in

@@ -105,11 +105,6 @@ type walkCirc struct {
 	pending, rcCmd int32
 }
 
-// epState is no longer the walk's (see Walker.epPend); the scratch keeps its pool.
-type epState struct {
-	pending, userLo int32
-}
-
 // walkCmd is one command: requested at req, the epochs cmdEps[lo:hi], settled over start..end.
 type walkCmd struct {
 	req, start, end float64
