@@ -191,9 +191,9 @@ func (e *oracleEngine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	nc, ne := len(cs)-1, o.numEpochs()
 	es := make([]oracleEp, ne+1)
 	for ep := 0; ep < ne; ep++ {
-		es[ep] = oracleEp{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.userIdx[ep]}
+		es[ep] = oracleEp{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.use[2*ep]}
 	}
-	es[ne] = oracleEp{userLo: o.userIdx[ne]}
+	es[ne] = oracleEp{userLo: o.use[2*ne]}
 	e.batchEps = slices.Grow(e.batchEps[:0], ne) // every epoch is sent once
 	// changed[k] is batchEps[k]'s switch and new state (switch id shifted left once, the state
 	// in bit 0; Beneš only), noted when the epoch is requested and its record is in cache, so

@@ -94,10 +94,13 @@ type Order struct {
 	succIdx, succ  []int32
 	trigIdx, trig  []int32
 	txPred, rxPred []int32
-	// Per epoch: how many circuits it requires, and the circuits waiting on it.
-	reqCount      []int32
-	userIdx, user []int32
-	rounds        []Round // exported form of rds, built for NewOrder
+	// Per epoch: how many circuits it requires, and the circuits waiting on it: use holds two
+	// int32s per epoch, where its users start in user and, on Beneš, its switch change (dense
+	// switch id << 1 | new state), then the end of the last one's users. Settled reads both
+	// (the change for the timeline) in one cache line where the epoch's users are looked up.
+	reqCount  []int32
+	use, user []int32
+	rounds    []Round // exported form of rds, built for NewOrder
 	// Barrier mode: the rounds, one more record than there are for the last ranges' ends; with
 	// groups out of schedule order, the circuits in round order (rcirc) and each one's round.
 	rds            []roundRec
@@ -561,7 +564,7 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend [
 		o.waitLists(hw, stages, nh)
 	}
 	nu := rt.epochs(bits.TrailingZeros(uint(half)), nh)
-	o.eps, o.reqCount, o.userIdx = rt.eps, rt.req, o.own(rt.cnt)
+	o.eps, o.reqCount, o.use = rt.eps, rt.req, o.own(rt.cnt)
 	user := rt.fill[:len(hw)]
 	place(hw, stages, user, rt.rs)
 	// The users of the switches' first runs, at the top of user: the hops that wait on none.
@@ -588,15 +591,15 @@ func (rt *runTracker) epochs(shift int, nh int32) int32 {
 		top -= x.users
 		x.users = top
 	}
-	eps, req, userIdx, pos := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:ne+1], int32(0)
+	eps, req, use, pos := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:2*ne+1], int32(0)
 	for e := range rs[:ne] {
 		x := &rs[e]
-		ep := eps[2*e : 2*e+2]
+		ep, u := eps[2*e:2*e+2], use[2*e:2*e+2]
 		ep[0], ep[1], req[e] = x.hop>>2, x.hop&1, x.req
-		userIdx[e], x.users, pos = pos, pos, pos+x.users
+		u[0], u[1], x.users, pos = pos, x.hop>>2<<1|x.hop&1, pos, pos+x.users
 	}
-	userIdx[ne] = pos
-	rt.eps, rt.req, rt.cnt = eps, req, userIdx
+	use[2*ne] = pos
+	rt.eps, rt.req, rt.cnt = eps, req, use
 	return pos
 }
 
@@ -660,7 +663,8 @@ type runTracker struct {
 	// Bar.
 	rs []runRec
 	// The order's epochs (the switch's dense id and new state, two each), how many circuits
-	// each requires, and where each one's users start (one more); bounds, one epoch a hop.
+	// each requires, and where each one's users start with its change (Order.use); bounds, one
+	// epoch a hop.
 	eps, req, cnt []int32
 	fill          []int32 // runPass's users, one a hop at most
 	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
@@ -672,7 +676,7 @@ func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker 
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
 	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns), eps: sc.ints(2 * nh), req: sc.ints(nh),
-		cnt: sc.ints(nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh)}
+		cnt: sc.ints(2*nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh)}
 	for sw := range ns {
 		rt.sws[sw] = int32(nh + sw)
 		rt.rs[nh+sw] = runRec{next: -1, hop: int32(sw) << 2} // in Bar
@@ -795,7 +799,13 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		}
 		return // runPass found the users
 	}
-	o.userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	var userIdx []int32
+	userIdx, o.user = csrInvert(o.numEpochs(), o.waitIdx, o.wait, o.ints)
+	// A crossbar's re-pointings are not switch changes: only the users' starts.
+	o.use = o.zeros(2*len(userIdx) - 1)
+	for e, lo := range userIdx {
+		o.use[2*e] = lo
+	}
 }
 
 // buildRounds groups circuits into barrier rounds and finds each round's switch changes. Groups
@@ -959,7 +969,7 @@ func (o *Order) exportRounds(groups []int) {
 			r.Changes = append(r.Changes, int(e))
 		}
 	}
-	o.userIdx = make([]int32, o.numEpochs()+1)
+	o.use = make([]int32, 2*o.numEpochs()+1)
 	o.reqCount = make([]int32, o.numEpochs())
 	o.waitIdx = make([]int32, nc+1)
 	o.trigIdx = make([]int32, nc+1)
@@ -1031,7 +1041,7 @@ func (o *Order) Triggers(c int) []int32 { return o.trig[o.trigIdx[c]:o.trigIdx[c
 func (o *Order) RequireCount(e int) int { return int(o.reqCount[e]) }
 
 // Users are the circuits that wait on epoch e (partial mode).
-func (o *Order) Users(e int) []int32 { return o.user[o.userIdx[e]:o.userIdx[e+1]] }
+func (o *Order) Users(e int) []int32 { return o.user[o.use[2*e]:o.use[2*e+2]] }
 
 // Rounds are the barrier rounds in execution order (nil in partial mode).
 func (o *Order) Rounds() []Round { return o.rounds }

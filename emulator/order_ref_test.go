@@ -202,8 +202,8 @@ func checkWalkLists(o *Order, r *refOrder) error {
 	if !slices.Equal(o.txPred[:nc], r.txPred) || !slices.Equal(o.rxPred[:nc], r.rxPred) {
 		return fmt.Errorf("txPred %v rxPred %v, want %v %v", o.txPred[:nc], o.rxPred[:nc], r.txPred, r.rxPred)
 	}
-	if len(o.userIdx) != len(r.epochs)+1 || o.userIdx[0] != 0 {
-		return fmt.Errorf("userIdx has %d entries starting at %v, want %d from 0", len(o.userIdx), o.userIdx[:min(1, len(o.userIdx))], len(r.epochs)+1)
+	if len(o.use) != 2*len(r.epochs)+1 || o.use[0] != 0 {
+		return fmt.Errorf("use has %d entries starting at %v, want %d from 0", len(o.use), o.use[:min(1, len(o.use))], 2*len(r.epochs)+1)
 	}
 	for e, want := range r.epochs {
 		if got := o.Epoch(e); got != want {
@@ -212,8 +212,17 @@ func checkWalkLists(o *Order, r *refOrder) error {
 		if o.reqCount[e] != r.reqCount[e] {
 			return fmt.Errorf("epoch %d: requires %d, want %d", e, o.reqCount[e], r.reqCount[e])
 		}
-		if got := o.user[o.userIdx[e]:o.userIdx[e+1]]; !slices.Equal(got, r.users[e]) && (len(got) > 0 || len(r.users[e]) > 0) {
+		if got := o.user[o.use[2*e]:o.use[2*e+2]]; !slices.Equal(got, r.users[e]) && (len(got) > 0 || len(r.users[e]) > 0) {
 			return fmt.Errorf("epoch %d: users %v, want %v", e, got, r.users[e])
+		}
+		// The change Settled hands the timeline: the switch's dense id and new state on Beneš,
+		// nothing on a crossbar.
+		change := int32(0)
+		if want.Stage >= 0 {
+			change = int32(want.Stage*(o.n/2)+want.Switch)<<1 | int32(want.To)
+		}
+		if got := o.use[2*e+1]; got != change {
+			return fmt.Errorf("epoch %d: change %#x in use, want %#x (%+v)", e, got, change, want)
 		}
 	}
 	return nil

@@ -40,9 +40,14 @@ type Walker struct {
 	c []walkCirc // partial mode
 	// epPend counts down, per epoch, the circuits it still requires; then come Order.stride
 	// sentinels (see Order.trigEp), which count down without end. (Apart from the epochs' lists
-	// of users, Order.userIdx, which only Settled reads: each loop's records are then half as
+	// of users, Order.use, which only Settled reads: each loop's records are then half as
 	// large, and twice as many of them fit in the cache.)
-	epPend  []int32
+	epPend []int32
+	// chg holds, on Beneš in partial mode, the switch change (Order.use) of each epoch sent,
+	// in the order of cmdEps: Settled copies it from where it looks up the epoch's users, so
+	// that the timeline reads the changes in order rather than each epoch's record again (a
+	// cache miss each, a tenth of an emulation's time at 128 ports).
+	chg     []int32
 	cmds    []walkCmd
 	cmdEps  []int32 // the epochs of every command, in order of Flush
 	pendLo  int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
@@ -189,6 +194,13 @@ func newWalker(o *Order, sc *scratch) *Walker {
 		}
 		copy(w.epPend, o.reqCount[:ne])
 		clear(w.epPend[ne:])
+		if o.fabric == schedules.Benes {
+			if sc != nil {
+				w.chg = sc.ints(ne)
+			} else {
+				w.chg = make([]int32, ne)
+			}
+		}
 	}
 	return w
 }
@@ -321,12 +333,18 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	// circuits is not stored back into the walker: its buffer, with room for every circuit,
 	// never moves (in partial mode), and a slice stored into the heap costs a write barrier
 	// while the garbage collector runs.
-	cs, userIdx, user, ready, req, cmd, k := w.c, w.o.userIdx, w.o.user, w.ready[:cap(w.ready)], b.req, int32(id), 0
+	cs, use, user, ready, req, cmd, k := w.c, w.o.use, w.o.user, w.ready[:cap(w.ready)], b.req, int32(id), 0
+	if w.chg != nil {
+		chg := w.chg[b.lo:b.hi]
+		for i, ep := range w.cmdEps[b.lo:b.hi] {
+			chg[i] = use[2*ep+1]
+		}
+	}
 	if w.small {
 		// With branches, which the predictor learns on a small walk (see smallWalk).
 		ready = ready[:0]
 		for _, ep := range w.cmdEps[b.lo:b.hi] {
-			for _, x := range user[userIdx[ep]:userIdx[ep+1]] {
+			for _, x := range user[use[2*ep]:use[2*ep+2]] {
 				p := &cs[x]
 				if req > p.pathRdy {
 					p.pathRdy = req
@@ -342,7 +360,7 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		return ready, nil
 	}
 	for _, ep := range w.cmdEps[b.lo:b.hi] {
-		lo, hi := userIdx[ep], userIdx[ep+1]
+		lo, hi := use[2*ep], use[2*ep+2]
 		for j := lo; j < hi; j++ {
 			x := user[j]
 			p := &cs[x]
@@ -599,19 +617,17 @@ func (w *Walker) partialTimeline(s *schedules.Schedule, r *summary) *schedules.T
 	if o.fabric == schedules.Benes {
 		// Every epoch is sent exactly once, and commands start in non-decreasing time, so
 		// listing them in order sorts the changes by start; within one command they are in
-		// order of request. Commands' epochs lie in cmdEps one after another, in order.
-		// The epochs' switches are read here, in one pass, rather than noted as each is
-		// requested: the walk's epoch records stay at 8 bytes. The reads of o.eps do not depend
-		// on each other, so their cache misses overlap.
+		// order of request. Commands' epochs lie in cmdEps one after another, in order, and
+		// chg holds their changes in the same order.
 		out := make([]schedules.SwitchChange, len(w.cmdEps))
 		shift := uint(bits.TrailingZeros(uint(o.n/2))) & 31 // a switch id is stage·(n/2) + switch
 		mask := int32(o.n/2 - 1)
-		eps, cmdEps := o.eps, w.cmdEps
+		chg := w.chg
 		for i := range cmds {
 			b := &cmds[i]
 			for k := b.lo; k < b.hi; k++ {
-				ep := cmdEps[k]
-				sw, to := eps[2*ep], benes.State(eps[2*ep+1])
+				v := chg[k]
+				sw, to := v>>1, benes.State(v&1)
 				// Field by field: a composite literal is built on the stack and copied.
 				x := &out[k]
 				x.Stage, x.Switch = sw>>shift, sw&mask
