@@ -300,8 +300,7 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		}
 	}
 	var r [2 + 2*20]int32 // every resource of one circuit (Beneš paths have ≤ 2·20−1 hops)
-	half, lastStage, laneBase := s.N/2, wr.last, 2*s.N
-	inSide := wr.k - 1 // stages before it are on the input side (wiring.next)
+	half, laneBase := s.N/2, 2*s.N
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		p := hops(c, hb[:0])
@@ -314,16 +313,10 @@ func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracke
 		esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
 		for h := range p {
 			t := &p[h]
-			stage, tsw, in, out := t.Stage, t.Switch, t.In, t.Out
+			stage, tsw, in := t.Stage, t.Switch, t.In
 			if !pathsChecked {
-				if stage != h || tsw != esw || in != ein || uint(out) > 1 {
-					return circuitError(s, f, wr, i, pathsChecked)
-				}
-				if h < inSide {
-					esw, ein = nextIn(uint(inSide-h), esw, out)
-				} else if h < lastStage {
-					esw, ein = nextOut(uint(h-inSide), esw, out)
-				} else if 2*esw+out != c.Dst {
+				var ok bool
+				if esw, ein, ok = wr.step(h, t, esw, ein, c.Dst); !ok {
 					return circuitError(s, f, wr, i, pathsChecked)
 				}
 			}
@@ -1118,21 +1111,15 @@ func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChec
 	if len(p) != f.Stages() {
 		return circuitError(s, f, wr, i, pathsChecked)
 	}
-	half, lastStage, inSide := s.N/2, wr.last, wr.k-1
+	half := s.N / 2
 	esw, ein := c.Src>>1, c.Src&1 // where the wiring leads
 	for h := range p {
 		tr := &p[h]
 		stage, tsw, in, out := tr.Stage, tr.Switch, tr.In, tr.Out
 		// Checked hop by hop even with pathsChecked: a hop list kept as read is not a physical
 		// path (benes.Path keeps every physical one compact), and its switch ids index tables.
-		if stage != h || tsw != esw || in != ein || uint(out) > 1 {
-			return circuitError(s, f, wr, i, false)
-		}
-		if h < inSide {
-			esw, ein = nextIn(uint(inSide-h), esw, out)
-		} else if h < lastStage {
-			esw, ein = nextOut(uint(h-inSide), esw, out)
-		} else if 2*esw+out != c.Dst {
+		var ok bool
+		if esw, ein, ok = wr.step(h, tr, esw, ein, c.Dst); !ok {
 			return circuitError(s, f, wr, i, false)
 		}
 		sw := stage*half + tsw // Fabric.SwitchID

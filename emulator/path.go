@@ -60,16 +60,25 @@ func (w wiring) physical(src, dst int, p []benes.Traversal) bool {
 	if uint(src) >= uint(w.n) || uint(dst) >= uint(w.n) || len(p) != w.last+1 {
 		return false
 	}
-	sw, in := src>>1, src&1
+	sw, in, ok := src>>1, src&1, false
 	for i := range p {
-		t := &p[i]
-		if t.Stage != i || t.Switch != sw || t.In != in || uint(t.Out) > 1 {
+		if sw, in, ok = w.step(i, &p[i], sw, in, dst); !ok {
 			return false
 		}
-		if i == w.last {
-			return 2*sw+t.Out == dst
-		}
-		sw, in = w.next(i, sw, t.Out)
 	}
-	return false
+	return ok
+}
+
+// step checks hop h of a path against where the wiring leads (switch sw, input lane in) and
+// returns where its output lane leads next; at the last stage ok also needs that lane to be
+// port dst. Every check of a hop list hop by hop goes through it.
+func (w wiring) step(h int, t *benes.Traversal, sw, in, dst int) (nsw, nin int, ok bool) {
+	if t.Stage != h || t.Switch != sw || t.In != in || uint(t.Out) > 1 {
+		return 0, 0, false
+	}
+	if h == w.last {
+		return 0, 0, 2*sw+t.Out == dst
+	}
+	nsw, nin = w.next(h, sw, t.Out)
+	return nsw, nin, true
 }
