@@ -152,7 +152,8 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 			w.eachBarrierTiming(func(i int, ct schedules.CircuitTiming) { r.add(s, i, &ct) })
 		} else {
 			for i := range o.Len() {
-				ct := w.timing(i)
+				var ct schedules.CircuitTiming
+				w.timing(i, &ct)
 				r.add(s, i, &ct)
 			}
 		}

@@ -560,16 +560,18 @@ func (w *Walker) finished() error {
 	return nil
 }
 
-// timing is circuit c's entry of the timeline in partial mode (the walk must be over): what
-// Timeline lists, and what a result-only run summarises without building the list. Barrier mode
-// has eachBarrierTiming.
-func (w *Walker) timing(c int) schedules.CircuitTiming {
+// timing writes circuit c's entry of the timeline in partial mode into ct (the walk must be
+// over): what Timeline lists, and what a result-only run summarises without building the list.
+// Barrier mode has eachBarrierTiming.
+func (w *Walker) timing(c int, ct *schedules.CircuitTiming) {
 	cs := w.c
 	p := &cs[c]
-	ct := schedules.CircuitTiming{Circuit: c, PathReady: p.pathRdy, TransmitStart: max(p.pathRdy, p.rcEnd), End: p.end}
+	ct.Circuit, ct.PathReady, ct.End = c, p.pathRdy, p.end
+	ct.TransmitStart = max(p.pathRdy, p.rcEnd)
 	if w.tx != nil && !math.IsNaN(w.tx[c]) {
 		ct.TransmitStart = w.tx[c]
 	}
+	ct.Ready = 0
 	if q := w.o.txPred[c]; q >= 0 {
 		ct.Ready = cs[q].end
 	}
@@ -581,7 +583,6 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 	if p.rcEnd > ct.PathReady {
 		ct.ReconfigStart = w.cmds[p.rcCmd].start
 	}
-	return ct
 }
 
 // partialTimeline is the walk's timeline in partial mode; with r not nil it also adds each
@@ -589,27 +590,11 @@ func (w *Walker) timing(c int) schedules.CircuitTiming {
 // while the entry is in cache.
 func (w *Walker) partialTimeline(s *schedules.Schedule, r *summary) *schedules.Timeline {
 	o := w.o
-	cs, cmds, txPred, rxPred := w.c, w.cmds, o.txPred, o.rxPred
+	cmds := w.cmds
 	tl := &schedules.Timeline{Circuits: make([]schedules.CircuitTiming, o.Len()), SwitchChanges: []schedules.SwitchChange{}}
 	for c := range tl.Circuits {
-		// timing(c), kept inline (this loop runs once per circuit of every emulated run); the
-		// golden runs compare the two (Run's timeline against RunResult's sums).
-		p, ct := &cs[c], &tl.Circuits[c]
-		ct.Circuit, ct.PathReady, ct.End = c, p.pathRdy, p.end
-		ct.TransmitStart = max(p.pathRdy, p.rcEnd)
-		if w.tx != nil && !math.IsNaN(w.tx[c]) {
-			ct.TransmitStart = w.tx[c]
-		}
-		if q := txPred[c]; q >= 0 {
-			ct.Ready = cs[q].end
-		}
-		if q := rxPred[c]; q >= 0 {
-			ct.Ready = max(ct.Ready, cs[q].end)
-		}
-		ct.ReconfigStart = ct.TransmitStart
-		if p.rcEnd > ct.PathReady {
-			ct.ReconfigStart = cmds[p.rcCmd].start
-		}
+		ct := &tl.Circuits[c]
+		w.timing(c, ct)
 		if r != nil {
 			r.add(s, c, ct)
 		}
