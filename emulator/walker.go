@@ -462,7 +462,9 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	// Its resources' next users, each once (at the first resource it takes over), then none
 	// (Order.next). Branches here are cheap: the loop ends once, and a completion is seldom a
 	// circuit's last wait (its reconfigurations usually are, see Settled). The list of those
-	// that became ready is sorted, as the successor lists were.
+	// that became ready is sorted, as the successor lists were (a Beneš row is in circuit order
+	// already; a crossbar's is by resource).
+	//
 	// The ready list is filled by index, not by append: its buffer has room for every circuit,
 	// and append's call to grow it, though never made, had the compiler keep the loop's values
 	// on the stack.
