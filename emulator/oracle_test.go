@@ -191,7 +191,12 @@ func (e *oracleEngine) runPartial(ctx context.Context, rc Reconfigurer) error {
 	nc, ne := len(cs)-1, o.numEpochs()
 	es := make([]oracleEp, ne+1)
 	for ep := 0; ep < ne; ep++ {
-		es[ep] = oracleEp{pending: o.reqCount[ep], who: o.eps[2*ep], to: o.eps[2*ep+1], userLo: o.use[2*ep]}
+		ex := o.Epoch(ep)
+		who, to := int32(ex.Switch), int32(ex.Dst)
+		if ex.Stage >= 0 {
+			who, to = int32(ex.Stage*(o.n/2)+ex.Switch), int32(ex.To)
+		}
+		es[ep] = oracleEp{pending: o.reqCount[ep], who: who, to: to, userLo: o.use[2*ep]}
 	}
 	es[ne] = oracleEp{userLo: o.use[2*ne]}
 	e.batchEps = slices.Grow(e.batchEps[:0], ne) // every epoch is sent once

@@ -54,10 +54,10 @@ type Order struct {
 	mode   schedules.Mode
 	fabric schedules.FabricKind
 	n      int
-	// eps holds two int32s per epoch: on Beneš the switch's dense id and its new state, on a
-	// crossbar the transmitter and its new receiver. The walk and the timeline read only these
-	// (8 bytes an epoch instead of an Epoch's 40 keeps the hot loop in cache); epochs, the
-	// exported form, is built only for an Order handed out by NewOrder.
+	// eps holds, on a crossbar, two int32s per epoch: the transmitter and its new receiver (8
+	// bytes an epoch instead of an Epoch's 40 keeps the hot loop in cache). A Beneš order keeps
+	// its epochs in rc in barrier mode and in use (each epoch's change) in partial mode.
+	// epochs, the exported form, is built only for an Order handed out by NewOrder.
 	eps    []int32
 	epochs []Epoch
 	// rc holds the epochs instead of eps in barrier mode on Beneš: by round, 8 bytes each in
@@ -158,10 +158,10 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 	o := &Order{mode: s.Mode, fabric: s.Fabric, n: s.N}
 	if pooled {
 		o.alloc = sc
-		// A bound on what the lists below take in this mode (partial mode on Beneš: 7 int32s
-		// per hop, see newRunTracker and benesPartial; barrier mode: nothing per circuit when
-		// its groups are in order), so that a first run on a large schedule allocates its
-		// scratch once.
+		// A bound on what the lists below and the walk take in this mode (partial mode on
+		// Beneš: 8 int32s per hop, 5 in newRunTracker, 1 in benesPartial's next and 2 for the
+		// walk's epoch countdowns and changes; barrier mode: nothing per circuit when its groups
+		// are in order), so that a first run on a large schedule allocates its scratch once.
 		nc, need := len(s.Circuits), 2*s.N+64
 		switch {
 		case s.Mode == schedules.Barrier:
@@ -169,7 +169,7 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 				need += 3 * f.NumSwitches()
 			}
 		case f != nil:
-			need += 7*nc*f.Stages() + 4*nc + 2*f.NumLanes()
+			need += 8*nc*f.Stages() + 4*nc + 2*f.NumLanes()
 		default:
 			need += 12 * nc
 		}
@@ -205,14 +205,16 @@ func newOrder(s *schedules.Schedule, sc *scratch, pooled, pathsChecked bool) (*O
 
 // numEpochs is the number of epochs.
 func (o *Order) numEpochs() int {
-	if o.rc != nil {
+	switch {
+	case o.rc != nil:
 		return o.rc.Len()
+	case o.fabric == schedules.Benes && o.mode == schedules.Partial:
+		return max(len(o.use)-1, 0) / 2
 	}
 	return len(o.eps) / 2
 }
 
-// addEpoch records an epoch: a Beneš switch's dense id and new state, or a crossbar transmitter
-// and its new receiver.
+// addEpoch records a crossbar epoch: the transmitter and its new receiver.
 func (o *Order) addEpoch(who, to int32) {
 	if len(o.eps)+2 > cap(o.eps) {
 		// Doubling, not append's growth by a quarter for large slices: a barrier schedule's
@@ -233,10 +235,11 @@ func (o *Order) Epoch(i int) Epoch {
 		_, stage, sw, to := o.rc.At(i)
 		return Epoch{Stage: stage, Switch: sw, From: to ^ 1, To: to, Dst: -1}
 	}
-	who, to := int(o.eps[2*i]), o.eps[2*i+1]
 	if o.fabric == schedules.Crossbar {
-		return Epoch{Stage: -1, Switch: who, Dst: int(to)}
+		return Epoch{Stage: -1, Switch: int(o.eps[2*i]), Dst: int(o.eps[2*i+1])}
 	}
+	v := o.use[2*i+1] // dense switch id << 1 | new state
+	who, to := int(v>>1), v&1
 	half := o.n / 2
 	return Epoch{Stage: who / half, Switch: who % half, From: benes.State(to ^ 1), To: benes.State(to), Dst: -1}
 }
@@ -557,7 +560,7 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend [
 		o.waitLists(hw, stages, nh)
 	}
 	nu := rt.epochs(bits.TrailingZeros(uint(half)), nh)
-	o.eps, o.reqCount, o.use = rt.eps, rt.req, o.own(rt.cnt)
+	o.reqCount, o.use = rt.req, o.own(rt.cnt)
 	user := rt.fill[:len(hw)]
 	place(hw, stages, user, rt.rs)
 	// The users of the switches' first runs, at the top of user: the hops that wait on none.
@@ -567,8 +570,8 @@ func (o *Order) runPass(rt *runTracker, hw []int32, stages int, half int, pend [
 	o.user = o.own(user[:nu])
 }
 
-// epochs reads the epochs from the runs (run e is epoch e, see runs). It sets eps, req and
-// cnt (the users' starts) to the order's lists, makes the trigger slot of each switch's last
+// epochs reads the epochs from the runs (run e is epoch e, see runs). It sets req and cnt (the
+// users' starts with each epoch's change, Order.use) to the order's lists, makes the trigger slot of each switch's last
 // run the stage's sentinel (a switch's stage is its dense id >> shift), sets each run's users
 // to where the first goes in the users' list (nh long), and returns how many wait on epochs.
 // The users of a switch's first run (no epoch) go to the top of the list, down from its end,
@@ -584,15 +587,15 @@ func (rt *runTracker) epochs(shift int, nh int32) int32 {
 		top -= x.users
 		x.users = top
 	}
-	eps, req, use, pos := rt.eps[:2*ne], rt.req[:ne], rt.cnt[:2*ne+1], int32(0)
+	req, use, pos := rt.req[:ne], rt.cnt[:2*ne+1], int32(0)
 	for e := range rs[:ne] {
 		x := &rs[e]
-		ep, u := eps[2*e:2*e+2], use[2*e:2*e+2]
-		ep[0], ep[1], req[e] = x.hop>>2, x.hop&1, x.req
+		u := use[2*e : 2*e+2]
+		req[e] = x.req
 		u[0], u[1], x.users, pos = pos, x.hop>>2<<1|x.hop&1, pos, pos+x.users
 	}
 	use[2*ne] = pos
-	rt.eps, rt.req, rt.cnt = eps, req, use
+	rt.req, rt.cnt = req, use
 	return pos
 }
 
@@ -655,20 +658,19 @@ type runTracker struct {
 	// rs is per run: from 0 the epochs' (see runs), from nh (the hops) each switch's first, in
 	// Bar.
 	rs []runRec
-	// The order's epochs (the switch's dense id and new state, two each), how many circuits
-	// each requires, and where each one's users start with its change (Order.use); bounds, one
-	// epoch a hop.
-	eps, req, cnt []int32
-	fill          []int32 // runPass's users, one a hop at most
-	runOf         []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
-	nRun          int32   // runs so far
+	// How many circuits each epoch requires, and where each one's users start with its change
+	// (Order.use); bounds, one epoch a hop.
+	req, cnt []int32
+	fill     []int32 // runPass's users, one a hop at most
+	runOf    []int32 // per circuit and hop, in order: first the hop, then its run, then its trigger slot
+	nRun     int32   // runs so far
 }
 
 // newRunTracker prepares a run tracker for nc circuits on f.
 func (o *Order) newRunTracker(f *benes.Fabric, nc int, sc *scratch) *runTracker {
 	ns, nh := f.NumSwitches(), nc*f.Stages()
 	// Every hop starts at most one run and one epoch: bounds for all the lists.
-	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns), eps: sc.ints(2 * nh), req: sc.ints(nh),
+	rt := &runTracker{sws: sc.ints(ns), rs: sc.runRecs(nh + ns), req: sc.ints(nh),
 		cnt: sc.ints(2*nh + 1), fill: sc.ints(nh), runOf: sc.ints(nh)}
 	for sw := range ns {
 		rt.sws[sw] = int32(nh + sw)
@@ -773,7 +775,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 		// A circuit counts down, for each switch on its path, the epoch that follows its run
 		// there (runPass left them in place of the hops): the walk requests it when the run's
 		// last user completes.
-		o.eps, o.reqCount = o.own(o.eps), o.own(o.reqCount)
+		o.reqCount = o.own(o.reqCount)
 		o.stride, o.trigEp = f.Stages(), o.own(rt.runOf)
 		if o.alloc == nil {
 			// The exported form: a circuit triggers the epochs that follow its runs.
