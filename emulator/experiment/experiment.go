@@ -207,11 +207,7 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		if c.Exec.Transfer == nil || c.Exec.Reconfig == nil {
 			return nil, fmt.Errorf("experiment: config %d needs both a transfer and a reconfiguration model", i)
 		}
-		jobs := pool.Jobs
-		if jobs <= 0 {
-			jobs = runtime.GOMAXPROCS(0)
-		}
-		if err := checkMemory(ms, *c, min(jobs, len(ms)*len(c.Algorithms))); err != nil {
+		if err := checkMemory(ms, *c); err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
 		p := plan{cfg: c, base: total}

@@ -168,13 +168,15 @@ func (e *MemoryError) Error() string {
 }
 
 // checkMemory refuses cfg on ms when one of its runs alone is estimated above cfg.MaxMemory (0:
-// no limit). Runs that fit alone but not together are not refused: RunMany's memory gate holds
-// them back until enough of the others have finished (see gate).
-func checkMemory(ms []Matrix, cfg Config, jobs int) error {
+// no limit), or, when the runs are kept (Config.KeepRuns), when all of them together are: a kept
+// run's schedule and timeline stay until the end, beyond what RunMany's memory gate sees. Runs
+// that are not kept and fit alone but not together are not refused: the gate holds them back
+// until enough of the others have finished (see gate).
+func checkMemory(ms []Matrix, cfg Config) error {
 	if cfg.MaxMemory <= 0 {
 		return nil
 	}
-	e := EstimateMemory(ms, cfg, jobs)
+	e := EstimateMemory(ms, cfg, 1) // with KeepRuns, the peak is every run's, whatever the workers
 	me := &MemoryError{Limit: cfg.MaxMemory}
 	seen := map[string]bool{}
 	for _, r := range e.Runs {
@@ -184,13 +186,17 @@ func checkMemory(ms []Matrix, cfg Config, jobs int) error {
 			me.Over = append(me.Over, r)
 		}
 	}
-	if len(me.Over) == 0 {
+	slices.SortStableFunc(me.Over, func(a, b RunEstimate) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	switch {
+	case cfg.KeepRuns && e.Peak > cfg.MaxMemory:
+		me.Peak = e.Peak
+	case len(me.Over) > 0:
+		// The peak reported is what the runs over the limit need, each alone: the gate never
+		// lets anything run beside them.
+		me.Peak = baseBytes + me.Over[0].Bytes
+	default:
 		return nil
 	}
-	slices.SortStableFunc(me.Over, func(a, b RunEstimate) int { return cmp.Compare(b.Bytes, a.Bytes) })
-	// The peak reported is what the runs over the limit need, each alone: the gate never lets
-	// anything run beside them.
-	me.Peak = baseBytes + me.Over[0].Bytes
 	return me
 }
 

@@ -165,6 +165,32 @@ func TestMaxMemoryRunsFewerAtOnce(t *testing.T) {
 	}
 }
 
+// Kept runs (their schedules and timelines stay to the end) are refused when all of them
+// together are over the limit, though each fits alone: the gate does not hold their memory back.
+func TestMaxMemoryCountsKeptRuns(t *testing.T) {
+	d := dense(16)
+	one := EstimateRun("tetris", d, "", true).Bytes
+	ms := []Matrix{{Demand: d}, {Demand: d}, {Demand: d}, {Demand: d}}
+	cfg := Config{Algorithms: []string{"tetris"}, KeepRuns: true, MaxMemory: baseBytes + one + one/2,
+		Options: schedules.Options{Bandwidth: 1e11, Reconfig: 1e-6},
+		Exec:    emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(1e-6)}}
+	_, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2})
+	var me *MemoryError
+	if !errors.As(err, &me) || me.Peak != baseBytes+4*one || len(me.Over) != 0 {
+		t.Fatalf("err %v (%+v), want a *MemoryError for the 4 kept runs together (%d bytes), none over alone", err, me, baseBytes+4*one)
+	}
+	// Not kept, the same runs pass one after another.
+	cfg.KeepRuns = false
+	if _, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2}); err != nil {
+		t.Fatalf("runs not kept: %v", err)
+	}
+	// Kept, with room for all four: they run.
+	cfg.KeepRuns, cfg.MaxMemory = true, baseBytes+4*one
+	if _, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2}); err != nil {
+		t.Fatalf("room for the 4 kept runs: %v", err)
+	}
+}
+
 // TestGateCancel: a run waiting at the gate gives up when its context is cancelled.
 func TestGateCancel(t *testing.T) {
 	g := newGate(10)
