@@ -250,7 +250,7 @@ func (o *Order) Epoch(i int) Epoch {
 // predecessor lists (exported) are built only for an Order handed out by NewOrder, by the
 // general pass below; a barrier walk needs none of this.
 func (o *Order) buildPreds(s *schedules.Schedule, f *benes.Fabric, rt *runTracker, sc *scratch, pathsChecked bool) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
+	var hb [benes.MaxStages]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
 	o.nc = nc
 	lanes, stages := 0, 0
@@ -641,7 +641,7 @@ func (o *Order) waitLists(hw []int32, stages int, nh int32) {
 // not fit (the pass checks with fewer instructions; checkCircuit says why, in the order it
 // always has: ports, size, group, path).
 func circuitError(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
+	var hb [benes.MaxStages]benes.Traversal // room for a path (hops)
 	if err := checkCircuit(s, f, wr, i, pathsChecked, hb[:0]); err != nil {
 		return err
 	}
@@ -811,7 +811,7 @@ func (o *Order) buildEpochs(s *schedules.Schedule, f *benes.Fabric, rt *runTrack
 // the rounds' list (4 bytes each): a barrier schedule of millions of circuits costs the walk
 // little more than the schedule itself. The exported Rounds are built for NewOrder only.
 func (o *Order) buildRounds(s *schedules.Schedule, f *benes.Fabric, sc *scratch) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
+	var hb [benes.MaxStages]benes.Traversal // room for a path (hops)
 	nc := len(s.Circuits)
 	groups := make([]int, 0, len(s.Rounds)+16)
 	sorted := true
@@ -1107,7 +1107,7 @@ func compactHops(k, half, src, dst, ch int, row []int32) {
 // rawHops is compactHops for a path kept as given (not a physical one: with pathsChecked it is
 // read as it is, else it fails the check hop by hop, as circuitError then says).
 func rawHops(s *schedules.Schedule, f *benes.Fabric, wr wiring, i int, pathsChecked bool, row []int32) error {
-	var hb [maxHops]benes.Traversal // room for a path (hops)
+	var hb [benes.MaxStages]benes.Traversal // room for a path (hops)
 	c := &s.Circuits[i]
 	p := hops(c, hb[:0])
 	if len(p) != f.Stages() {

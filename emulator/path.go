@@ -8,14 +8,11 @@ import (
 )
 
 // hops is the one place the emulator reads a circuit's path: its traversals, one per stage,
-// expanded from the compact benes.Path into buf (room for maxHops; the caller reuses it from
-// circuit to circuit, so reading a path allocates nothing).
+// expanded from the compact benes.Path into buf (room for benes.MaxStages; the caller reuses it
+// from circuit to circuit, so reading a path allocates nothing).
 func hops(c *schedules.Circuit, buf []benes.Traversal) []benes.Traversal {
 	return c.Path.AppendTo(buf)
 }
-
-// maxHops bounds a Beneš path's length: 2·log2(n) − 1 stages, n ≤ benes.MaxPorts = 2^20.
-const maxHops = 2*20 - 1
 
 // wiring is the Beneš interconnection between stages as shifts and masks, so that checking a
 // path costs a few instructions a hop: benes.Fabric.Next divides by block sizes that the
