@@ -280,10 +280,9 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return nil, cfg, err
 	}
-	if cfg.MaxMemory, err = f.maxMemory.limit(); err != nil {
+	if cfg.MaxMemory, err = f.maxMemory.apply(); err != nil {
 		return nil, cfg, err
 	}
-	softMemoryLimit(cfg.MaxMemory)
 	ds, err := f.src.load()
 	if err != nil {
 		return nil, cfg, err

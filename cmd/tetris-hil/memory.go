@@ -24,15 +24,19 @@ func (m *memoryFlag) register(fs *pflag.FlagSet) {
 		"refuse, before planning, a run whose estimated peak memory is above this (e.g. 4GiB), run fewer at once when together they would be, and keep the heap under it; auto: half of physical memory, at most 7/8 of the cgroup's memory limit (a container, a Slurm job); 0: no limit")
 }
 
-// limit is the limit in bytes (0: none).
-func (m *memoryFlag) limit() (int64, error) {
+// apply returns the limit in bytes (0: none) and makes it the runtime's soft memory limit too
+// (softMemoryLimit): a command that reads the flag keeps its heap under what it refuses above.
+func (m *memoryFlag) apply() (int64, error) {
+	var b int64
 	if m.value == "auto" {
-		return autoMemoryLimit(physicalMemory(), cgroupLimit()), nil
+		b = autoMemoryLimit(physicalMemory(), cgroupLimit())
+	} else {
+		var err error
+		if b, err = units.ParseBytes(m.value); err != nil {
+			return 0, usagef("--max-memory %q: %v", m.value, err)
+		}
 	}
-	b, err := units.ParseBytes(m.value)
-	if err != nil {
-		return 0, usagef("--max-memory %q: %v", m.value, err)
-	}
+	softMemoryLimit(b)
 	return b, nil
 }
 

@@ -159,10 +159,9 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 	if cfg.Jobs == 0 {
 		cfg.Jobs = runtime.GOMAXPROCS(0)
 	}
-	if cfg.MaxMemory, err = f.maxMemory.limit(); err != nil {
+	if cfg.MaxMemory, err = f.maxMemory.apply(); err != nil {
 		return cfg, err
 	}
-	softMemoryLimit(cfg.MaxMemory)
 	return cfg, nil
 }
 
