@@ -83,23 +83,22 @@ func switchTrackOrder(s *schedules.Schedule, changes []schedules.SwitchChange) (
 		return nil, nil
 	}
 	half := s.N / 2
-	id := func(sc *schedules.SwitchChange) int { return int(sc.Stage)*half + int(sc.Switch) }
-	lo, hi := id(&changes[0]), id(&changes[0])
+	lo, hi := trackID(&changes[0], half), trackID(&changes[0], half)
 	for i := range changes {
-		v := id(&changes[i])
+		v := trackID(&changes[i], half)
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	order := make([]int32, len(changes))
 	if span := uint64(hi - lo); span < uint64(len(changes))+1<<16 {
 		start := make([]int32, span+2)
 		for i := range changes {
-			start[id(&changes[i])-lo+1]++
+			start[trackID(&changes[i], half)-lo+1]++
 		}
 		for k := 1; k < len(start); k++ {
 			start[k] += start[k-1]
 		}
 		for i := range changes {
-			k := id(&changes[i]) - lo
+			k := trackID(&changes[i], half) - lo
 			order[start[k]] = int32(i)
 			start[k]++
 		}
@@ -108,7 +107,7 @@ func switchTrackOrder(s *schedules.Schedule, changes []schedules.SwitchChange) (
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(id(&changes[a]), id(&changes[b])) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(trackID(&changes[a], half), trackID(&changes[b], half)) })
 	return order, nil
 }
 
@@ -211,7 +210,7 @@ func (t *traceWriter) events() {
 	half := s.N / 2
 	for k := 0; k < len(t.order); {
 		first := &tl.SwitchChanges[t.order[k]]
-		id := int(first.Stage)*half + int(first.Switch)
+		id := trackID(first, half)
 		if !t.check {
 			t.meta(pidSwitch, id, "thread_name", fmt.Sprintf("stage %d switch %d", first.Stage, first.Switch))
 		}
@@ -219,7 +218,7 @@ func (t *traceWriter) events() {
 		var last *schedules.SwitchChange
 		for ; k < len(t.order); k++ {
 			sc := &tl.SwitchChanges[t.order[k]]
-			if int(sc.Stage)*half+int(sc.Switch) != id {
+			if trackID(sc, half) != id {
 				break
 			}
 			if sc.Start > held {
@@ -328,3 +327,7 @@ func sortedKeys[V any](m map[int]V) []int {
 	slices.Sort(ks)
 	return ks
 }
+
+// trackID is the trace's thread of a switch change's switch: its dense id (stage·half + switch,
+// half the fabric's ports), the order in which switchTrackOrder sorts the changes.
+func trackID(sc *schedules.SwitchChange, half int) int { return int(sc.Stage)*half + int(sc.Switch) }
