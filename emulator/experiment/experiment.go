@@ -196,6 +196,16 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		cfg    *Config
 		scheds []schedules.Scheduler
 		base   int // first task
+		// est holds each run's estimate, matrices then algorithms (the memory gate's share of
+		// each task), computed once here rather than again for every task.
+		est Estimate
+	}
+	// One memory gate for the pool: the tightest limit of any Config.
+	var budget int64
+	for i := range cfgs {
+		if l := cfgs[i].MaxMemory; l > 0 && (budget == 0 || l-baseBytes < budget) {
+			budget = max(l-baseBytes, 1)
+		}
 	}
 	plans := make([]plan, len(cfgs))
 	total := 0
@@ -207,10 +217,14 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		if c.Exec.Transfer == nil || c.Exec.Reconfig == nil {
 			return nil, fmt.Errorf("experiment: config %d needs both a transfer and a reconfiguration model", i)
 		}
-		if err := checkMemory(ms, *c); err != nil {
+		var est Estimate
+		if budget > 0 {
+			est = EstimateMemory(ms, *c, 1)
+		}
+		if err := checkMemory(est, *c); err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
-		p := plan{cfg: c, base: total}
+		p := plan{cfg: c, base: total, est: est}
 		for _, name := range c.Algorithms {
 			s, err := schedules.Lookup(name)
 			if err != nil {
@@ -220,13 +234,6 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 		}
 		plans[i] = p
 		total += len(ms) * len(c.Algorithms)
-	}
-	// One memory gate for the pool: the tightest limit of any Config.
-	var budget int64
-	for i := range cfgs {
-		if l := cfgs[i].MaxMemory; l > 0 && (budget == 0 || l-baseBytes < budget) {
-			budget = max(l-baseBytes, 1)
-		}
 	}
 	mem := newGate(budget)
 	recs := make([]Record, total)
@@ -264,7 +271,7 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 				p := plans[k]
 				var need int64
 				if budget > 0 {
-					need = EstimateRun(p.cfg.Algorithms[a], ms[m].Demand, p.cfg.Options.Fabric, p.cfg.KeepRuns).Bytes
+					need = p.est.Runs[m*len(p.scheds)+a].Bytes
 				}
 				if mem.acquire(ctx, need) != nil {
 					return // cancelled: reported below

@@ -172,11 +172,11 @@ func (e *MemoryError) Error() string {
 // run's schedule and timeline stay until the end, beyond what RunMany's memory gate sees. Runs
 // that are not kept and fit alone but not together are not refused: the gate holds them back
 // until enough of the others have finished (see gate).
-func checkMemory(ms []Matrix, cfg Config) error {
+// e is EstimateMemory(ms, cfg, 1): with KeepRuns, the peak is every run's, whatever the workers.
+func checkMemory(e Estimate, cfg Config) error {
 	if cfg.MaxMemory <= 0 {
 		return nil
 	}
-	e := EstimateMemory(ms, cfg, 1) // with KeepRuns, the peak is every run's, whatever the workers
 	me := &MemoryError{Limit: cfg.MaxMemory}
 	seen := map[string]bool{}
 	for _, r := range e.Runs {
