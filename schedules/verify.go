@@ -1046,18 +1046,23 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	for id := 1; id < len(c.off); id++ {
 		c.off[id] += c.off[id-1]
 	}
-	fill := slices.Clone(c.off)
 	dense := int(c.off[len(c.off)-1])
 	rest := dense
+	// Each change goes to its switch's next free place, c.off[id], which then moves on: at the
+	// end c.off[id] is where switch id+1 starts, and a shift by one entry restores the table. (A
+	// second table of cursors would double the per-switch memory, which on a large fabric is
+	// most of the verifier's.)
 	for x := range nch {
 		if id, ok := sp.switchID(chs.changeSwitch(x)); ok {
-			c.perm[fill[id]] = I(x)
-			fill[id]++
+			c.perm[c.off[id]] = I(x)
+			c.off[id]++
 		} else {
 			c.perm[rest] = I(x)
 			rest++
 		}
 	}
+	copy(c.off[1:], c.off[:len(c.off)-1])
+	c.off[0] = 0
 	key := func(x I) [2]int { stage, sw := chs.changeSwitch(int(x)); return [2]int{stage, sw} }
 	tail := c.perm[dense:]
 	slices.SortFunc(tail, func(a, b I) int {
