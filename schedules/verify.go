@@ -134,7 +134,7 @@ func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 			sent[c.Src*s.Ports+c.Dst] += c.Bytes
 		}
 		// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
-		if len(dups) > 0 && int(dups[0].circuit) == i {
+		if len(dups) > 0 && int(dups[0].repeat) == i {
 			add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, dups[0].first, c.Group)
 			dups = dups[1:]
 		}
@@ -252,9 +252,26 @@ func (sp space) lane(stage, sw, lane int) (int, bool) {
 	return 2*id + lane, ok && lane >= 0 && lane < 2
 }
 
-// duplicate is a partial-mode circuit that repeats the (src, dst) of an earlier circuit, first,
-// of its planning group.
-type duplicate[I index] struct{ circuit, first I }
+// duplicate is an entry, repeat, whose key the earlier entry first has: a partial-mode circuit
+// and its group and (src, dst), or a rounds entry and its group.
+type duplicate[I index] struct{ repeat, first I }
+
+// repeats sorts perm, entry indices, by (key, index), where compare orders the entries' keys, and
+// returns in index order every entry whose key an earlier entry has, with the first entry of
+// that key.
+func repeats[I index](perm []I, compare func(a, b I) int) []duplicate[I] {
+	slices.SortFunc(perm, func(a, b I) int { return cmp.Or(compare(a, b), cmp.Compare(a, b)) })
+	var dups []duplicate[I]
+	for k, head := 1, 0; k < len(perm); k++ {
+		if compare(perm[head], perm[k]) == 0 {
+			dups = append(dups, duplicate[I]{perm[k], perm[head]})
+		} else {
+			head = k
+		}
+	}
+	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.repeat, b.repeat) })
+	return dups
+}
 
 // partialDuplicates lists, in circuit order, every circuit with real endpoints whose (src, dst)
 // an earlier circuit of the same group has, naming the first such circuit. A group in which no
@@ -291,21 +308,10 @@ func partialDuplicates[I index](s *Schedule) []duplicate[I] {
 			perm = append(perm, I(i))
 		}
 	}
-	slices.SortFunc(perm, func(a, b I) int {
+	return repeats(perm, func(a, b I) int {
 		ca, cb := &s.Circuits[a], &s.Circuits[b]
-		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst))
 	})
-	var dups []duplicate[I]
-	for k, head := 1, 0; k < len(perm); k++ {
-		a, b := &s.Circuits[perm[head]], &s.Circuits[perm[k]]
-		if a.Group == b.Group && a.Src == b.Src && a.Dst == b.Dst {
-			dups = append(dups, duplicate[I]{perm[k], perm[head]})
-		} else {
-			head = k
-		}
-	}
-	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.circuit, b.circuit) })
-	return dups
 }
 
 // groupsAscend says whether groups never decrease along the schedule, so that each group's
@@ -485,28 +491,19 @@ func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 // already: Validate refuses one that is not, and verifyOf stops there.)
 func roundsListed[I index](s *Schedule) []Violation {
 	var vs []Violation
-	// repeats are the entries whose group an earlier entry has, in list order; a list in strictly
+	// dups are the entries whose group an earlier entry has, in list order; a list in strictly
 	// ascending group order (as schedulers write it) has none.
-	var repeats []I
+	var dups []duplicate[I]
 	for k := 1; k < len(s.Rounds); k++ {
 		if s.Rounds[k].Group <= s.Rounds[k-1].Group {
-			perm := iota[I](len(s.Rounds))
-			slices.SortFunc(perm, func(a, b I) int {
-				return cmp.Or(cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group), cmp.Compare(a, b))
-			})
-			for k := 1; k < len(perm); k++ {
-				if s.Rounds[perm[k]].Group == s.Rounds[perm[k-1]].Group {
-					repeats = append(repeats, perm[k])
-				}
-			}
-			slices.Sort(repeats)
+			dups = repeats(iota[I](len(s.Rounds)), func(a, b I) int { return cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group) })
 			break
 		}
 	}
 	for k, r := range s.Rounds {
-		if len(repeats) > 0 && int(repeats[0]) == k {
+		if len(dups) > 0 && int(dups[0].repeat) == k {
 			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
-			repeats = repeats[1:]
+			dups = dups[1:]
 		}
 	}
 	return vs
