@@ -481,10 +481,15 @@ func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 		lo = hi
 	}
 	if order != nil {
-		// Each circuit's violations came out together and in order: put the circuits in order.
-		slices.SortStableFunc(rvs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+		sortByCircuit(rvs)
 	}
 	return append(vs, rvs...)
+}
+
+// sortByCircuit puts violations that a sweep out of circuit order found in circuit order. Each
+// circuit's violations came out together and in order, so a stable sort by circuit suffices.
+func sortByCircuit(vs []Violation) {
+	slices.SortStableFunc(vs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
 }
 
 // roundsListed checks the rounds list: no group listed twice. (Every planned duration is a time
@@ -970,8 +975,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, t0, t1 float64) {
 // says the sweep did not visit circuits in that order.
 func (st *switchStates[I]) violations(reorder bool) []Violation {
 	if reorder {
-		// Each circuit's violations came out together and in order: put the circuits in order.
-		slices.SortStableFunc(st.lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+		sortByCircuit(st.lives)
 	}
 	return append(st.shapes, st.lives...)
 }
