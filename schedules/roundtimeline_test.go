@@ -158,9 +158,7 @@ func TestVerifyRoundTimelineMatchesOracle(t *testing.T) {
 	seen := kindsSeen{}
 	rapid.Check(t, func(t *rapid.T) {
 		s := genSchedule(t)
-		if s.Mode != Barrier {
-			s.Mode = Barrier
-		}
+		s.Mode = Barrier
 		rt := genRoundTimeline(t, s)
 		tl := rt.Expand()
 		if len(tl.Circuits) != rt.Len() || len(tl.SwitchChanges) != rt.NumSwitchChanges() || tl.SwitchChanges == nil {

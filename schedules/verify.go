@@ -666,7 +666,7 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	}
 	// From here on every circuit has exactly one entry, with finite times in order. Both checks
 	// sweep the circuits in (transmit start, index) order, together, so that each circuit and
-	// its path are read once.
+	// its path are read in the same pass.
 	order := startOrder(s, tl, timing)
 	ov := newOverlaps(s, tl, timing)
 	var st *switchStates[I]
@@ -924,7 +924,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, t0, t1 float64) {
 		if ok {
 			seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
 		} else {
-			seg = chg.of(tr.Stage, tr.Switch)
+			seg = chg.offFabric(tr.Stage, tr.Switch)
 		}
 		if r != nil && !r.search {
 			if r.used && ended >= r.at && (int(r.next) == len(seg) || r.head > ended) {
@@ -997,10 +997,11 @@ type switchSweep[I index] struct {
 	used, search       bool
 }
 
-// seek returns the first change of seg whose running maximum of ends exceeds t: what a binary
-// search over the maxima returns, found by moving forward from the last answer. Asked about an
+// seek moves next to the first change of seg whose running maximum of ends exceeds t (what a
+// binary search over the maxima returns) by moving forward from the last answer, and keeps
+// head, upcoming and inForce with it. Asked about an
 // earlier time than before (which the sweep never does), it starts again from the first change.
-func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
+func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) {
 	if !c.used || t < c.at {
 		c.next, c.used, c.inForce = 0, true, benes.Bar
 		if len(seg) > 0 {
@@ -1016,7 +1017,6 @@ func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
 			c.head, c.upcoming = max(c.head, end), start
 		}
 	}
-	return int(c.next)
 }
 
 // switchChanges holds a timeline's changes grouped by switch, each switch's in time order (stable:
@@ -1115,13 +1115,9 @@ func (c *switchChanges[I]) each(f func(stage, sw int, seg []I)) {
 	}
 }
 
-// of returns the changes of switch sw of stage stage.
-func (c *switchChanges[I]) of(stage, sw int) []I {
-	lo, hi := I(0), I(0)
-	if id, ok := c.sp.switchID(stage, sw); ok {
-		lo, hi = c.off[id], c.off[id+1]
-	} else if r, ok := c.sparse[[2]int{stage, sw}]; ok {
-		lo, hi = r[0], r[1]
-	}
-	return c.perm[lo:hi]
+// offFabric returns the changes of switch sw of stage stage, a switch off the fabric (one of the
+// fabric finds its changes through off).
+func (c *switchChanges[I]) offFabric(stage, sw int) []I {
+	r := c.sparse[[2]int{stage, sw}]
+	return c.perm[r[0]:r[1]]
 }
