@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
-	"github.com/tetris-hil/tetris-hil/schedules/benes"
+	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 // decodeStrict decodes the single JSON value in b into v, refusing unknown fields and trailing
@@ -38,7 +38,7 @@ func decodeStrict(b []byte, v any) error {
 		// A whole file of the wrong kind (Field "") keeps its message below.
 		return jsonerr.Describe(b, err)
 	}
-	if placed := jsonerr.Place(b, err, recordStatePatterns, checkState); placed != err {
+	if placed := schedules.PlaceSwitchStates(b, err, "timeline"); placed != err {
 		return placed
 	}
 	path, raw, leaf := locate(b, reflect.TypeOf(v), "")
@@ -49,22 +49,6 @@ func decodeStrict(b []byte, v any) error {
 		return fmt.Errorf("field %s = %s: %w", path, clip(raw), leaf)
 	}
 	return fmt.Errorf("field %s: %w", path, leaf)
-}
-
-// recordStatePatterns are where a run record holds switch states, as jsonerr.Find patterns.
-var recordStatePatterns = [][]string{
-	{"timeline", "switch_changes", "[]", "from"},
-	{"timeline", "switch_changes", "[]", "to"},
-}
-
-// checkState refuses a JSON string that is not a switch state, with benes.State's own error. Only
-// a string reaches State.UnmarshalText (encoding/json places a number or a bool itself).
-func checkState(raw []byte) error {
-	if len(raw) == 0 || raw[0] != '"' {
-		return nil
-	}
-	var s benes.State
-	return json.Unmarshal(raw, &s)
 }
 
 // trailingError is data after the one JSON value a file holds (a stray "]]]").

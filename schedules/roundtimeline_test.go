@@ -118,7 +118,7 @@ func genRoundTimeline(t *rapid.T, s *Schedule) *RoundTimeline {
 				changes[rapid.IntRange(0, len(changes)-1).Draw(t, "move")].round = rapid.IntRange(0, nr-1).Draw(t, "to round")
 			}
 		case 6:
-			perm := rapid.Permutation(iotaInts(len(changes))).Draw(t, "shuffle")
+			perm := rapid.Permutation(iota[int](len(changes))).Draw(t, "shuffle")
 			out := make([]change, len(perm))
 			for i, p := range perm {
 				out[i] = changes[p]
@@ -158,9 +158,7 @@ func TestVerifyRoundTimelineMatchesOracle(t *testing.T) {
 	seen := kindsSeen{}
 	rapid.Check(t, func(t *rapid.T) {
 		s := genSchedule(t)
-		if s.Mode != Barrier {
-			s.Mode = Barrier
-		}
+		s.Mode = Barrier
 		rt := genRoundTimeline(t, s)
 		tl := rt.Expand()
 		if len(tl.Circuits) != rt.Len() || len(tl.SwitchChanges) != rt.NumSwitchChanges() || tl.SwitchChanges == nil {

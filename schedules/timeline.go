@@ -89,17 +89,20 @@ func ReadTimeline(r io.Reader, name string) (*Timeline, error) {
 // decodes its own bytes, and encoding/json adds no position to the error of a value that
 // decodes itself.
 func describeTimeline(data []byte, err error) error {
-	return jsonerr.Describe(data, jsonerr.Place(data, err, statePatterns(nil), checkState))
+	return jsonerr.Describe(data, PlaceSwitchStates(data, err))
 }
 
-// statePatterns are the jsonerr.Find patterns of a timeline's switch states, under prefix (the
-// keys from the top of the file to the timeline: "timeline" in a run record).
-func statePatterns(prefix []string) [][]string {
+// PlaceSwitchStates is jsonerr.Place for the switch states of a timeline (switch_changes.from and
+// .to) under prefix, the keys from the top of the file to the timeline ("timeline" in a run
+// record): a state that is neither "bar" nor "cross" comes back with its line, column and field,
+// any other error as it is. It is needed because benes.State decodes its own bytes and
+// encoding/json adds no position to the error of a value that decodes itself.
+func PlaceSwitchStates(data []byte, err error, prefix ...string) error {
 	var ps [][]string
 	for _, key := range []string{"from", "to"} {
 		ps = append(ps, append(append([]string(nil), prefix...), "switch_changes", "[]", key))
 	}
-	return ps
+	return jsonerr.Place(data, err, ps, checkState)
 }
 
 // checkState refuses a JSON string that is not a switch state, with benes.State's own error.

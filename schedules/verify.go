@@ -134,7 +134,7 @@ func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 			sent[c.Src*s.Ports+c.Dst] += c.Bytes
 		}
 		// Barrier rounds report the same thing as a transmitter used twice (verifyRounds).
-		if len(dups) > 0 && int(dups[0].circuit) == i {
+		if len(dups) > 0 && int(dups[0].repeat) == i {
 			add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, dups[0].first, c.Group)
 			dups = dups[1:]
 		}
@@ -252,9 +252,26 @@ func (sp space) lane(stage, sw, lane int) (int, bool) {
 	return 2*id + lane, ok && lane >= 0 && lane < 2
 }
 
-// duplicate is a partial-mode circuit that repeats the (src, dst) of an earlier circuit, first,
-// of its planning group.
-type duplicate[I index] struct{ circuit, first I }
+// duplicate is an entry, repeat, whose key the earlier entry first has: a partial-mode circuit
+// and its group and (src, dst), or a rounds entry and its group.
+type duplicate[I index] struct{ repeat, first I }
+
+// repeats sorts perm, entry indices, by (key, index), where compare orders the entries' keys, and
+// returns in index order every entry whose key an earlier entry has, with the first entry of
+// that key.
+func repeats[I index](perm []I, compare func(a, b I) int) []duplicate[I] {
+	slices.SortFunc(perm, func(a, b I) int { return cmp.Or(compare(a, b), cmp.Compare(a, b)) })
+	var dups []duplicate[I]
+	for k, head := 1, 0; k < len(perm); k++ {
+		if compare(perm[head], perm[k]) == 0 {
+			dups = append(dups, duplicate[I]{perm[k], perm[head]})
+		} else {
+			head = k
+		}
+	}
+	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.repeat, b.repeat) })
+	return dups
+}
 
 // partialDuplicates lists, in circuit order, every circuit with real endpoints whose (src, dst)
 // an earlier circuit of the same group has, naming the first such circuit. A group in which no
@@ -291,21 +308,10 @@ func partialDuplicates[I index](s *Schedule) []duplicate[I] {
 			perm = append(perm, I(i))
 		}
 	}
-	slices.SortFunc(perm, func(a, b I) int {
+	return repeats(perm, func(a, b I) int {
 		ca, cb := &s.Circuits[a], &s.Circuits[b]
-		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(ca.Group, cb.Group), cmp.Compare(ca.Src, cb.Src), cmp.Compare(ca.Dst, cb.Dst))
 	})
-	var dups []duplicate[I]
-	for k, head := 1, 0; k < len(perm); k++ {
-		a, b := &s.Circuits[perm[head]], &s.Circuits[perm[k]]
-		if a.Group == b.Group && a.Src == b.Src && a.Dst == b.Dst {
-			dups = append(dups, duplicate[I]{perm[k], perm[head]})
-		} else {
-			head = k
-		}
-	}
-	slices.SortFunc(dups, func(a, b duplicate[I]) int { return cmp.Compare(a.circuit, b.circuit) })
-	return dups
 }
 
 // groupsAscend says whether groups never decrease along the schedule, so that each group's
@@ -475,40 +481,34 @@ func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 		lo = hi
 	}
 	if order != nil {
-		// Each circuit's violations came out together and in order: put the circuits in order.
-		slices.SortStableFunc(rvs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+		sortByCircuit(rvs)
 	}
 	return append(vs, rvs...)
 }
 
-// roundsListed checks the rounds list: no group listed twice, every planned duration a time.
+// sortByCircuit puts violations that a sweep out of circuit order found in circuit order. Each
+// circuit's violations came out together and in order, so a stable sort by circuit suffices.
+func sortByCircuit(vs []Violation) {
+	slices.SortStableFunc(vs, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+}
+
+// roundsListed checks the rounds list: no group listed twice. (Every planned duration is a time
+// already: Validate refuses one that is not, and verifyOf stops there.)
 func roundsListed[I index](s *Schedule) []Violation {
 	var vs []Violation
-	// repeats are the entries whose group an earlier entry has, in list order; a list in strictly
+	// dups are the entries whose group an earlier entry has, in list order; a list in strictly
 	// ascending group order (as schedulers write it) has none.
-	var repeats []I
+	var dups []duplicate[I]
 	for k := 1; k < len(s.Rounds); k++ {
 		if s.Rounds[k].Group <= s.Rounds[k-1].Group {
-			perm := iota[I](len(s.Rounds))
-			slices.SortFunc(perm, func(a, b I) int {
-				return cmp.Or(cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group), cmp.Compare(a, b))
-			})
-			for k := 1; k < len(perm); k++ {
-				if s.Rounds[perm[k]].Group == s.Rounds[perm[k-1]].Group {
-					repeats = append(repeats, perm[k])
-				}
-			}
-			slices.Sort(repeats)
+			dups = repeats(iota[I](len(s.Rounds)), func(a, b I) int { return cmp.Compare(s.Rounds[a].Group, s.Rounds[b].Group) })
 			break
 		}
 	}
 	for k, r := range s.Rounds {
-		if len(repeats) > 0 && int(repeats[0]) == k {
+		if len(dups) > 0 && int(dups[0].repeat) == k {
 			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d is listed twice in rounds", r.Group)})
-			repeats = repeats[1:]
-		}
-		if !(r.PlannedDuration >= 0) || math.IsInf(r.PlannedDuration, 0) {
-			vs = append(vs, Violation{Header, -1, fmt.Sprintf("round %d has planned duration %g", r.Group, r.PlannedDuration)})
+			dups = dups[1:]
 		}
 	}
 	return vs
@@ -666,7 +666,7 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	}
 	// From here on every circuit has exactly one entry, with finite times in order. Both checks
 	// sweep the circuits in (transmit start, index) order, together, so that each circuit and
-	// its path are read once.
+	// its path are read in the same pass.
 	order := startOrder(s, tl, timing)
 	ov := newOverlaps(s, tl, timing)
 	var st *switchStates[I]
@@ -924,7 +924,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, t0, t1 float64) {
 		if ok {
 			seg, r = chg.perm[chg.off[id]:chg.off[id+1]], sws.at(id)
 		} else {
-			seg = chg.of(tr.Stage, tr.Switch)
+			seg = chg.offFabric(tr.Stage, tr.Switch)
 		}
 		if r != nil && !r.search {
 			if r.used && ended >= r.at && (int(r.next) == len(seg) || r.head > ended) {
@@ -975,8 +975,7 @@ func (st *switchStates[I]) circuit(i int, c *Circuit, t0, t1 float64) {
 // says the sweep did not visit circuits in that order.
 func (st *switchStates[I]) violations(reorder bool) []Violation {
 	if reorder {
-		// Each circuit's violations came out together and in order: put the circuits in order.
-		slices.SortStableFunc(st.lives, func(a, b Violation) int { return cmp.Compare(a.Circuit, b.Circuit) })
+		sortByCircuit(st.lives)
 	}
 	return append(st.shapes, st.lives...)
 }
@@ -998,10 +997,11 @@ type switchSweep[I index] struct {
 	used, search       bool
 }
 
-// seek returns the first change of seg whose running maximum of ends exceeds t: what a binary
-// search over the maxima returns, found by moving forward from the last answer. Asked about an
+// seek moves next to the first change of seg whose running maximum of ends exceeds t (what a
+// binary search over the maxima returns) by moving forward from the last answer, and keeps
+// head, upcoming and inForce with it. Asked about an
 // earlier time than before (which the sweep never does), it starts again from the first change.
-func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
+func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) {
 	if !c.used || t < c.at {
 		c.next, c.used, c.inForce = 0, true, benes.Bar
 		if len(seg) > 0 {
@@ -1017,7 +1017,6 @@ func (c *switchSweep[I]) seek(seg []I, chs timelineView, t float64) int {
 			c.head, c.upcoming = max(c.head, end), start
 		}
 	}
-	return int(c.next)
 }
 
 // switchChanges holds a timeline's changes grouped by switch, each switch's in time order (stable:
@@ -1048,18 +1047,23 @@ func newSwitchChanges[I index](sp space, chs timelineView) *switchChanges[I] {
 	for id := 1; id < len(c.off); id++ {
 		c.off[id] += c.off[id-1]
 	}
-	fill := slices.Clone(c.off)
 	dense := int(c.off[len(c.off)-1])
 	rest := dense
+	// Each change goes to its switch's next free place, c.off[id], which then moves on: at the
+	// end c.off[id] is where switch id+1 starts, and a shift by one entry restores the table. (A
+	// second table of cursors would double the per-switch memory, which on a large fabric is
+	// most of the verifier's.)
 	for x := range nch {
 		if id, ok := sp.switchID(chs.changeSwitch(x)); ok {
-			c.perm[fill[id]] = I(x)
-			fill[id]++
+			c.perm[c.off[id]] = I(x)
+			c.off[id]++
 		} else {
 			c.perm[rest] = I(x)
 			rest++
 		}
 	}
+	copy(c.off[1:], c.off[:len(c.off)-1])
+	c.off[0] = 0
 	key := func(x I) [2]int { stage, sw := chs.changeSwitch(int(x)); return [2]int{stage, sw} }
 	tail := c.perm[dense:]
 	slices.SortFunc(tail, func(a, b I) int {
@@ -1111,13 +1115,9 @@ func (c *switchChanges[I]) each(f func(stage, sw int, seg []I)) {
 	}
 }
 
-// of returns the changes of switch sw of stage stage.
-func (c *switchChanges[I]) of(stage, sw int) []I {
-	lo, hi := I(0), I(0)
-	if id, ok := c.sp.switchID(stage, sw); ok {
-		lo, hi = c.off[id], c.off[id+1]
-	} else if r, ok := c.sparse[[2]int{stage, sw}]; ok {
-		lo, hi = r[0], r[1]
-	}
-	return c.perm[lo:hi]
+// offFabric returns the changes of switch sw of stage stage, a switch off the fabric (one of the
+// fabric finds its changes through off).
+func (c *switchChanges[I]) offFabric(stage, sw int) []I {
+	r := c.sparse[[2]int{stage, sw}]
+	return c.perm[r[0]:r[1]]
 }

@@ -211,7 +211,7 @@ func genTimeline(t *rapid.T, s *Schedule) *Timeline {
 	now := base
 	alpha := rapid.SampledFrom([]float64{0, 1, 1e-11}).Draw(t, "alpha")
 	state := map[[2]int]benes.State{}
-	order := rapid.Permutation(iotaInts(len(s.Circuits))).Draw(t, "order")
+	order := rapid.Permutation(iota[int](len(s.Circuits))).Draw(t, "order")
 	for _, i := range order {
 		c := &s.Circuits[i]
 		changed := false
@@ -310,7 +310,7 @@ func breakTimeline(t *rapid.T, s *Schedule, tl *Timeline) {
 	case 13: // off the fabric
 		ch.Stage = rapid.SampledFrom([]int32{-1, 99}).Draw(t, "bad stage")
 	case 14: // the list out of time order, ties included
-		perm := rapid.Permutation(iotaInts(len(tl.SwitchChanges))).Draw(t, "shuffle")
+		perm := rapid.Permutation(iota[int](len(tl.SwitchChanges))).Draw(t, "shuffle")
 		out := make([]SwitchChange, len(perm))
 		for i, p := range perm {
 			out[i] = tl.SwitchChanges[p]
@@ -319,14 +319,6 @@ func breakTimeline(t *rapid.T, s *Schedule, tl *Timeline) {
 	default: // a second change at the same time on the same switch
 		tl.SwitchChanges = append(tl.SwitchChanges, SwitchChange{Stage: ch.Stage, Switch: ch.Switch, From: ch.To, To: ch.From, Start: ch.Start, End: ch.End})
 	}
-}
-
-func iotaInts(n int) []int {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	return p
 }
 
 func TestVerifyTimelineMatchesOracle(t *testing.T) {
