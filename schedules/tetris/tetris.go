@@ -126,7 +126,6 @@ type planner struct {
 	fp     fabricPlan
 	router *router // nil: plain looping, or a crossbar
 
-	resid          []int64 // n×n residual bytes
 	txLoad, rxLoad []int64
 	txDeg, rxDeg   []int
 	a, w           []float64
@@ -228,40 +227,30 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 func (p *planner) init() {
 	n := p.n
 	// One allocation per element type: at small n the allocations, not the work, dominate.
-	i64 := make([]int64, n*n+2*n)
-	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
+	i64 := make([]int64, 2*n)
+	p.txLoad, p.rxLoad = i64[:n:n], i64[n:]
 	ints := make([]int, 5*n)
 	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
 	p.matching = ints[4*n : 4*n : 5*n]
 	f64 := make([]float64, 4*n)
 	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
 	p.conns = make([]benes.Conn, 0, n)
+	// The live demands in (u, v) order: each iteration's candidates are built over this list in
+	// place, so that the pairs already served are not scanned again. A candidate's bytes are its
+	// residual: step 7 reads them there and zeroes them when it serves the pair.
+	p.cands = make([]candidate, 0, n*n)
+	p.rowEnd = make([]int32, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
 			x := p.d.At(u, v)
 			if x <= 0 {
 				continue
 			}
-			p.resid[u*n+v] = x
+			p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
 			p.txLoad[u] += x
 			p.rxLoad[v] += x
 			p.txDeg[u]++
 			p.rxDeg[v]++
-		}
-	}
-	pairs := 0
-	for _, x := range p.txDeg {
-		pairs += x
-	}
-	// The live demands in (u, v) order: each iteration's candidates are built over this list in
-	// place, so that the pairs already served are not scanned again.
-	p.cands = make([]candidate, 0, pairs)
-	p.rowEnd = make([]int32, n)
-	for u := 0; u < n; u++ {
-		for v, x := range p.resid[u*n : (u+1)*n] {
-			if x != 0 {
-				p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
-			}
 		}
 		p.rowEnd[u] = int32(len(p.cands))
 	}
@@ -355,12 +344,11 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	// Step 7: independent start times. The matched candidates leave the live list (bytes 0 marks
 	// them for the next iteration's candidates).
-	for _, i := range p.matching {
-		p.cands[i].bytes = 0
-	}
 	for k, cn := range p.conns {
 		u, v := cn.Src, cn.Dst
-		x := p.resid[u*n+v]
+		c := &p.cands[p.matching[k]]
+		x := c.bytes
+		c.bytes = 0
 		start := p.fp.start(u, v, choices[k])
 		p.times = append(p.times, start, start+float64(x)/p.b)
 		times := p.times[len(p.times)-2:]
@@ -376,7 +364,6 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		if st != nil {
 			st.starts = append(st.starts, start)
 		}
-		p.resid[u*n+v] = 0
 		p.txLoad[u] -= x
 		p.rxLoad[v] -= x
 		p.txDeg[u]--
