@@ -103,17 +103,15 @@ type step struct {
 // stepCandidate is a candidate as a step shows it, with the values the costing derived.
 type stepCandidate struct {
 	u, v  int
-	bytes int64
 	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
 	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
-	key   float64 // max(W_u, W_v): the greedy walk's order
 }
 
 // traced is c as a step shows it. The plan has not changed since c was costed (it changes when
 // the matching is committed), so the query answers the start the costing read.
 func (p *planner) traced(c *candidate) stepCandidate {
 	u, v := int(c.u), int(c.v)
-	return stepCandidate{u: u, v: v, bytes: c.bytes, start: p.fp.query(u, v), cost: c.cost, key: max(p.w[u], p.w[p.n+v])}
+	return stepCandidate{u: u, v: v, start: p.fp.query(u, v), cost: c.cost}
 }
 
 // planner is the state of one Schedule call.
