@@ -191,12 +191,6 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.sortByW(w[:2*n])
-	keyOf := func(c *candidate) int {
-		if w[c.u] >= w[n+int(c.v)] {
-			return int(c.u)
-		}
-		return n + int(c.v)
-	}
 	if !s.indexed {
 		// List each candidate of A under its key endpoint (the transmitter when W ties).
 		room := s.room[:0]
@@ -205,14 +199,14 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		}
 		for i := range cands {
 			if c := &cands[i]; c.cost <= h {
-				room[keyOf(c)]++
+				room[s.keyOf(c)]++
 			}
 		}
 		s.room = room
 		s.indexReset(room[:n], room[n:])
 		for i := range cands {
 			if c := &cands[i]; c.cost <= h {
-				s.indexAdd(keyOf(c), i)
+				s.indexAdd(s.keyOf(c), i)
 			}
 		}
 	}
