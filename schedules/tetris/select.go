@@ -613,22 +613,15 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 	})
 }
 
-// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It sorts
-// by insertion from the order of the previous call: W changes only at the endpoints the last
-// matching served, and by little against its spread, so that order is nearly right (at n = 64,
-// about two inversions per endpoint) and insertion does a few steps per endpoint, where a
-// comparison sort did about log2(2n) of them, half of them mispredicted. The keys are unsigned
-// integers in the order of decreasing W, moved along with their endpoints.
+// sortByW returns the endpoints 0..2n−1 (len(w) = 2n) by decreasing w, ties by increasing index.
+// It sorts by insertion from the order of the previous call (on the first, the index order
+// newSelector leaves): W changes only at the endpoints the last matching served, and by little
+// against its spread, so that order is nearly right (at n = 64, about two inversions per
+// endpoint) and insertion does a few steps per endpoint, where a comparison sort did about
+// log2(2n) of them, half of them mispredicted. The keys are unsigned integers in the order of
+// decreasing W, moved along with their endpoints.
 func (s *selector) sortByW(w []float64) []int32 {
 	m := len(w)
-	if len(s.eps) != m || len(s.wKey) != m {
-		// No previous order (or one of another size): start from index order.
-		s.eps = make([]int32, m)
-		for e := range s.eps {
-			s.eps[e] = int32(e)
-		}
-		s.wKey = make([]uint64, m)
-	}
 	eps, key := s.eps[:m], s.wKey[:m]
 	for i, e := range eps {
 		// W is never NaN; adding 0 makes −0 equal to +0, as the comparison of floats has it.
