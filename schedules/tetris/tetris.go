@@ -189,10 +189,7 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 		s.Mode = schedules.Barrier
 	}
 	p.init()
-	pairs := 0
-	for _, x := range p.txDeg {
-		pairs += x
-	}
+	pairs := len(p.cands)
 	p.times = make([]float64, 0, 2*pairs)
 	s.Circuits = make([]schedules.Circuit, 0, pairs)
 	for group := 0; ; group++ {
