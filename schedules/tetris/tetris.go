@@ -378,7 +378,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 // whole candidate built and then copied stalls on the copy.
 func (p *planner) candidates(b float64, index bool) {
 	n, alpha, w := p.n, p.alpha, p.w[:2*p.n]
-	all := p.fp.allPairs() // nil: ask query
+	all := p.fp.allPairs() // nil on the crossbar; query reads the same table on Beneš
 	cands, rowEnd := p.cands, p.rowEnd[:n]
 	if all != nil && index {
 		// The table is over the fabric's ports, which may be more than the demand's (padding).
@@ -454,12 +454,7 @@ func (p *planner) candidates(b float64, index bool) {
 				continue
 			}
 			v := int(c.v)
-			var start float64
-			if all != nil {
-				start = all.start(u, v)
-			} else {
-				start = p.fp.query(u, v)
-			}
+			start := p.fp.query(u, v)
 			key := max(w[u], w[n+v])
 			cost := start - alpha + key
 			if index {
