@@ -103,10 +103,9 @@ func (s *selector) load(cands []candidate, h float64) {
 // while it builds this iteration's candidates, saving load a pass over them. greedy forgets the
 // graph, since the next iteration's candidates are new.
 func (s *selector) beginGraph(h float64) {
-	for i := 0; i < s.n; i++ {
-		s.tx.adj[i].reset()
-		s.rx.adj[i].reset()
-	}
+	// words is every adjacency row, back to back.
+	clear(s.tx.words)
+	clear(s.rx.words)
 	s.graphOK, s.graphH = true, h
 }
 
