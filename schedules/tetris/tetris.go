@@ -232,8 +232,13 @@ func (p *planner) init() {
 	p.conns = make([]benes.Conn, 0, n)
 	// The live demands in (u, v) order: each iteration's candidates are built over this list in
 	// place, so that the pairs already served are not scanned again. A candidate's bytes are its
-	// residual: step 7 reads them there and zeroes them when it serves the pair.
-	p.cands = make([]candidate, 0, n*n)
+	// residual: step 7 reads them there and zeroes them when it serves the pair. Counted first,
+	// so that a sparse demand does not reserve room for every pair.
+	pairs := 0
+	for u := range n {
+		pairs += p.d.RowDegree(u)
+	}
+	p.cands = make([]candidate, 0, pairs)
 	p.rowEnd = make([]int32, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
