@@ -46,8 +46,10 @@ type orientation struct {
 func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
 	if cap(r.anc) < r.n {
-		ints := make([]int, 2*r.n)
-		r.anc, r.ancLevels, r.ancBlock = make([]float64, 0, r.n), ints[:0:r.n], ints[r.n:r.n]
+		// A matching has at most n connections, so a component at most 2n endpoint costs.
+		ints, f64 := make([]int, 2*r.n), make([]float64, 5*r.n)
+		r.anc, r.ancLevels, r.ancBlock = f64[:0:r.n], ints[:0:r.n], ints[r.n:r.n]
+		r.costs[0], r.costs[1] = f64[r.n:r.n:3*r.n], f64[3*r.n:]
 	}
 	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
@@ -104,10 +106,6 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 	// value with different multiplicities, so a connection whose partial start is the same under
 	// both orientations adds the same two costs to both and cannot decide: only the others are
 	// kept, and their maxima usually decide without sorting.
-	if cap(r.costs[0]) < 2*len(c.Conns) || cap(r.costs[1]) < 2*len(c.Conns) {
-		costs := make([]float64, 4*len(r.conns))
-		r.costs[0], r.costs[1] = costs[:0:2*len(r.conns)], costs[2*len(r.conns):2*len(r.conns)]
-	}
 	d0, d1 := r.costs[0][:0], r.costs[1][:0]
 	f, s := r.plan.f, c.Level
 	nh, half := f.Ports()/2, f.Ports()>>(s+1)

@@ -103,10 +103,9 @@ func (s *selector) load(cands []candidate, h float64) {
 // while it builds this iteration's candidates, saving load a pass over them. greedy forgets the
 // graph, since the next iteration's candidates are new.
 func (s *selector) beginGraph(h float64) {
-	for i := 0; i < s.n; i++ {
-		s.tx.adj[i].reset()
-		s.rx.adj[i].reset()
-	}
+	// words is every adjacency row, back to back.
+	clear(s.tx.words)
+	clear(s.rx.words)
 	s.graphOK, s.graphH = true, h
 }
 
@@ -191,12 +190,6 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 	n := s.n
 	// Endpoints by decreasing W (ties by index, only to make the sort deterministic).
 	eps := s.sortByW(w[:2*n])
-	keyOf := func(c *candidate) int {
-		if w[c.u] >= w[n+int(c.v)] {
-			return int(c.u)
-		}
-		return n + int(c.v)
-	}
 	if !s.indexed {
 		// List each candidate of A under its key endpoint (the transmitter when W ties).
 		room := s.room[:0]
@@ -205,14 +198,14 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 		}
 		for i := range cands {
 			if c := &cands[i]; c.cost <= h {
-				room[keyOf(c)]++
+				room[s.keyOf(c)]++
 			}
 		}
 		s.room = room
 		s.indexReset(room[:n], room[n:])
 		for i := range cands {
 			if c := &cands[i]; c.cost <= h {
-				s.indexAdd(keyOf(c), i)
+				s.indexAdd(s.keyOf(c), i)
 			}
 		}
 	}
@@ -619,22 +612,15 @@ func (s *selector) greedyByCost(cands []candidate, m []int) []int {
 	})
 }
 
-// sortByW returns the endpoints 0..len(w)−1 by decreasing w, ties by increasing index. It sorts
-// by insertion from the order of the previous call: W changes only at the endpoints the last
-// matching served, and by little against its spread, so that order is nearly right (at n = 64,
-// about two inversions per endpoint) and insertion does a few steps per endpoint, where a
-// comparison sort did about log2(2n) of them, half of them mispredicted. The keys are unsigned
-// integers in the order of decreasing W, moved along with their endpoints.
+// sortByW returns the endpoints 0..2n−1 (len(w) = 2n) by decreasing w, ties by increasing index.
+// It sorts by insertion from the order of the previous call (on the first, the index order
+// newSelector leaves): W changes only at the endpoints the last matching served, and by little
+// against its spread, so that order is nearly right (at n = 64, about two inversions per
+// endpoint) and insertion does a few steps per endpoint, where a comparison sort did about
+// log2(2n) of them, half of them mispredicted. The keys are unsigned integers in the order of
+// decreasing W, moved along with their endpoints.
 func (s *selector) sortByW(w []float64) []int32 {
 	m := len(w)
-	if len(s.eps) != m || len(s.wKey) != m {
-		// No previous order (or one of another size): start from index order.
-		s.eps = make([]int32, m)
-		for e := range s.eps {
-			s.eps[e] = int32(e)
-		}
-		s.wKey = make([]uint64, m)
-	}
 	eps, key := s.eps[:m], s.wKey[:m]
 	for i, e := range eps {
 		// W is never NaN; adding 0 makes −0 equal to +0, as the comparison of floats has it.

@@ -103,17 +103,15 @@ type step struct {
 // stepCandidate is a candidate as a step shows it, with the values the costing derived.
 type stepCandidate struct {
 	u, v  int
-	bytes int64
 	start float64 // s_uv = Start(S, p_uv) for a best path p_uv
 	cost  float64 // c_uv = s_uv − α_r + max(W_u, W_v)
-	key   float64 // max(W_u, W_v): the greedy walk's order
 }
 
 // traced is c as a step shows it. The plan has not changed since c was costed (it changes when
 // the matching is committed), so the query answers the start the costing read.
 func (p *planner) traced(c *candidate) stepCandidate {
 	u, v := int(c.u), int(c.v)
-	return stepCandidate{u: u, v: v, bytes: c.bytes, start: p.fp.query(u, v), cost: c.cost, key: max(p.w[u], p.w[p.n+v])}
+	return stepCandidate{u: u, v: v, start: p.fp.query(u, v), cost: c.cost}
 }
 
 // planner is the state of one Schedule call.
@@ -126,7 +124,6 @@ type planner struct {
 	fp     fabricPlan
 	router *router // nil: plain looping, or a crossbar
 
-	resid          []int64 // n×n residual bytes
 	txLoad, rxLoad []int64
 	txDeg, rxDeg   []int
 	a, w           []float64
@@ -192,10 +189,7 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 		s.Mode = schedules.Barrier
 	}
 	p.init()
-	pairs := 0
-	for _, x := range p.txDeg {
-		pairs += x
-	}
+	pairs := len(p.cands)
 	p.times = make([]float64, 0, 2*pairs)
 	s.Circuits = make([]schedules.Circuit, 0, pairs)
 	for group := 0; ; group++ {
@@ -228,40 +222,35 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 func (p *planner) init() {
 	n := p.n
 	// One allocation per element type: at small n the allocations, not the work, dominate.
-	i64 := make([]int64, n*n+2*n)
-	p.resid, p.txLoad, p.rxLoad = i64[:n*n:n*n], i64[n*n:n*n+n:n*n+n], i64[n*n+n:]
+	i64 := make([]int64, 2*n)
+	p.txLoad, p.rxLoad = i64[:n:n], i64[n:]
 	ints := make([]int, 5*n)
 	p.txDeg, p.rxDeg, p.cTx, p.cRx = ints[:n:n], ints[n:2*n:2*n], ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
 	p.matching = ints[4*n : 4*n : 5*n]
 	f64 := make([]float64, 4*n)
 	p.a, p.w = f64[:2*n:2*n], f64[2*n:]
 	p.conns = make([]benes.Conn, 0, n)
+	// The live demands in (u, v) order: each iteration's candidates are built over this list in
+	// place, so that the pairs already served are not scanned again. A candidate's bytes are its
+	// residual: step 7 reads them there and zeroes them when it serves the pair. Counted first,
+	// so that a sparse demand does not reserve room for every pair.
+	pairs := 0
+	for u := range n {
+		pairs += p.d.RowDegree(u)
+	}
+	p.cands = make([]candidate, 0, pairs)
+	p.rowEnd = make([]int32, n)
 	for u := 0; u < n; u++ {
 		for v := 0; v < n; v++ {
 			x := p.d.At(u, v)
 			if x <= 0 {
 				continue
 			}
-			p.resid[u*n+v] = x
+			p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
 			p.txLoad[u] += x
 			p.rxLoad[v] += x
 			p.txDeg[u]++
 			p.rxDeg[v]++
-		}
-	}
-	pairs := 0
-	for _, x := range p.txDeg {
-		pairs += x
-	}
-	// The live demands in (u, v) order: each iteration's candidates are built over this list in
-	// place, so that the pairs already served are not scanned again.
-	p.cands = make([]candidate, 0, pairs)
-	p.rowEnd = make([]int32, n)
-	for u := 0; u < n; u++ {
-		for v, x := range p.resid[u*n : (u+1)*n] {
-			if x != 0 {
-				p.cands = append(p.cands, candidate{u: int32(u), v: int32(v), bytes: x})
-			}
 		}
 		p.rowEnd[u] = int32(len(p.cands))
 	}
@@ -355,12 +344,11 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 	}
 	// Step 7: independent start times. The matched candidates leave the live list (bytes 0 marks
 	// them for the next iteration's candidates).
-	for _, i := range p.matching {
-		p.cands[i].bytes = 0
-	}
 	for k, cn := range p.conns {
 		u, v := cn.Src, cn.Dst
-		x := p.resid[u*n+v]
+		c := &p.cands[p.matching[k]]
+		x := c.bytes
+		c.bytes = 0
 		start := p.fp.start(u, v, choices[k])
 		p.times = append(p.times, start, start+float64(x)/p.b)
 		times := p.times[len(p.times)-2:]
@@ -376,7 +364,6 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		if st != nil {
 			st.starts = append(st.starts, start)
 		}
-		p.resid[u*n+v] = 0
 		p.txLoad[u] -= x
 		p.rxLoad[v] -= x
 		p.txDeg[u]--
@@ -396,7 +383,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 // whole candidate built and then copied stalls on the copy.
 func (p *planner) candidates(b float64, index bool) {
 	n, alpha, w := p.n, p.alpha, p.w[:2*p.n]
-	all := p.fp.allPairs() // nil: ask query
+	all := p.fp.allPairs() // nil on the crossbar; query reads the same table on Beneš
 	cands, rowEnd := p.cands, p.rowEnd[:n]
 	if all != nil && index {
 		// The table is over the fabric's ports, which may be more than the demand's (padding).
@@ -472,12 +459,7 @@ func (p *planner) candidates(b float64, index bool) {
 				continue
 			}
 			v := int(c.v)
-			var start float64
-			if all != nil {
-				start = all.start(u, v)
-			} else {
-				start = p.fp.query(u, v)
-			}
+			start := p.fp.query(u, v)
 			key := max(w[u], w[n+v])
 			cost := start - alpha + key
 			if index {
