@@ -139,8 +139,11 @@ func At(data []byte, off int64, field string, err error) error {
 // encoding/json does not place): of the values along patterns (Find's) it takes the first in the
 // file that check refuses with err's own message, and names the field as encoding/json would,
 // the pattern's keys joined by dots. encoding/json returns such an error at once, so the first
-// refused value is the one that stopped it. Syntax and type errors, which the decoder places
-// itself, and an error no value matches, are returned as they are.
+// refused value is the one that stopped it. When check's error points inside the value (it has
+// an InnerOffset method, found with errors.As: a byte of the value's own text, as a
+// json.Unmarshaler's offsets are), the position is that byte's rather than the value's start.
+// Syntax and type errors, which the decoder places itself, and an error no value matches, are
+// returned as they are.
 func Place(data []byte, err error, patterns [][]string, check func(raw []byte) error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -148,6 +151,7 @@ func Place(data []byte, err error, patterns [][]string, check func(raw []byte) e
 		return err
 	}
 	best, field := int64(-1), ""
+	var bestErr error
 	for _, p := range patterns {
 		off, ferr := Find(data, p, check)
 		if ferr == nil || ferr.Error() != err.Error() || best >= 0 && off > best {
@@ -159,10 +163,14 @@ func Place(data []byte, err error, patterns [][]string, check func(raw []byte) e
 				keys = append(keys, k)
 			}
 		}
-		best, field = off, strings.Join(keys, ".")
+		best, field, bestErr = off, strings.Join(keys, "."), ferr
 	}
 	if best < 0 {
 		return err
+	}
+	var inner interface{ InnerOffset() int64 }
+	if errors.As(bestErr, &inner) {
+		best += inner.InnerOffset()
 	}
 	return At(data, best, field, err)
 }

@@ -273,6 +273,9 @@ type TraversalError struct {
 	Problem string
 }
 
+// InnerOffset is Offset, for jsonerr.Place, which adds it to the traversal's start in its file.
+func (e *TraversalError) InnerOffset() int64 { return e.Offset }
+
 // Error names the traversal as given, cut to 40 characters, and compacted when it spans lines,
 // so that the message stays one line.
 func (e *TraversalError) Error() string {
