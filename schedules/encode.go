@@ -23,36 +23,16 @@ func (s *Schedule) WriteJSON(w io.Writer) error {
 	e := &scheduleEncoder{jsonw.NewStream(w)}
 	e.header(s)
 	e.Str("\n },\n \"circuits\": ")
-	switch {
-	case s.Circuits == nil:
-		e.Str("null")
-	case len(s.Circuits) == 0:
-		e.Str("[]")
-	default:
-		e.Str("[")
-		for i := range s.Circuits {
-			if i > 0 {
-				e.Str(",")
-			}
-			e.circuit(&s.Circuits[i])
-			e.MaybeFlush()
-		}
-		e.Str("\n ]")
-	}
+	jsonw.Array(e.Stream, s.Circuits, "\n ]", e.circuit)
 	if len(s.Rounds) > 0 {
-		e.Str(",\n \"rounds\": [")
-		for i, r := range s.Rounds {
-			if i > 0 {
-				e.Str(",")
-			}
+		e.Str(",\n \"rounds\": ")
+		jsonw.Array(e.Stream, s.Rounds, "\n ]", func(r *Round) {
 			e.Str("\n  {\n   \"group\": ")
 			e.Int(r.Group)
 			e.Str(",\n   \"planned_duration\": ")
 			e.Float(r.PlannedDuration)
 			e.Str("\n  }")
-			e.MaybeFlush()
-		}
-		e.Str("\n ]")
+		})
 	}
 	e.Str("\n}\n")
 	e.Flush()

@@ -72,6 +72,29 @@ func (s *Stream) MaybeFlush() {
 	}
 }
 
+// Array appends xs as encoding/json writes a slice: null for a nil one, [] for an empty one,
+// otherwise "[", the elements separated by ",", and closing (the newline and indent before the
+// "]" when indented, then "]"). elem appends one element; the text is flushed after each, so
+// that an array of millions of elements is never held whole.
+func Array[T any](s *Stream, xs []T, closing string, elem func(*T)) {
+	switch {
+	case xs == nil:
+		s.Str("null")
+	case len(xs) == 0:
+		s.Str("[]")
+	default:
+		s.Str("[")
+		for i := range xs {
+			if i > 0 {
+				s.Str(",")
+			}
+			elem(&xs[i])
+			s.MaybeFlush()
+		}
+		s.Str(closing)
+	}
+}
+
 func (s *Stream) Str(x string)    { s.B = append(s.B, x...) }
 func (s *Stream) Int(v int)       { s.B = strconv.AppendInt(s.B, int64(v), 10) }
 func (s *Stream) Int64(v int64)   { s.B = strconv.AppendInt(s.B, v, 10) }
