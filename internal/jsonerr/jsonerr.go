@@ -118,11 +118,16 @@ func literalBefore(data []byte, off int64) string {
 			start--
 		}
 	}
-	lit := string(data[start:end])
-	if r := []rune(lit); len(r) > 40 {
-		lit = string(r[:37]) + "..."
+	return Shorten(string(data[start:end]))
+}
+
+// Shorten cuts s to 40 characters (37 and "...") for an error message, so that a huge value
+// given in a file is not echoed whole.
+func Shorten(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:37]) + "..."
 	}
-	return lit
+	return s
 }
 
 // At is err placed at byte off of data under field: "line L, column C: field F: err", the form of

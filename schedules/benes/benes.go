@@ -288,10 +288,7 @@ func (e *TraversalError) Error() string {
 			v = strings.Join(strings.Fields(v), " ")
 		}
 	}
-	if r := []rune(v); len(r) > 40 {
-		v = string(r[:37]) + "..."
-	}
-	return fmt.Sprintf("traversal %s: %s", v, e.Problem)
+	return fmt.Sprintf("traversal %s: %s", jsonerr.Shorten(v), e.Problem)
 }
 
 // parseTraversal reads the usual form, four small non-negative integers in brackets, without
