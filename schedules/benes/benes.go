@@ -149,12 +149,12 @@ func (f *Fabric) Next(stage, sw, out int) (nextStage, nextSw, inLane int) {
 // dst is the output port; the caller keeps src and dst within [0, n).
 func (f *Fabric) PathFrom(src, dst int, choices uint32) []Traversal {
 	p := make([]Traversal, f.Stages())
-	f.FillPath(p, src, dst, choices)
+	f.fillPath(p, src, dst, choices)
 	return p
 }
 
-// FillPath is PathFrom writing into p, which must have length Stages().
-func (f *Fabric) FillPath(p []Traversal, src, dst int, choices uint32) {
+// fillPath is PathFrom writing into p, which must have length Stages().
+func (f *Fabric) fillPath(p []Traversal, src, dst int, choices uint32) {
 	k := f.k
 	// Input side, forward.
 	sw, in := src>>1, src&1
