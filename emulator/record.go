@@ -114,10 +114,9 @@ func (r *RunRecord) encodeHead() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Timeline is the last field, without omitempty, and nil here: the text always ends so (the
+	// stream property test compares the whole text with MarshalIndent's).
 	const tail = "null\n}"
-	if !bytes.HasSuffix(head, []byte(tail)) {
-		return nil, fmt.Errorf("run record: encoded record ends in %q, not with its timeline", clip(head[max(0, len(head)-20):]))
-	}
 	if err := checkTimelineJSON(r.Timeline); err != nil {
 		return nil, err
 	}
