@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
 )
 
 // DefaultMaxPorts is the largest matrix a reader accepts unless told otherwise.
@@ -176,7 +178,7 @@ func parseByteCount(s string) (int64, error) {
 		case err == nil && math.IsInf(f, 0):
 			return 0, fmt.Errorf("value %q is out of range for a byte count (infinite)", s)
 		}
-		return 0, fmt.Errorf("value %q is not a number (want decimal digits, e.g. 4096 or 4.096e3)", shorten(s))
+		return 0, fmt.Errorf("value %q is not a number (want decimal digits, e.g. 4096 or 4.096e3)", jsonerr.Shorten(s))
 	}
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if v < 0 {
@@ -187,24 +189,16 @@ func parseByteCount(s string) (int64, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
 	case err != nil && !strings.Contains(err.Error(), "range"):
-		return 0, fmt.Errorf("value %q is not a number", shorten(s))
+		return 0, fmt.Errorf("value %q is not a number", jsonerr.Shorten(s))
 	case math.IsInf(f, 0) || f >= math.MaxInt64:
-		return 0, fmt.Errorf("value %q is out of range for a byte count", shorten(s))
+		return 0, fmt.Errorf("value %q is out of range for a byte count", jsonerr.Shorten(s))
 	case f < 0:
-		return 0, fmt.Errorf("value %q is negative", shorten(s))
+		return 0, fmt.Errorf("value %q is negative", jsonerr.Shorten(s))
 	case f != math.Trunc(f):
-		return 0, fmt.Errorf("value %q is not a whole number of bytes", shorten(s))
+		return 0, fmt.Errorf("value %q is not a whole number of bytes", jsonerr.Shorten(s))
 	case f == 0 && strings.ContainsAny(strings.SplitN(strings.ToLower(s), "e", 2)[0], "123456789"):
 		// A nonzero mantissa that parsed as 0 underflowed (1e-400): a fraction of a byte.
-		return 0, fmt.Errorf("value %q is not a whole number of bytes", shorten(s))
+		return 0, fmt.Errorf("value %q is not a whole number of bytes", jsonerr.Shorten(s))
 	}
 	return int64(f), nil
-}
-
-// shorten cuts a value to 40 characters for an error message.
-func shorten(s string) string {
-	if r := []rune(s); len(r) > 40 {
-		return string(r[:37]) + "..."
-	}
-	return s
 }

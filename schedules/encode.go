@@ -23,36 +23,16 @@ func (s *Schedule) WriteJSON(w io.Writer) error {
 	e := &scheduleEncoder{jsonw.NewStream(w)}
 	e.header(s)
 	e.Str("\n },\n \"circuits\": ")
-	switch {
-	case s.Circuits == nil:
-		e.Str("null")
-	case len(s.Circuits) == 0:
-		e.Str("[]")
-	default:
-		e.Str("[")
-		for i := range s.Circuits {
-			if i > 0 {
-				e.Str(",")
-			}
-			e.circuit(&s.Circuits[i])
-			e.MaybeFlush()
-		}
-		e.Str("\n ]")
-	}
+	jsonw.Array(e.Stream, s.Circuits, "\n ]", e.circuit)
 	if len(s.Rounds) > 0 {
-		e.Str(",\n \"rounds\": [")
-		for i, r := range s.Rounds {
-			if i > 0 {
-				e.Str(",")
-			}
+		e.Str(",\n \"rounds\": ")
+		jsonw.Array(e.Stream, s.Rounds, "\n ]", func(r *Round) {
 			e.Str("\n  {\n   \"group\": ")
 			e.Int(r.Group)
 			e.Str(",\n   \"planned_duration\": ")
 			e.Float(r.PlannedDuration)
 			e.Str("\n  }")
-			e.MaybeFlush()
-		}
-		e.Str("\n ]")
+		})
 	}
 	e.Str("\n}\n")
 	e.Flush()
@@ -62,34 +42,32 @@ func (s *Schedule) WriteJSON(w io.Writer) error {
 // checkFloats returns the error json.Marshal gives for the first float it cannot encode, in the
 // order it would meet them.
 func (s *Schedule) checkFloats() error {
-	if err := checkFloat(s.Params.BandwidthBytesPerSecond); err != nil {
+	if err := jsonw.CheckFloat(s.Params.BandwidthBytesPerSecond); err != nil {
 		return err
 	}
-	if err := checkFloat(s.Params.ReconfigSeconds); err != nil {
+	if err := jsonw.CheckFloat(s.Params.ReconfigSeconds); err != nil {
 		return err
 	}
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
 		if c.PlannedStart != nil {
-			if err := checkFloat(*c.PlannedStart); err != nil {
+			if err := jsonw.CheckFloat(*c.PlannedStart); err != nil {
 				return err
 			}
 		}
 		if c.PlannedEnd != nil {
-			if err := checkFloat(*c.PlannedEnd); err != nil {
+			if err := jsonw.CheckFloat(*c.PlannedEnd); err != nil {
 				return err
 			}
 		}
 	}
 	for _, r := range s.Rounds {
-		if err := checkFloat(r.PlannedDuration); err != nil {
+		if err := jsonw.CheckFloat(r.PlannedDuration); err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-func checkFloat(f float64) error { return jsonw.CheckFloat(f) }
 
 // scheduleEncoder writes a schedule's indented text through a jsonw.Stream.
 type scheduleEncoder struct{ *jsonw.Stream }

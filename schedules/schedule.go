@@ -198,22 +198,24 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 // describe is jsonerr.Describe for a schedule file. A traversal that does not decode is placed at
 // its line and column in the file, under the field name encoding/json gives the hop lists
 // (circuits.path): benes.Traversal decodes its own bytes, so its error holds offsets in those
-// alone, and the decoder adds no position to an Unmarshaler's error. Find walks the file to the
-// traversal that stopped the decoder.
+// alone (TraversalError.InnerOffset, which Place adds to the traversal's start), and the decoder
+// adds no position to an Unmarshaler's error. Only a TraversalError is looked for: Place walks
+// the whole file, which a huge schedule with an unknown field should not pay for.
 func describe(data []byte, err error) error {
 	var te *benes.TraversalError
 	if !errors.As(err, &te) {
 		return jsonerr.Describe(data, err)
 	}
-	start, ferr := jsonerr.Find(data, []string{"circuits", "[]", "path", "[]"}, func(raw []byte) error {
-		var t benes.Traversal
-		return t.UnmarshalJSON(raw)
-	})
-	if !errors.As(ferr, &te) {
-		// Not found again (it always is): the traversal's own message, without a position.
-		return jsonerr.Describe(data, err)
-	}
-	return jsonerr.At(data, start+te.Offset, "circuits.path", ferr)
+	return jsonerr.Describe(data, jsonerr.Place(data, err, traversalPatterns, checkTraversal))
+}
+
+// traversalPatterns are the jsonerr.Find patterns of a schedule's traversals.
+var traversalPatterns = [][]string{{"circuits", "[]", "path", "[]"}}
+
+// checkTraversal refuses a traversal that does not decode, with its own error.
+func checkTraversal(raw []byte) error {
+	var t benes.Traversal
+	return t.UnmarshalJSON(raw)
 }
 
 // scheduleFile is a schedule as the decoder reads it: hop lists decode as []benes.Traversal, so

@@ -118,11 +118,16 @@ func literalBefore(data []byte, off int64) string {
 			start--
 		}
 	}
-	lit := string(data[start:end])
-	if r := []rune(lit); len(r) > 40 {
-		lit = string(r[:37]) + "..."
+	return Shorten(string(data[start:end]))
+}
+
+// Shorten cuts s to 40 characters (37 and "...") for an error message, so that a huge value
+// given in a file is not echoed whole.
+func Shorten(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:37]) + "..."
 	}
-	return lit
+	return s
 }
 
 // At is err placed at byte off of data under field: "line L, column C: field F: err", the form of
@@ -139,8 +144,11 @@ func At(data []byte, off int64, field string, err error) error {
 // encoding/json does not place): of the values along patterns (Find's) it takes the first in the
 // file that check refuses with err's own message, and names the field as encoding/json would,
 // the pattern's keys joined by dots. encoding/json returns such an error at once, so the first
-// refused value is the one that stopped it. Syntax and type errors, which the decoder places
-// itself, and an error no value matches, are returned as they are.
+// refused value is the one that stopped it. When check's error points inside the value (it has
+// an InnerOffset method, found with errors.As: a byte of the value's own text, as a
+// json.Unmarshaler's offsets are), the position is that byte's rather than the value's start.
+// Syntax and type errors, which the decoder places itself, and an error no value matches, are
+// returned as they are.
 func Place(data []byte, err error, patterns [][]string, check func(raw []byte) error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -148,6 +156,7 @@ func Place(data []byte, err error, patterns [][]string, check func(raw []byte) e
 		return err
 	}
 	best, field := int64(-1), ""
+	var bestErr error
 	for _, p := range patterns {
 		off, ferr := Find(data, p, check)
 		if ferr == nil || ferr.Error() != err.Error() || best >= 0 && off > best {
@@ -159,10 +168,14 @@ func Place(data []byte, err error, patterns [][]string, check func(raw []byte) e
 				keys = append(keys, k)
 			}
 		}
-		best, field = off, strings.Join(keys, ".")
+		best, field, bestErr = off, strings.Join(keys, "."), ferr
 	}
 	if best < 0 {
 		return err
+	}
+	var inner interface{ InnerOffset() int64 }
+	if errors.As(bestErr, &inner) {
+		best += inner.InnerOffset()
 	}
 	return At(data, best, field, err)
 }

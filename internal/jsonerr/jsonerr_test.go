@@ -147,3 +147,24 @@ func TestPlace(t *testing.T) {
 		t.Errorf("Place(nil): %v", got)
 	}
 }
+
+// innerErr points at a byte inside the value that check refused.
+type innerErr struct{ off int64 }
+
+func (e innerErr) Error() string      { return "bad digit" }
+func (e innerErr) InnerOffset() int64 { return e.off }
+
+func TestPlaceInnerOffset(t *testing.T) {
+	data := []byte("{\"xs\": [\n  \"12\",\n  \"3x4\"]}")
+	check := func(raw []byte) error {
+		if i := strings.IndexByte(string(raw), 'x'); i >= 0 {
+			return innerErr{int64(i)}
+		}
+		return nil
+	}
+	// The value "3x4" starts at column 3 of line 3; its 'x' is 2 bytes in.
+	want := "line 3, column 5: field xs: bad digit"
+	if got := Place(data, innerErr{2}, [][]string{{"xs", "[]"}}, check); got.Error() != want {
+		t.Errorf("got  %v\nwant %s", got, want)
+	}
+}

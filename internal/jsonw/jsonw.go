@@ -39,11 +39,11 @@ func CheckFloat(f float64) error {
 	return nil
 }
 
-// FlushAt is how much encoded text a Stream gathers before handing it to its writer: enough that
+// flushAt is how much encoded text a Stream gathers before handing it to its writer: enough that
 // a file of millions of elements costs few writes, small enough never to matter in memory.
-const FlushAt = 32 << 10
+const flushAt = 32 << 10
 
-// Stream appends JSON text to B and hands it to its writer in pieces of about FlushAt bytes, so
+// Stream appends JSON text to B and hands it to its writer in pieces of about flushAt bytes, so
 // that files of millions of elements are written without their text ever being held whole. The
 // first write error sticks in Err and ends the writing; encoders may also set Err themselves.
 type Stream struct {
@@ -54,7 +54,7 @@ type Stream struct {
 
 // NewStream returns a Stream writing to w.
 func NewStream(w io.Writer) *Stream {
-	return &Stream{w: w, B: make([]byte, 0, FlushAt+4<<10)}
+	return &Stream{w: w, B: make([]byte, 0, flushAt+4<<10)}
 }
 
 // Flush hands what is gathered to the writer (unless an error has stuck).
@@ -65,10 +65,33 @@ func (s *Stream) Flush() {
 	s.B = s.B[:0]
 }
 
-// MaybeFlush flushes once an element has taken the text past FlushAt.
+// MaybeFlush flushes once an element has taken the text past flushAt.
 func (s *Stream) MaybeFlush() {
-	if len(s.B) >= FlushAt {
+	if len(s.B) >= flushAt {
 		s.Flush()
+	}
+}
+
+// Array appends xs as encoding/json writes a slice: null for a nil one, [] for an empty one,
+// otherwise "[", the elements separated by ",", and closing (the newline and indent before the
+// "]" when indented, then "]"). elem appends one element; the text is flushed after each, so
+// that an array of millions of elements is never held whole.
+func Array[T any](s *Stream, xs []T, closing string, elem func(*T)) {
+	switch {
+	case xs == nil:
+		s.Str("null")
+	case len(xs) == 0:
+		s.Str("[]")
+	default:
+		s.Str("[")
+		for i := range xs {
+			if i > 0 {
+				s.Str(",")
+			}
+			elem(&xs[i])
+			s.MaybeFlush()
+		}
+		s.Str(closing)
 	}
 }
 

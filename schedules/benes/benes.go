@@ -149,12 +149,12 @@ func (f *Fabric) Next(stage, sw, out int) (nextStage, nextSw, inLane int) {
 // dst is the output port; the caller keeps src and dst within [0, n).
 func (f *Fabric) PathFrom(src, dst int, choices uint32) []Traversal {
 	p := make([]Traversal, f.Stages())
-	f.FillPath(p, src, dst, choices)
+	f.fillPath(p, src, dst, choices)
 	return p
 }
 
-// FillPath is PathFrom writing into p, which must have length Stages().
-func (f *Fabric) FillPath(p []Traversal, src, dst int, choices uint32) {
+// fillPath is PathFrom writing into p, which must have length Stages().
+func (f *Fabric) fillPath(p []Traversal, src, dst int, choices uint32) {
 	k := f.k
 	// Input side, forward.
 	sw, in := src>>1, src&1
@@ -273,6 +273,9 @@ type TraversalError struct {
 	Problem string
 }
 
+// InnerOffset is Offset, for jsonerr.Place, which adds it to the traversal's start in its file.
+func (e *TraversalError) InnerOffset() int64 { return e.Offset }
+
 // Error names the traversal as given, cut to 40 characters, and compacted when it spans lines,
 // so that the message stays one line.
 func (e *TraversalError) Error() string {
@@ -285,10 +288,7 @@ func (e *TraversalError) Error() string {
 			v = strings.Join(strings.Fields(v), " ")
 		}
 	}
-	if r := []rune(v); len(r) > 40 {
-		v = string(r[:37]) + "..."
-	}
-	return fmt.Sprintf("traversal %s: %s", v, e.Problem)
+	return fmt.Sprintf("traversal %s: %s", jsonerr.Shorten(v), e.Problem)
 }
 
 // parseTraversal reads the usual form, four small non-negative integers in brackets, without

@@ -52,7 +52,7 @@ func (c *checker) check(conns []Conn, choices []uint32) error {
 		if choices[i] >= uint32(f.n/2) && f.n > 2 || f.n == 2 && choices[i] != 0 {
 			return fmt.Errorf("connection %d (%d->%d): choices %b has bits above level k-2", i, cn.Src, cn.Dst, choices[i])
 		}
-		f.FillPath(c.path, cn.Src, cn.Dst, choices[i])
+		f.fillPath(c.path, cn.Src, cn.Dst, choices[i])
 		if err := f.CheckPath(cn.Src, cn.Dst, PathOf(c.path)); err != nil {
 			return fmt.Errorf("connection %d (%d->%d): %w", i, cn.Src, cn.Dst, err)
 		}
