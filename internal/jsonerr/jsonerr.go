@@ -190,8 +190,16 @@ func Place(data []byte, err error, patterns [][]string, check func(raw []byte) e
 // Find returns for that Unmarshaler's check is the one that stopped the decoder.
 func Find(data []byte, pattern []string, check func(raw []byte) error) (off int64, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	return find(dec, data, pattern, check)
+	off, err = find(dec, data, pattern, check)
+	if err == errMalformed {
+		return 0, nil
+	}
+	return off, err
 }
+
+// errMalformed stops find where data is not valid JSON: a decoder that has failed reports More
+// forever, so a loop over an array or object would not end.
+var errMalformed = errors.New("jsonerr: malformed JSON")
 
 // find reads the value the decoder is at (Token or Decode's next) along pattern.
 func find(dec *json.Decoder, data []byte, pattern []string, check func([]byte) error) (int64, error) {
@@ -203,7 +211,10 @@ func find(dec *json.Decoder, data []byte, pattern []string, check func([]byte) e
 	}
 	skip := func() (int64, error) {
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil || len(pattern) > 0 {
+		if err := dec.Decode(&raw); err != nil {
+			return 0, errMalformed
+		}
+		if len(pattern) > 0 {
 			return 0, nil
 		}
 		if err := check(raw); err != nil {
@@ -222,19 +233,19 @@ func find(dec *json.Decoder, data []byte, pattern []string, check func([]byte) e
 		return skip()
 	}
 	if _, err := dec.Token(); err != nil {
-		return 0, nil
+		return 0, errMalformed
 	}
 	for dec.More() {
 		if want == '{' {
 			key, err := dec.Token()
 			if err != nil {
-				return 0, nil
+				return 0, errMalformed
 			}
 			if k, _ := key.(string); !strings.EqualFold(k, pattern[0]) {
 				// Not on the pattern: read as a whole and passed over.
 				var raw json.RawMessage
 				if dec.Decode(&raw) != nil {
-					return 0, nil
+					return 0, errMalformed
 				}
 				continue
 			}

@@ -70,6 +70,12 @@ func TestFind(t *testing.T) {
 		{`["bad"]`, ""},
 		{`{"a": [{"b": ["ok"]`, ""},
 		{`{"a": [{"b": [1], "a": [{"b": ["bad"]}]}]}`, ""},
+		// Malformed inside the pattern: Find gives up rather than reading on (a decoder that
+		// has failed reports More forever).
+		{`{"a": [{"b": [1, tru]}]}`, ""},
+		{`{"a": [{"b": [1,, "bad"]}]}`, ""},
+		{`{"a": [x, {"b": ["bad"]}]}`, ""},
+		{`{"a": [{"b" 1}]}`, ""},
 	} {
 		off, err := Find([]byte(c.in), pattern, isBad)
 		got := ""
