@@ -157,10 +157,10 @@ func validState(s benes.State) bool { return s == benes.Bar || s == benes.Cross 
 
 // writeJSON writes head (encodeHead's text), the timeline and the record's end.
 func (r *RunRecord) writeJSON(w io.Writer, head []byte) error {
-	e := newJSONStream(w)
+	e := jsonw.NewStream(w)
 	e.B = append(e.B, head...)
 	if r != nil {
-		e.timeline(r.Timeline)
+		writeTimeline(e, r.Timeline)
 		e.Str("\n}")
 	}
 	e.Str("\n")
@@ -168,15 +168,16 @@ func (r *RunRecord) writeJSON(w io.Writer, head []byte) error {
 	return e.Err
 }
 
-// timeline appends tl as MarshalIndent writes it as the value of a top-level field (one level
-// deep, one space per level).
-func (e *jsonStream) timeline(tl *schedules.Timeline) {
+// writeTimeline appends tl to e as MarshalIndent writes it as the value of a top-level field
+// (one level deep, one space per level). Run records and Chrome traces go through a buffered
+// jsonw.Stream, so that files of millions of elements never have their text held whole.
+func writeTimeline(e *jsonw.Stream, tl *schedules.Timeline) {
 	if tl == nil {
 		e.Str("null")
 		return
 	}
 	e.Str("{\n  \"circuits\": ")
-	jsonw.Array(e.Stream, tl.Circuits, "\n  ]", func(c *schedules.CircuitTiming) {
+	jsonw.Array(e, tl.Circuits, "\n  ]", func(c *schedules.CircuitTiming) {
 		e.Str("\n   {\n    \"circuit\": ")
 		e.Int(c.Circuit)
 		e.Str(",\n    \"ready\": ")
@@ -192,7 +193,7 @@ func (e *jsonStream) timeline(tl *schedules.Timeline) {
 		e.Str("\n   }")
 	})
 	e.Str(",\n  \"switch_changes\": ")
-	jsonw.Array(e.Stream, tl.SwitchChanges, "\n  ]", func(sc *schedules.SwitchChange) {
+	jsonw.Array(e, tl.SwitchChanges, "\n  ]", func(sc *schedules.SwitchChange) {
 		// States are valid here (checkTimelineJSON): their text is "bar" or "cross".
 		e.Str("\n   {\n    \"stage\": ")
 		e.Int(int(sc.Stage))

@@ -57,18 +57,18 @@ func WriteChromeTrace(w io.Writer, s *schedules.Schedule, tl *schedules.Timeline
 	t := &traceWriter{s: s, tl: tl, order: order, txs: sortedKeys(usedTx), rxs: sortedKeys(usedRx)}
 	// First pass: only the times, for the first one encoding/json would refuse (kept in the
 	// stream's Err; nothing is appended).
-	t.check, t.jsonStream = true, &jsonStream{&jsonw.Stream{}}
+	t.check, t.Stream = true, &jsonw.Stream{}
 	t.events()
 	if t.Err != nil {
 		return t.Err
 	}
 	t.check = false
-	t.jsonStream = newJSONStream(w)
+	t.Stream = jsonw.NewStream(w)
 	t.Str(`{"traceEvents":[`)
 	t.events()
 	t.Str(`],"displayTimeUnit":"ns"}` + "\n")
 	t.Flush()
-	return t.jsonStream.Err
+	return t.Stream.Err
 }
 
 // switchTrackOrder returns the indices of changes grouped by switch track (tid stage·(n/2)+switch,
@@ -122,7 +122,7 @@ type traceWriter struct {
 	check    bool
 	n        int    // events written, for the commas between them
 	num      []byte // scratch for the text of an event's times
-	*jsonStream
+	*jsonw.Stream
 }
 
 const us = 1e6 // microseconds per second, the trace's unit
