@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -319,29 +320,49 @@ func (m parallelModel) Nominal() float64                            { return m.a
 func (m parallelModel) NewReconfigurer() Reconfigurer               { return m }
 func (m parallelModel) Command(t float64, _ int) (float64, float64) { return t, t + m.alpha }
 
-type controllerModel struct{ tr, tw float64 }
+// ControllerTiming is the one controller model (package ctlmodel): T_r per request of at most
+// Batch changes (0: no limit), requests served one at a time, T_w settling after each command,
+// overlapping later commands unless SerialSettle.
+type ControllerTiming = ctlmodel.Model
 
 // ControllerReconfig is Er-El and Feitelson §2.3.3's model, T_c = T_r + T_w: one controller handles the
 // requests one at a time, each taking T_r, in order of request (first come, first served); the
 // settle time T_w that follows each request overlaps with later requests. A command that sets many
 // switches at once (a barrier round, or everything one completion event unlocks) is one request.
-func ControllerReconfig(tr, tw float64) ReconfigModel { return controllerModel{tr, tw} }
+// It is Controller with no batch limit and overlapping settles.
+func ControllerReconfig(tr, tw float64) ReconfigModel {
+	return Controller(ControllerTiming{TR: tr, TW: tw})
+}
 
+// Controller is the controller model with its batch size B and settle rule: a command of k
+// changes takes ⌈k/B⌉·T_r at the one station, then T_w (see package ctlmodel). It is the model
+// the fake controller, the board emulator and a live replay's prediction use too.
+func Controller(m ControllerTiming) ReconfigModel { return controllerModel{m} }
+
+type controllerModel struct{ m ctlmodel.Model }
+
+// Name is the name ControllerReconfig always had, plus B and the settle rule where they are not
+// its defaults.
 func (m controllerModel) Name() string {
-	return "controller T_r=" + units.FormatSeconds(m.tr) + " T_w=" + units.FormatSeconds(m.tw)
+	s := "controller T_r=" + units.FormatSeconds(m.m.TR) + " T_w=" + units.FormatSeconds(m.m.TW)
+	if m.m.Batch > 0 {
+		s += " B=" + strconv.Itoa(m.m.Batch)
+	}
+	if m.m.SerialSettle {
+		s += " serial settles"
+	}
+	return s
 }
-func (m controllerModel) Nominal() float64 { return m.tr + m.tw }
+
+// Nominal is one command of one change on an idle controller.
+func (m controllerModel) Nominal() float64 { return m.m.Cost(1) }
 func (m controllerModel) NewReconfigurer() Reconfigurer {
-	return &controllerState{m: m}
+	return &controllerState{m.m.NewStation()}
 }
 
-type controllerState struct {
-	m    controllerModel
-	free float64 // when the controller finishes the request it is handling
-}
+type controllerState struct{ s *ctlmodel.Station }
 
-func (c *controllerState) Command(t float64, _ int) (float64, float64) {
-	start := max(t, c.free)
-	c.free = start + c.m.tr
-	return start, c.free + c.m.tw
+func (c *controllerState) Command(t float64, switches int) (float64, float64) {
+	start, _, settled := c.s.Command(t, switches)
+	return start, settled
 }

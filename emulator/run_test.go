@@ -116,6 +116,19 @@ func TestHandWorkedTimelines(t *testing.T) {
 			{0, 0, 0, 10, 15}, {0, 0, 0, 10, 13}, {15, 15, 15, 25, 27}, {15, 15, 15, 25, 29}}, 3, 2, 0, 29},
 		{"crossbar controller", xbarCtl, ControllerReconfig(2, 5), []timing{
 			{0, 0, 0, 7, 8}, {0, 0, 0, 7, 9}, {8, 8, 8, 15, 16}, {9, 9, 10, 17, 18}}, 4, 3, 0, 18},
+		// The same requests with B = 1 (T_r per change): the first command re-points two
+		// transmitters, 2·2 + 5 = 9; the later ones arrive at 10 and 11, the second queued to 12.
+		{"crossbar controller B=1", xbarCtl, Controller(ControllerTiming{TR: 2, TW: 5, Batch: 1}), []timing{
+			{0, 0, 0, 9, 10}, {0, 0, 0, 9, 11}, {10, 10, 10, 17, 18}, {11, 11, 12, 19, 20}}, 4, 3, 0, 20},
+		// Serial settles: the command requested at 9 waits until the one of 8 has settled (15).
+		{"crossbar controller serial settles", xbarCtl, Controller(ControllerTiming{TR: 2, TW: 5, SerialSettle: true}), []timing{
+			{0, 0, 0, 7, 8}, {0, 0, 0, 7, 9}, {8, 8, 8, 15, 16}, {9, 9, 15, 22, 23}}, 4, 3, 0, 23},
+		// Barrier rounds, B = 1: round 0's two changes take 2·2 + 5, round 1's one 2 + 5 from 14.
+		{"crossbar barrier controller B=1", xbarBarrier, Controller(ControllerTiming{TR: 2, TW: 5, Batch: 1}), []timing{
+			{0, 0, 0, 9, 14}, {0, 0, 0, 9, 12}, {14, 14, 14, 21, 23}, {14, 14, 14, 21, 25}}, 3, 2, 0, 25},
+		// B = 2 holds both changes of round 0 in one request: as with no limit, 2 + 5.
+		{"crossbar barrier controller B=2", xbarBarrier, Controller(ControllerTiming{TR: 2, TW: 5, Batch: 2}), []timing{
+			{0, 0, 0, 7, 12}, {0, 0, 0, 7, 10}, {12, 12, 12, 19, 21}, {12, 12, 12, 19, 23}}, 3, 2, 0, 23},
 		{"crossbar parallel, same nominal delay", xbarCtl, ParallelReconfig(7), []timing{
 			{0, 0, 0, 7, 8}, {0, 0, 0, 7, 9}, {8, 8, 8, 15, 16}, {9, 9, 9, 16, 17}}, 4, 3, 0, 17},
 	}

@@ -88,10 +88,16 @@ func ParseGPUMap(s string) ([]int, error) {
 }
 
 // ReconfigSpec says which reconfiguration model to build: "parallel" (α_r per change, all
-// concurrent) or "controller" (T_r per command, serialised, then T_w settling, overlapping).
+// concurrent) or "controller" (T_r per request of at most Batch changes, requests serialised,
+// then T_w settling, overlapping unless SerialSettle).
 type ReconfigSpec struct {
 	Model         string
 	Alpha, Tr, Tw float64 // seconds
+	// Batch is the controller's B, the most changes one request carries; 0 is no limit (every
+	// command one request).
+	Batch int
+	// SerialSettle makes the controller take the next command only once the last has settled.
+	SerialSettle bool
 }
 
 // ReconfigModel builds the model; an unknown name is a *SpecError for field "reconfig-model".
@@ -100,7 +106,11 @@ func (r ReconfigSpec) ReconfigModel() (ReconfigModel, error) {
 	case "parallel":
 		return ParallelReconfig(r.Alpha), nil
 	case "controller":
-		return ControllerReconfig(r.Tr, r.Tw), nil
+		m := ControllerTiming{TR: r.Tr, TW: r.Tw, Batch: r.Batch, SerialSettle: r.SerialSettle}
+		if r.Batch < 0 {
+			return nil, &SpecError{"batch", strconv.Itoa(r.Batch), fmt.Errorf("want B ≥ 1, or 0 for no limit")}
+		}
+		return Controller(m), nil
 	}
 	return nil, &SpecError{"reconfig-model", r.Model, fmt.Errorf("want parallel or controller")}
 }

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,25 @@ func TestReconfigSpec(t *testing.T) {
 	if err != nil || c.Nominal() != tr+tw {
 		t.Errorf("controller: %v, nominal %v", err, c)
 	}
+	if c.Name() != "controller T_r=1µs T_w=10µs" {
+		t.Errorf("controller with the defaults is named %q, as it always was: want %q", c.Name(), "controller T_r=1µs T_w=10µs")
+	}
+	b, err := ReconfigSpec{Model: "controller", Tr: tr, Tw: tw, Batch: 16, SerialSettle: true}.ReconfigModel()
+	if err != nil || b.Nominal() != tr+tw || b.Name() != "controller T_r=1µs T_w=10µs B=16 serial settles" {
+		t.Errorf("controller B=16, serial settles: %v, nominal %v, name %q", err, b.Nominal(), b.Name())
+	}
+	// 17 changes at 0 take two requests; the next command waits until they have settled.
+	r := b.NewReconfigurer()
+	if s, e := r.Command(0, 17); s != 0 || math.Abs(e-(2*tr+tw)) > 1e-18 {
+		t.Errorf("17 changes with B=16: %v–%v, want 0–%v", s, e, 2*tr+tw)
+	}
+	if s, _ := r.Command(0, 1); math.Abs(s-(2*tr+tw)) > 1e-18 {
+		t.Errorf("a command behind it starts at %v, want %v (serial settles)", s, 2*tr+tw)
+	}
 	var se *SpecError
+	if _, err := (ReconfigSpec{Model: "controller", Batch: -1}).ReconfigModel(); !errors.As(err, &se) || se.Field != "batch" {
+		t.Errorf("batch -1: error %v", err)
+	}
 	if _, err := (ReconfigSpec{Model: "serial"}).ReconfigModel(); !errors.As(err, &se) || se.Field != "reconfig-model" || se.Value != "serial" {
 		t.Errorf("unknown model: error %v", err)
 	}
