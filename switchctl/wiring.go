@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
@@ -33,9 +34,16 @@ type Wiring struct {
 	// TR is the nominal time one command takes (T_r); TW the settle time after a change (T_w).
 	// The fake sleeps them; GPIO and crystal drivers wait TW before a change counts as settled;
 	// the serial board confirms settling itself and TW only extends its reply timeout.
-	TR, TW  time.Duration
-	Serial  SerialConfig
-	Crystal CrystalConfig
+	TR, TW time.Duration
+	// Batch is B, the most changes one request to the controller carries (a command of k changes
+	// is ⌈k/B⌉ requests of T_r; 0 is no limit), and SerialSettle says that the controller takes
+	// the next command only once the last has settled. The fake runs on them with T_r and T_w; a
+	// replay through any backend is predicted with them (package ctlmodel). Batch defaults to 1,
+	// and to 16 on the serial board, whose SW line carries 16 channels.
+	Batch        int
+	SerialSettle bool
+	Serial       SerialConfig
+	Crystal      CrystalConfig
 	// Switches lists every switch of the fabric once, in file order.
 	Switches []SwitchWiring
 }
@@ -87,14 +95,16 @@ func Stages(ports int) int { return 2*bits.Len(uint(ports)) - 3 }
 
 // rawWiring is the YAML form; durations are strings with units (2ms, 100us).
 type rawWiring struct {
-	Version  int         `yaml:"version"`
-	Ports    int         `yaml:"ports"`
-	Backend  string      `yaml:"backend"`
-	TR       string      `yaml:"t_r"`
-	TW       string      `yaml:"t_w"`
-	Serial   *rawSerial  `yaml:"serial"`
-	Crystal  *rawCrystal `yaml:"crystal"`
-	Switches []rawSwitch `yaml:"switches"`
+	Version      int         `yaml:"version"`
+	Ports        int         `yaml:"ports"`
+	Backend      string      `yaml:"backend"`
+	TR           string      `yaml:"t_r"`
+	TW           string      `yaml:"t_w"`
+	Batch        *int        `yaml:"batch"`
+	SerialSettle *bool       `yaml:"serial_settle"`
+	Serial       *rawSerial  `yaml:"serial"`
+	Crystal      *rawCrystal `yaml:"crystal"`
+	Switches     []rawSwitch `yaml:"switches"`
 }
 
 type rawSerial struct {
@@ -191,6 +201,19 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 	}
 	if w.TW, err = dur("t_w", raw.TW, -1, at("t_w")); err != nil {
 		return nil, err
+	}
+	w.Batch = 1
+	if raw.Backend == "serial" {
+		w.Batch = serialLine
+	}
+	if raw.Batch != nil {
+		if *raw.Batch < 0 || *raw.Batch > 1<<20 {
+			return nil, fail(at("batch"), "batch: %d, want B ≥ 1 changes per request (0: no limit)", *raw.Batch)
+		}
+		w.Batch = *raw.Batch
+	}
+	if raw.SerialSettle != nil {
+		w.SerialSettle = *raw.SerialSettle
 	}
 
 	// Transport settings, with defaults where a section is absent.
@@ -322,6 +345,15 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 			stages*per-len(seen), stages*per, raw.Ports, strings.Join(missing, ", "), more)
 	}
 	return w, nil
+}
+
+// serialLine is how many channels one SW line of the serial board carries (serialboard.MaxBatch,
+// which imports this package).
+const serialLine = 16
+
+// Model is the controller model of the map: T_r, T_w, B and the settle rule.
+func (w *Wiring) Model() ctlmodel.Model {
+	return ctlmodel.Model{TR: w.TR.Seconds(), TW: w.TW.Seconds(), Batch: w.Batch, SerialSettle: w.SerialSettle}
 }
 
 type need int

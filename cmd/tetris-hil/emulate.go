@@ -49,7 +49,10 @@ changes; with several matrices, a total over them (one inference pass).
 Timing models: transfers take bytes/bandwidth unless --calibration (per-GPU-pair α + β·bytes) or
 --measured (a table of measured times) is given; reconfiguration is --reconfig per change, all in
 parallel (the Tetris paper's model), or with --reconfig-model controller, commands serialised through one
-controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w). Schedulers plan
+controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w). With --batch B a
+command of k changes is ⌈k/B⌉ requests of --tr each (--batch 1: T_r per change; the default 0:
+one request per command); --serial-settle makes the controller wait for each command's settle
+before it takes the next (Er-El and Feitelson §2.3.3 overlap them). Schedulers plan
 with --bandwidth and --reconfig whatever the execution model; lower bounds use --bandwidth and
 the reconfiguration model's delay for one command (α_r, or T_r + T_w).
 
@@ -61,6 +64,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 		Example: `  tetris-hil emulate --demand m.csv
   tetris-hil emulate --demand trace.json --layer 3 --phase dispatch --algo tetris,bvn --reconfig 1us
   tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
+  tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --batch 16 --serial-settle
   tetris-hil emulate --schedule s.json --timeline runs/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,6 +89,8 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 type modelFlags struct {
 	calibration, gpuMap, measured string
 	reconfModel, tr, tw           string
+	batch                         int
+	serialSettle                  bool
 	switchBench                   *switchBenchFlag
 	fs                            *pflag.FlagSet // to refuse --tr/--tw that the model would ignore
 }
@@ -96,6 +102,8 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
 	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
 	fs.StringVar(&m.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
+	fs.IntVar(&m.batch, "batch", 0, "controller model: at most this many changes per request (B), so a command of k changes takes ⌈k/B⌉·T_r + T_w; 1 is T_r per change, 0 no limit (T_r per command)")
+	fs.BoolVar(&m.serialSettle, "serial-settle", false, "controller model: the controller takes the next command only once the last has settled (settles do not overlap)")
 	m.switchBench = registerSwitchBench(fs)
 	m.fs = fs
 }
@@ -120,11 +128,15 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 		if spec.Tw, err = units.ParseDuration(m.tw); err != nil {
 			return cfg, usagef("--tw %q: %v", m.tw, err)
 		}
-		if spec.Tr, spec.Tw, err = m.switchBench.times(spec.Tr, spec.Tw); err != nil {
+		if m.batch < 0 {
+			return cfg, usagef("--batch %d: want B ≥ 1 changes per request, or 0 for no limit", m.batch)
+		}
+		spec.Batch, spec.SerialSettle = m.batch, m.serialSettle
+		if spec.Tr, spec.Tw, spec.Batch, err = m.switchBench.times(spec.Tr, spec.Tw, spec.Batch); err != nil {
 			return cfg, err
 		}
 	} else if m.reconfModel == "parallel" {
-		for _, name := range []string{"tr", "tw"} {
+		for _, name := range []string{"tr", "tw", "batch", "serial-settle"} {
 			if m.fs != nil && m.fs.Changed(name) {
 				return cfg, usagef("--%s %q: only --reconfig-model controller uses it (the parallel model takes --reconfig)", name, m.fs.Lookup(name).Value)
 			}

@@ -66,7 +66,8 @@ With --calibration (per-GPU-pair α + β·bytes) or --measured (measured transfe
 are timed from the GPUs instead of bytes/bandwidth while α_r is injected as before: Tetris
 Figure 10's hardware emulation. The bandwidths then only set what the schedulers plan with and
 the lower bounds. With --reconfig-model controller, every reconfiguration command takes --tr on
-one controller, serialised, then settles for --tw (Er-El and Feitelson §2.3.3) in every cell; the
+one controller, serialised, then settles for --tw (Er-El and Feitelson §2.3.3) in every cell
+(--batch B: ⌈k/B⌉ requests of --tr for k changes; --serial-settle: no overlapping settles); the
 cell's α_r then only sets what the schedulers plan with, and the lower bounds use T_r + T_w.
 --fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
 every cell, as in emulate.

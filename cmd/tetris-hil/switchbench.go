@@ -15,26 +15,28 @@ type switchBenchFlag struct {
 
 func registerSwitchBench(fs *pflag.FlagSet) *switchBenchFlag {
 	f := &switchBenchFlag{fs: fs}
-	fs.StringVar(&f.path, "switch-bench", "", "with --reconfig-model controller: take T_r and T_w from this bench file (written by switch bench) instead of --tr and --tw")
+	fs.StringVar(&f.path, "switch-bench", "", "with --reconfig-model controller: take T_r, T_w and B from this bench file (written by switch bench) instead of --tr, --tw and --batch")
 	return f
 }
 
-// times returns the controller model's T_r and T_w in seconds: the bench file's when one is
-// given, else tr and tw (from --tr and --tw). Giving both is an error naming the flags.
-func (f *switchBenchFlag) times(tr, tw float64) (float64, float64, error) {
+// times returns the controller model's T_r and T_w in seconds and its batch size B: the bench
+// file's when one is given, else tr, tw and batch (from --tr, --tw and --batch). Giving both is an
+// error naming the flags. A bench file from before B was measured gives B = 0, the one request
+// per command the emulator then charged.
+func (f *switchBenchFlag) times(tr, tw float64, batch int) (float64, float64, int, error) {
 	if f == nil || f.path == "" {
-		return tr, tw, nil
+		return tr, tw, batch, nil
 	}
-	for _, name := range []string{"tr", "tw"} {
+	for _, name := range []string{"tr", "tw", "batch"} {
 		if f.fs.Changed(name) {
-			return 0, 0, usagef("--switch-bench %q and --%s: the bench file gives T_r and T_w; drop one", f.path, name)
+			return 0, 0, 0, usagef("--switch-bench %q and --%s: the bench file gives T_r, T_w and B; drop one", f.path, name)
 		}
 	}
 	b, err := benchfile.Read(f.path)
 	if err != nil {
-		return 0, 0, usagef("--switch-bench %q: %v", f.path, err)
+		return 0, 0, 0, usagef("--switch-bench %q: %v", f.path, err)
 	}
-	return b.TRSeconds, b.TWSeconds, nil
+	return b.TRSeconds, b.TWSeconds, b.Batch, nil
 }
 
 // parallel refuses --switch-bench with the parallel model, which has no T_r or T_w.

@@ -75,10 +75,18 @@ func emptyEntry(flag, list string) error {
 	return usagef("--%s %q: an entry of the comma-separated list is empty", flag, list)
 }
 
-// timingChanged reports whether --tr or --tw was given (exec then refuses them under the
-// parallel model).
+// timingChanged reports whether --tr, --tw, --batch or --serial-settle was given (exec then
+// refuses them under the parallel model).
 func (m *modelFlags) timingChanged() bool {
-	return m.fs != nil && (m.fs.Changed("tr") || m.fs.Changed("tw"))
+	if m.fs == nil {
+		return false
+	}
+	for _, name := range []string{"tr", "tw", "batch", "serial-settle"} {
+		if m.fs.Changed(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceName is what emulate ran on, for its table's opening line.

@@ -1,16 +1,20 @@
 // Package fake is the in-memory switch controller (backend "fake"): no hardware, the timing of
-// Er-El and Feitelson §2.3.3. Each change is one command to the control station taking T_r, the
-// commands are serialised (also across concurrent Apply calls), and each change's settle time
-// T_w starts when its command is done and overlaps the later commands: a batch of k changes
-// returns after about k·T_r + T_w.
+// the one controller model (package ctlmodel, Er-El and Feitelson §2.3.3) with the wiring map's
+// T_r, T_w, batch size B and settle rule. A command (one Apply) of k changes is ⌈k/B⌉ requests of
+// at most B changes, each holding the control station for T_r; requests are serialised, also
+// across concurrent Apply calls, and the command's settle time T_w starts when its last request
+// is done and overlaps later commands unless the map sets serial_settle. With the default B = 1
+// a batch of k changes returns after k·T_r + T_w.
 package fake
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/switchctl"
 )
 
@@ -20,13 +24,18 @@ func init() {
 	}))
 }
 
-// Controller is the in-memory controller. Its T_r and T_w come from the wiring map.
+// Controller is the in-memory controller. Its timing comes from the wiring map.
 type Controller struct {
 	w      *switchctl.Wiring
 	log    *switchctl.ChangeLog
+	m      ctlmodel.Model
 	tr, tw time.Duration
 
-	station sync.Mutex // the control station: one command at a time
+	// The control station: the model's queue, in seconds since epoch. Commands take their
+	// places in it in order of arrival; each then waits out its own times.
+	station sync.Mutex
+	queue   *ctlmodel.Station
+	epoch   time.Time
 
 	mu     sync.Mutex
 	states map[switchctl.Addr]switchctl.State
@@ -35,7 +44,8 @@ type Controller struct {
 
 // New returns a fake controller with every switch in Bar.
 func New(w *switchctl.Wiring, opts switchctl.Options) *Controller {
-	c := &Controller{w: w, log: opts.Log, tr: w.TR, tw: w.TW, states: map[switchctl.Addr]switchctl.State{}}
+	m := w.Model()
+	c := &Controller{w: w, log: opts.Log, m: m, tr: w.TR, tw: w.TW, queue: m.NewStation(), epoch: time.Now(), states: map[switchctl.Addr]switchctl.State{}}
 	for _, s := range w.Switches {
 		c.states[s.Switch] = switchctl.Bar
 	}
@@ -48,8 +58,8 @@ func (c *Controller) isClosed() bool {
 	return c.closed
 }
 
-// Apply carries out the batch change by change (T_r each, serialised), then waits until the
-// last change's settle time T_w has elapsed. On cancellation the changes already commanded stay
+// Apply carries out the batch as the model's requests (T_r each, serialised), then waits until
+// the command's settle time T_w has elapsed. On cancellation the changes already commanded stay
 // and are logged.
 func (c *Controller) Apply(ctx context.Context, changes []switchctl.Change) error {
 	if c.isClosed() {
@@ -64,53 +74,54 @@ func (c *Controller) Apply(ctx context.Context, changes []switchctl.Change) erro
 	return c.command(ctx, changes, false)
 }
 
+// reserve queues a command of requests requests at the station now and returns when its first
+// request starts. The station's times are deadlines, not wake-ups: a sleep that returns late
+// (timer granularity, a loaded host) does not lengthen the next request, so k requests take
+// k·T_r as the model says.
+func (c *Controller) reserve(changes int) time.Time {
+	c.station.Lock()
+	defer c.station.Unlock()
+	start, _, _ := c.queue.Command(time.Since(c.epoch).Seconds(), changes)
+	return c.epoch.Add(time.Duration(math.Round(start * 1e9)))
+}
+
 func (c *Controller) command(ctx context.Context, changes []switchctl.Change, halt bool) error {
 	batch := c.log.NewBatch()
 	entries := make([]switchctl.Entry, 0, len(changes))
+	k := len(changes)
+	if halt {
+		k = 1 // the safe state is one request for the whole board
+	}
+	start := c.reserve(k)
 	var err error
-	c.station.Lock()
-	// The station's times are deadlines chained from the batch's first change, not wake-ups: a sleep
-	// that returns late (timer granularity, a loaded host) does not lengthen the next change,
-	// so k changes take k·T_r as the model says.
-	next := time.Now()
-	for _, ch := range changes {
-		e := switchctl.Entry{Batch: batch, Switch: ch.Switch, State: ch.State, Halt: halt, Commanded: next}
-		if err = switchctl.SleepUntil(ctx, e.Commanded.Add(c.tr)); err != nil {
+	for j := 0; j < len(changes) && err == nil; {
+		// Request r carries changes j..; they are commanded when it starts and acknowledged,
+		// in the model's times (not the sleep's), when it is done.
+		r := c.m.RequestOf(j)
+		if halt {
+			r = 0
+		}
+		commanded := start.Add(time.Duration(r) * c.tr)
+		done := commanded.Add(c.tr)
+		if err = switchctl.SleepUntil(ctx, done); err != nil {
 			break
 		}
-		// The model's times, not the sleep's: a timer that wakes late is not the switch's T_r.
-		e.Acknowledged = e.Commanded.Add(c.tr)
-		next = e.Acknowledged
-		c.mu.Lock()
-		c.states[ch.Switch] = ch.State
-		c.mu.Unlock()
-		e.Settled = e.Acknowledged.Add(c.tw)
-		entries = append(entries, e)
-		if halt {
-			// The safe state is one command for the whole board.
-			for _, rest := range changes[1:] {
-				c.mu.Lock()
-				c.states[rest.Switch] = rest.State
-				c.mu.Unlock()
-				f := e
-				f.Switch, f.State = rest.Switch, rest.State
-				entries = append(entries, f)
-			}
-			break
+		for ; j < len(changes) && (halt || c.m.RequestOf(j) == r); j++ {
+			ch := changes[j]
+			c.mu.Lock()
+			c.states[ch.Switch] = ch.State
+			c.mu.Unlock()
+			entries = append(entries, switchctl.Entry{Batch: batch, Switch: ch.Switch, State: ch.State, Halt: halt,
+				Commanded: commanded, Acknowledged: done, Settled: done.Add(c.tw)})
 		}
 	}
-	c.station.Unlock()
 	if err == nil && len(entries) > 0 {
 		err = settle(ctx, entries[len(entries)-1].Settled)
 	}
-	if err != nil {
-		// Changes commanded but cut short of their settle time are logged as settling when
-		// their time elapses: the hardware keeps going.
-		c.log.Add(entries...)
-		return err
-	}
+	// Changes commanded but cut short of their settle time are logged as settling when their
+	// time elapses: the hardware keeps going.
 	c.log.Add(entries...)
-	return nil
+	return err
 }
 
 // settle waits until t: a timer for all but the last millisecond (Linux timers wake up to a
