@@ -331,7 +331,8 @@ func printBench(w io.Writer, f *benchfile.File, rounds int) {
 func newSwitchEmulateCmd() *cobra.Command {
 	var wiring, latency, settle, resetDelay, logPath string
 	var garble, drop float64
-	var reset bool
+	var reset, serialSettle bool
+	var batch int
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "emulate --wiring FILE [--command-latency 2ms] [--settle 5ms]",
@@ -342,8 +343,11 @@ the serial protocol of the README: a switch board for backend serial, a crystal 
 backend crystal with transport serial; for backend osw22 it runs one single-switch device per
 switch and links each switch's port path to its pseudo-terminal.
 
-Each line the board receives takes --command-latency (one at a time), a change settles
---settle after it is handled (*OPC? answers then). --garble and --drop inject corrupted replies
+The board's timing is the controller model of Er-El and Feitelson §2.3.3 (T_c = T_r + T_w): a set
+line of k channels is ⌈k/B⌉ requests (--batch B, a divisor of 16; default a whole line), each
+taking --command-latency (T_r) one at a time; its changes settle --settle (T_w) after its last
+request (*OPC? answers then), overlapping the next lines unless --serial-settle. Queries answer
+at once. --garble and --drop inject corrupted replies
 and lost lines with those probabilities; --reset-on-open makes the board reset whenever the port
 is opened (it ignores input for --reset-delay, prints boot noise, and starts with every channel
 safe). --log writes one JSON line per command received, in order. It runs until interrupted.`,
@@ -355,7 +359,10 @@ safe). --log writes one JSON line per command received, in order. It runs until 
 			if err != nil {
 				return err
 			}
-			cfg := boardemu.Config{Garble: garble, Drop: drop, ResetOnOpen: reset, Seed: seed}
+			if batch < 0 || batch > 0 && 16%batch != 0 {
+				return usagef("--batch %d: want a divisor of the 16 channels a line carries (1, 2, 4, 8, 16), or 0 for a whole line", batch)
+			}
+			cfg := boardemu.Config{Garble: garble, Drop: drop, ResetOnOpen: reset, Seed: seed, Batch: batch, SerialSettle: serialSettle}
 			for _, d := range []struct {
 				flag, v string
 				to      *time.Duration
@@ -402,8 +409,10 @@ safe). --log writes one JSON line per command received, in order. It runs until 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&wiring, "wiring", "", "wiring map (YAML; required): the board's channels")
-	fs.StringVar(&latency, "command-latency", "0", "time the board takes per line received")
+	fs.StringVar(&latency, "command-latency", "0", "time the board takes per request of a set line (T_r)")
 	fs.StringVar(&settle, "settle", "0", "settle time of each change")
+	fs.IntVar(&batch, "batch", 0, "channels the board handles per request of --command-latency (B); 0: a whole line")
+	fs.BoolVar(&serialSettle, "serial-settle", false, "take the next set line only once the last has settled")
 	fs.Float64Var(&garble, "garble", 0, "probability that a reply is corrupted")
 	fs.Float64Var(&drop, "drop", 0, "probability that a received line is dropped")
 	fs.BoolVar(&reset, "reset-on-open", false, "reset the board whenever the port is opened")

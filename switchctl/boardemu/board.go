@@ -3,10 +3,16 @@
 // single-switch OSW22-style device, each speaking its protocol over any byte stream or on a
 // pseudo-terminal (github.com/creack/pty) that tarm/serial opens like a real port.
 //
-// Faults can be injected: a command latency (the board handles one line at a time, each taking
-// the latency), a settle time after each change (*OPC? answers once it has passed), garbled
-// replies, dropped lines, and a reset when the port is opened (the board ignores input for a
-// while, prints boot noise, and comes back with every channel in its safe state).
+// The board's timing is the one controller model (package ctlmodel, Er-El and Feitelson
+// §2.3.3): a set line (SW, XTAL, SAFE, HV, S) of k channels is a command of ⌈k/B⌉ requests, each
+// holding the board for the command latency T_r, served one at a time in order of arrival; the
+// settle time T_w follows the line's last request and overlaps the next lines unless the settles
+// are serial (then the board takes the next set line only once the last has settled). *OPC?
+// answers once every change so far has settled; other queries answer at once.
+//
+// Faults can be injected: garbled replies, dropped lines, and a reset when the port is opened
+// (the board ignores input for a while, prints boot noise, and comes back with every channel in
+// its safe state).
 //
 // Every command line received is written to the log as one JSON object per line, in order,
 // with what was done about it; tests and the live runner compare it with the change log.
@@ -18,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -27,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/switchctl/serialboard"
 )
 
@@ -47,10 +55,17 @@ type Config struct {
 	Kind Kind
 	// Channels are the board's channels (the wiring map's).
 	Channels []int
-	// Latency is how long the board takes to handle one line; lines are handled one at a time.
+	// Latency is T_r, how long the board takes to handle one request of a set line; requests are
+	// handled one at a time.
 	Latency time.Duration
-	// Settle is how long a change takes to settle after it is handled.
+	// Settle is T_w, how long a set line's changes take to settle after its last request.
 	Settle time.Duration
+	// Batch is B, the most channels the board handles in one request; 0 (the default) is a whole
+	// line. Choose a divisor of the protocol's 16 channels a line, so that a client's batch of
+	// k changes costs ⌈k/B⌉ requests however it is split into lines.
+	Batch int
+	// SerialSettle makes the board take the next set line only once the last has settled.
+	SerialSettle bool
 	// Garble and Drop are the probabilities that a reply is corrupted or that a received line
 	// is dropped unhandled; Seed seeds them.
 	Garble, Drop float64
@@ -125,6 +140,7 @@ type Board struct {
 	start time.Time
 
 	mu          sync.Mutex
+	station     *ctlmodel.Station // seconds since start
 	rng         *rand.Rand
 	switches    map[int]string  // channel → BAR|CROSS (switch board, OSW22 uses channel 0)
 	crystals    map[int][2]bool // channel → A on, B on
@@ -134,6 +150,12 @@ type Board struct {
 	resetUntil  time.Time
 	writeMu     sync.Mutex
 	connections int
+}
+
+// Model is the board's timing as the one controller model: T_r = Latency, T_w = Settle, B and
+// the settle rule.
+func (c Config) Model() ctlmodel.Model {
+	return ctlmodel.Model{TR: c.Latency.Seconds(), TW: c.Settle.Seconds(), Batch: c.Batch, SerialSettle: c.SerialSettle}
 }
 
 // New returns a board with every channel in its safe state.
@@ -150,7 +172,8 @@ func New(cfg Config, log *Log) *Board {
 	if log == nil {
 		log = NewLog(nil)
 	}
-	b := &Board{cfg: cfg, log: log, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+	b := &Board{cfg: cfg, log: log, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		station: cfg.Model().NewStation()}
 	b.safe()
 	return b
 }
@@ -254,10 +277,15 @@ func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
 		b.log.add(e)
 		return
 	}
-	if b.cfg.Latency > 0 {
-		sleepUntil(ctx, now.Add(b.cfg.Latency))
+	var settled time.Time
+	if k := b.changes(line); k > 0 {
+		b.mu.Lock()
+		_, acked, done := b.station.Command(now.Sub(b.start).Seconds(), k)
+		b.mu.Unlock()
+		sleepUntil(ctx, b.at(acked))
+		settled = b.at(done)
 	}
-	reply, wait, violation := b.command(line)
+	reply, wait, violation := b.command(line, settled)
 	if wait {
 		b.mu.Lock()
 		until := b.settled
@@ -307,13 +335,55 @@ func sleepUntil(ctx context.Context, t time.Time) {
 	}
 }
 
+// at is the wall time of t seconds since the board started.
+func (b *Board) at(t float64) time.Time { return b.start.Add(time.Duration(math.Round(t * 1e9))) }
+
+// changes is the number of channels a set line sets, the k of its command (SAFE, HV and the
+// OSW22's S set one thing); 0 for a query or a line that does not parse, answered at once.
+func (b *Board) changes(line string) int {
+	if b.cfg.Kind == OSW22 {
+		if f := strings.Fields(strings.ToUpper(line)); len(f) == 2 && f[0] == "S" {
+			return 1
+		}
+		return 0
+	}
+	head, args, _ := strings.Cut(strings.TrimSpace(line), " ")
+	nargs := 1
+	switch strings.ToUpper(head) {
+	case "SAFE", "HV":
+		return 1
+	case "XTAL":
+		nargs = 2
+	case "SW":
+	default:
+		return 0
+	}
+	pairs, err := serialboard.ParseBatch(args, nargs)
+	if err != nil {
+		return 0
+	}
+	return len(pairs)
+}
+
+// markSettled records that the changes of a line settle at t (the model's time; now where the
+// line was not timed as a command).
+func (b *Board) markSettled(t time.Time) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	if t.After(b.settled) {
+		b.settled = t
+	}
+}
+
 // command carries out one line and returns the reply, whether the reply waits until every
-// change has settled, and an interlock violation it caused.
-func (b *Board) command(line string) (reply string, waitSettled bool, violation string) {
+// change has settled, and an interlock violation it caused. A set line's changes settle at
+// settled.
+func (b *Board) command(line string, settled time.Time) (reply string, waitSettled bool, violation string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cfg.Kind == OSW22 {
-		return b.osw22(line)
+		return b.osw22(line, settled)
 	}
 	head, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 	head = strings.ToUpper(head)
@@ -340,7 +410,7 @@ func (b *Board) command(line string) (reply string, waitSettled bool, violation 
 	case head == "SAFE":
 		// Crystals off first, then high voltage off: the order a driver board must keep.
 		b.safe()
-		b.settled = time.Now().Add(b.cfg.Settle)
+		b.markSettled(settled)
 		return "OK", true, ""
 	case head == "SW" && !crystal:
 		pairs, err := serialboard.ParseBatch(args, 1)
@@ -358,7 +428,7 @@ func (b *Board) command(line string) (reply string, waitSettled bool, violation 
 		for _, p := range pairs {
 			b.switches[p.Channel] = strings.ToUpper(p.Arg[0])
 		}
-		b.settled = time.Now().Add(b.cfg.Settle)
+		b.markSettled(settled)
 		return "OK", false, ""
 	case head == "SW?" && !crystal, head == "XTAL?" && crystal:
 		chs, err := serialboard.ParseChannels(args)
@@ -402,7 +472,7 @@ func (b *Board) command(line string) (reply string, waitSettled bool, violation 
 				viol = append(viol, fmt.Sprintf("both crystals of channel %d on", p.Channel))
 			}
 		}
-		b.settled = time.Now().Add(b.cfg.Settle)
+		b.markSettled(settled)
 		return "OK", false, strings.Join(viol, "; ")
 	case head == "HV" && crystal:
 		switch strings.ToUpper(strings.TrimSpace(args)) {
@@ -447,7 +517,7 @@ func crystalWord(c [2]bool) string {
 
 // osw22 is the single-switch dialect: S 1 (bar) and S 2 (cross) answer nothing, S? answers 1 or
 // 2, *IDN? the identity; anything else answers CMD_NOT_DEFINED.
-func (b *Board) osw22(line string) (string, bool, string) {
+func (b *Board) osw22(line string, settled time.Time) (string, bool, string) {
 	switch f := strings.Fields(strings.ToUpper(line)); {
 	case len(f) == 1 && f[0] == "*IDN?":
 		return b.identity(), false, ""
@@ -458,7 +528,7 @@ func (b *Board) osw22(line string) (string, bool, string) {
 		return "1", false, ""
 	case len(f) == 2 && f[0] == "S" && (f[1] == "1" || f[1] == "2"):
 		b.switches[0] = map[string]string{"1": "BAR", "2": "CROSS"}[f[1]]
-		b.settled = time.Now().Add(b.cfg.Settle)
+		b.markSettled(settled)
 		return "", false, ""
 	}
 	return "CMD_NOT_DEFINED", false, ""

@@ -100,7 +100,7 @@ func TestOSW22Protocol(t *testing.T) {
 func TestLatencyAndSettle(t *testing.T) {
 	start := time.Now()
 	session(t, Config{Channels: []int{1}, Latency: 5 * time.Millisecond, Settle: 20 * time.Millisecond}, "SW 1 CROSS", "*OPC?")
-	// SW takes 5ms; *OPC? its own 5ms, then waits for the settle, 20ms after SW was handled.
+	// SW takes 5ms; *OPC? answers once it has settled, 20ms after SW was handled.
 	if took := time.Since(start); took < 25*time.Millisecond || took > 150*time.Millisecond {
 		t.Errorf("SW then *OPC? took %v, want about 25ms", took)
 	}
@@ -123,5 +123,65 @@ func TestFaults(t *testing.T) {
 		if r != "BAR" && !strings.ContainsRune(r, '\ufffd') && !strings.Contains(r, "\xbf") {
 			t.Errorf("reply %q is neither right nor garbled", r)
 		}
+	}
+}
+
+// stampWriter notes when each reply was written.
+type stampWriter struct{ at []time.Time }
+
+func (w *stampWriter) Write(p []byte) (int, error) {
+	for range bytes.Count(p, []byte("\n")) {
+		w.at = append(w.at, time.Now())
+	}
+	return len(p), nil
+}
+
+// TestModelTiming feeds lines that are all there at once (each arrives as soon as the board is
+// done with the last) and checks when each reply goes out against the controller model worked by
+// hand: T_r = 4u per request of B channels, T_w = 12u after a line's last request, u = 2.5ms (a
+// reply may be late by 2u, half a request, for the scheduler of a loaded machine).
+func TestModelTiming(t *testing.T) {
+	const u = 2500 * time.Microsecond
+	six := "SW 1 CROSS,2 CROSS,3 CROSS,4 CROSS,5 CROSS,6 CROSS"
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		lines []string
+		want  []time.Duration // reply times from the start
+	}{
+		// B = 4: six channels are two requests (8u); *OPC? answers at 8 + 12.
+		{"B=4", Config{Batch: 4}, []string{six, "*OPC?"}, []time.Duration{8 * u, 20 * u}},
+		// No limit: one request for the line; queries answer at once.
+		{"whole line", Config{}, []string{six, "SW? 1", "*OPC?"}, []time.Duration{4 * u, 4 * u, 16 * u}},
+		// Overlapping settles: the second line is handled at once after the first (8u), and
+		// *OPC? waits for its settle (20u).
+		{"overlap", Config{}, []string{"SW 1 CROSS", "SW 2 CROSS", "*OPC?"}, []time.Duration{4 * u, 8 * u, 20 * u}},
+		// Serial settles: the second line waits until the first has settled (16u): 20, then 32.
+		{"serial settles", Config{SerialSettle: true}, []string{"SW 1 CROSS", "SW 2 CROSS", "*OPC?"}, []time.Duration{4 * u, 20 * u, 32 * u}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Channels, cfg.Latency, cfg.Settle = []int{1, 2, 3, 4, 5, 6}, 4*u, 12*u
+			b := New(cfg, nil)
+			w := &stampWriter{}
+			start := time.Now()
+			b.start = start // the station's clock starts with the lines
+			in := strings.NewReader(strings.Join(tc.lines, "\n") + "\n")
+			if err := b.Serve(context.Background(), struct {
+				io.Reader
+				io.Writer
+			}{in, w}); err != nil {
+				t.Fatal(err)
+			}
+			if len(w.at) != len(tc.want) {
+				t.Fatalf("%d replies, want %d", len(w.at), len(tc.want))
+			}
+			for i, at := range w.at {
+				// Late by scheduling at most; a reply early by a request would be a wrong model.
+				if d := at.Sub(start); d < tc.want[i] || d > tc.want[i]+2*u {
+					t.Errorf("reply %d to %q at %v, want %v", i, tc.lines[i], d.Round(10*time.Microsecond), tc.want[i])
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package boardemu
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzCommand: the boards answer any line with a printable reply (or, for OSW22 sets, none),
@@ -15,8 +16,9 @@ func FuzzCommand(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string, kind uint8) {
 		b := New(Config{Kind: Kind(kind % 3), Channels: []int{1, 2}}, nil)
-		b.command("HV ON")
-		reply, _, _ := b.command(line)
+		b.command("HV ON", time.Time{})
+		b.changes(line) // any line counts its changes without trouble
+		reply, _, _ := b.command(line, time.Time{})
 		if reply == "" && b.cfg.Kind != OSW22 {
 			t.Fatalf("%q got no reply", line)
 		}
