@@ -251,12 +251,17 @@ func newSwitchBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench --wiring FILE [--rounds 200] [--json] [-o FILE]",
 		Short: "Measure a controller's command round trip and settle latency, and derive T_r and T_w",
-		Long: `bench toggles the switches one at a time (in wiring-map order, --rounds times) and reports the
-command round trip (sent to acknowledged) and the settle latency (sent to settled), median and
-p99, and the derived T_r (median round trip: the part of a change that holds the controller)
-and T_w (median acknowledged-to-settled: the part that overlaps other changes), the cost model
-of Er-El and Feitelson §2.3.3 (T_c = T_r + T_w). The bench file (--json to standard output,
--o FILE) is what emulate --reconfig-model controller --switch-bench FILE reads.
+		Long: `bench measures the controller model of Er-El and Feitelson §2.3.3 (T_c = T_r + T_w), in which a
+command of k changes costs ⌈k/B⌉·T_r + T_w. It toggles the switches one at a time (in wiring-map
+order, --rounds times) and reports the command round trip (sent to acknowledged) and the settle
+latency (sent to settled), median and p99, and the derived T_r (median round trip: the part of a
+request that holds the controller) and T_w (median acknowledged-to-settled: the part that
+overlaps other commands). Then it applies batches of k changes (k up to the map's switches, 64
+at most; 5 tries each) and counts each batch's requests as its shortest busy time (first change
+sent to last acknowledged) over a batch of one's: B, the most changes one request carries, is the largest
+k that is still one request (found by bisection; "no limit" when every batch tried was one). The
+bench file (--json to standard output, -o FILE) is what emulate --reconfig-model controller
+--switch-bench FILE reads.
 
 Interrupted (SIGINT), it stops and puts every switch safe.`,
 		Example: `  tetris-hil switch bench --wiring lab.yaml --port /dev/pts/5 --rounds 500 -o bench.json
@@ -278,8 +283,11 @@ Interrupted (SIGINT), it stops and puts every switch safe.`,
 						progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 					defer bar.Finish()
 				}
-				bf, err := switchctl.Bench(cmd.Context(), c, log, w, switchctl.BenchOptions{Rounds: rounds, Progress: func(done, _ int) {
+				bf, err := switchctl.Bench(cmd.Context(), c, log, w, switchctl.BenchOptions{Rounds: rounds, Progress: func(done, total int) {
 					if bar != nil {
+						if bar.GetMax() != total {
+							bar.ChangeMax(total)
+						}
 						bar.Set(done)
 					}
 				}})
@@ -326,6 +334,20 @@ func printBench(w io.Writer, f *benchfile.File, rounds int) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "T_r %s  T_w %s\n", s(f.TRSeconds), s(f.TWSeconds))
+	if len(f.BatchBusy) == 0 {
+		return
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "batch\tbusy (median)\tbusy (min)\trequests")
+	for _, b := range f.BatchBusy {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\n", b.Changes, s(b.MedianSeconds), s(b.MinSeconds), b.Requests)
+	}
+	tw.Flush()
+	if f.Batch == 0 {
+		fmt.Fprintf(w, "B: no limit seen up to %d changes (a command is one request)\n", f.BatchBusy[len(f.BatchBusy)-1].Changes)
+	} else {
+		fmt.Fprintf(w, "B %d: a command of k changes costs ⌈k/%d⌉·T_r + T_w\n", f.Batch, f.Batch)
+	}
 }
 
 func newSwitchEmulateCmd() *cobra.Command {

@@ -84,12 +84,12 @@ func startEmulator(t *testing.T, args ...string) string {
 }
 
 // TestSwitchBenchOnEmulator: `switch bench` against `switch emulate --command-latency 2ms
-// --settle 5ms` derives T_r and T_w within 10% below and 25% above. The emulator's delays are
+// --settle 5ms --batch 4` derives T_r and T_w within 10% below and 25% above, and B = 4. The emulator's delays are
 // sleeps, which a loaded machine (or the race detector) stretches but never shortens, so the
 // bench gets three tries and the first within bounds counts: noise cannot bring a wrong
 // estimator into them, only a right one out.
 func TestSwitchBenchOnEmulator(t *testing.T) {
-	port := startEmulator(t, "--command-latency", "2ms", "--settle", "5ms")
+	port := startEmulator(t, "--command-latency", "2ms", "--settle", "5ms", "--batch", "4")
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var f *benchfile.File
 	var stdout string
@@ -103,12 +103,12 @@ func TestSwitchBenchOnEmulator(t *testing.T) {
 		if f, err = benchfile.Read(out); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("try %d: T_r %.4g s, T_w %.4g s; round trip p99 %.4g s, settle p99 %.4g s", try, f.TRSeconds, f.TWSeconds, f.RoundTrip.P99Seconds, f.Settle.P99Seconds)
-		if f.TRSeconds >= 1.8e-3 && f.TRSeconds <= 2.5e-3 && f.TWSeconds >= 4.5e-3 && f.TWSeconds <= 6.25e-3 {
+		t.Logf("try %d: T_r %.4g s, T_w %.4g s, B %d; round trip p99 %.4g s, settle p99 %.4g s; batches %+v", try, f.TRSeconds, f.TWSeconds, f.Batch, f.RoundTrip.P99Seconds, f.Settle.P99Seconds, f.BatchBusy)
+		if f.TRSeconds >= 1.8e-3 && f.TRSeconds <= 2.5e-3 && f.TWSeconds >= 4.5e-3 && f.TWSeconds <= 6.25e-3 && f.Batch == 4 {
 			break
 		}
 		if try == 3 {
-			t.Errorf("T_r %v s, T_w %v s; want 2 ms and 5 ms, within 10%% below and 25%% above", f.TRSeconds, f.TWSeconds)
+			t.Errorf("T_r %v s, T_w %v s, B %d; want 2 ms and 5 ms, within 10%% below and 25%% above, and 4 (batches %+v)", f.TRSeconds, f.TWSeconds, f.Batch, f.BatchBusy)
 		}
 	}
 	if f.Backend != "serial" || f.Switches != 20 || f.RoundTrip.Samples != 200 || !strings.HasSuffix(f.Wiring, "wiring-8x8-serial.yaml") {

@@ -36,11 +36,13 @@ type Stats struct {
 }
 
 // BatchSample is the measured busy time of batches of Changes changes, and the number of
-// requests of T_r it amounts to.
+// requests of T_r it amounts to (read from the shortest: a loaded host stretches a busy time,
+// never shortens it).
 type BatchSample struct {
 	Changes       int     `json:"changes"`
 	Samples       int     `json:"samples"`
 	MedianSeconds float64 `json:"median_seconds"`
+	MinSeconds    float64 `json:"min_seconds"`
 	Requests      int     `json:"requests"`
 }
 

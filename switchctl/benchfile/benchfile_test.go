@@ -12,7 +12,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	f := &File{Version: Version, Backend: "fake", TRSeconds: 0.002, TWSeconds: 0.005, Switches: 20,
 		RoundTrip: Stats{Samples: 10, MedianSeconds: 0.002, P99Seconds: 0.0021}, Batch: 4,
-		BatchBusy: []BatchSample{{Changes: 4, Samples: 3, MedianSeconds: 0.002, Requests: 1}, {Changes: 5, Samples: 3, MedianSeconds: 0.004, Requests: 2}}}
+		BatchBusy: []BatchSample{{Changes: 4, Samples: 3, MedianSeconds: 0.002, MinSeconds: 0.0019, Requests: 1}, {Changes: 5, Samples: 3, MedianSeconds: 0.004, MinSeconds: 0.0039, Requests: 2}}}
 	b, err := f.Marshal()
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/tetris-hil/tetris-hil/switchctl"
+	"github.com/tetris-hil/tetris-hil/switchctl/benchfile"
 	"github.com/tetris-hil/tetris-hil/switchctl/boardemu"
+	"github.com/tetris-hil/tetris-hil/switchctl/serialboard"
 )
 
 // BenchmarkApply is the host side's cost per Apply of one change (SW, then *OPC?) against the
@@ -48,5 +51,55 @@ func BenchmarkApply(b *testing.B) {
 			}
 			b.StopTimer() // Close waits up to a read timeout for the reader
 		})
+	}
+}
+
+// TestBenchOnBoard: switch bench against the board emulator (over an in-memory pipe) recovers
+// the T_r, T_w and B the board was configured with: B = 16 for a board that takes a whole line
+// per request (the client's lines carry 16 channels), else the board's own. The emulator's delays
+// are sleeps that a loaded machine stretches but never shortens, so the bench gets three tries
+// and the first within bounds counts.
+func TestBenchOnBoard(t *testing.T) {
+	tr, tw := 2*time.Millisecond, 4*time.Millisecond
+	for _, tc := range []struct{ board, want int }{{0, 16}, {8, 8}, {2, 2}} {
+		w := fabric(8, "").Wiring(t)
+		var f *benchfile.File
+		for try := 1; try <= 3; try++ {
+			f = benchBoard(t, w, boardemu.Config{Channels: channels(w), Latency: tr, Settle: tw, Batch: tc.board})
+			if f.Batch == tc.want && f.TRSeconds >= tr.Seconds() && f.TRSeconds <= 1.25*tr.Seconds() && f.TWSeconds >= 0.95*tw.Seconds() && f.TWSeconds <= 1.25*tw.Seconds() {
+				break
+			}
+			if try == 3 {
+				t.Errorf("board B %d: bench B %d, T_r %v, T_w %v; want B %d, T_r %v, T_w %v (batches %+v)", tc.board, f.Batch, f.TRSeconds, f.TWSeconds, tc.want, tr, tw, f.BatchBusy)
+			}
+		}
+	}
+}
+
+func benchBoard(t *testing.T, w *switchctl.Wiring, cfg boardemu.Config) *benchfile.File {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	board := boardemu.New(cfg, nil)
+	dev, host := net.Pipe()
+	defer dev.Close()
+	go board.Serve(ctx, dev)
+	log := &switchctl.ChangeLog{}
+	c, err := serialboard.NewBoard(ctx, w, switchctl.Options{Log: log}, host, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	f, err := switchctl.Bench(ctx, c, log, w, switchctl.BenchOptions{Rounds: 20, BatchReps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestWiringBatch: a serial wiring map's default B is the channels one SW line carries.
+func TestWiringBatch(t *testing.T) {
+	if w := fabric(4, "").Wiring(t); w.Batch != serialboard.MaxBatch {
+		t.Errorf("serial wiring map: default batch %d, want MaxBatch = %d", w.Batch, serialboard.MaxBatch)
 	}
 }
