@@ -3,9 +3,11 @@ package hil
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
@@ -35,35 +37,29 @@ func (f fakeModel) Seconds(src, dst int, bytes int64) (float64, error) {
 	return f.m.ExpectedSeconds(f.gpuOf[src], f.gpuOf[dst], bytes), nil
 }
 
-// SerialControllerModel is how a replay drives a switch controller: one command at a time, in
-// order of request, each taking T_r per change and then T_w to settle before the controller
-// confirms it (Er-El and Feitelson §2.3.3's T_c = T_r + T_w, per change: a command of k changes
-// takes k·T_r + T_w). The controllers of package switchctl return from Apply only once the batch
-// has settled, and Replay waits for that before sending the next command, so settle times do not
-// overlap across commands as they do in the emulator's ControllerReconfig (T_r once per command,
-// T_w overlapping the next). A replay through a controller is predicted with this model so that
+// SerialControllerModel is how a replay drives a switch controller of B = 1 (T_r per change):
+// ControllerModel(ctlmodel.Model{TR: tr, TW: tw, Batch: 1}).
+func SerialControllerModel(tr, tw float64) emulator.ReconfigModel {
+	return ControllerModel(ctlmodel.Model{TR: tr, TW: tw, Batch: 1})
+}
+
+// ControllerModel is how a replay drives a switch controller whose timing is m (package ctlmodel:
+// a command of k changes takes ⌈k/B⌉·T_r + T_w): one command at a time, in order of request.
+// The controllers of package switchctl return from Apply only once the batch has settled, and
+// Replay waits for that before sending the next command, so settles never overlap across
+// commands whatever m says (the emulator's ControllerReconfig overlaps them). A replay through a
+// controller is predicted with this model, the emulator's Controller with serial settles, so that
 // the prediction times what the replay does.
-func SerialControllerModel(tr, tw float64) emulator.ReconfigModel { return serialModel{tr, tw} }
-
-type serialModel struct{ tr, tw float64 }
-
-func (m serialModel) Name() string {
-	return "serial controller T_r=" + units.FormatSeconds(m.tr) + " per change, T_w=" + units.FormatSeconds(m.tw) + " per command"
-}
-func (m serialModel) Nominal() float64 { return m.tr + m.tw }
-func (m serialModel) NewReconfigurer() emulator.Reconfigurer {
-	return &serialState{m: m}
-}
-
-type serialState struct {
-	m    serialModel
-	free float64 // when the controller has confirmed the command it is handling
-}
-
-func (c *serialState) Command(t float64, switches int) (float64, float64) {
-	start := max(t, c.free)
-	c.free = start + float64(switches)*c.m.tr + c.m.tw
-	return start, c.free
+func ControllerModel(m ctlmodel.Model) emulator.ReconfigModel {
+	m.SerialSettle = true
+	per := "per request of at most " + strconv.Itoa(m.Batch) + " changes"
+	switch m.Batch {
+	case 0:
+		per = "per command"
+	case 1:
+		per = "per change"
+	}
+	return namedReconfig{emulator.Controller(m), "serial controller T_r=" + units.FormatSeconds(m.TR) + " " + per + ", T_w=" + units.FormatSeconds(m.TW) + " per command"}
 }
 
 // named gives a model a name of its own: a live record's models say what was measured.

@@ -315,9 +315,17 @@ func (r *replayRun) openSwitches() error {
 		}
 	})
 	r.env.Switches = c
-	r.reconfig = hil.SerialControllerModel(w.TR.Seconds(), w.TW.Seconds())
+	// The wiring map's B: the fake runs on it, and it is what the map says of a real board.
+	r.reconfig = hil.ControllerModel(w.Model())
 	r.man.Wiring = hil.WiringRefOf(w, backend)
-	r.man.Reconfiguration = fmt.Sprintf("switch controller %s (%s): one command at a time, T_r = %s per change, T_w = %s", backend, f.wiring, w.TR, w.TW)
+	per := "per change"
+	if w.Batch != 1 {
+		per = fmt.Sprintf("per request of up to %d changes", w.Batch)
+		if w.Batch == 0 {
+			per = "per command"
+		}
+	}
+	r.man.Reconfiguration = fmt.Sprintf("switch controller %s (%s): one command at a time, T_r = %s %s, T_w = %s", backend, f.wiring, w.TR, per, w.TW)
 	r.liveReconfig = "measured: " + r.man.Reconfiguration
 	return nil
 }
