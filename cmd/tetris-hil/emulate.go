@@ -100,7 +100,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.gpuMap, "gpu-map", "", "with --calibration: the GPU of each port, comma-separated NVML indices, PCI bus ids or UUIDs of the calibration's GPUs (default: port i is GPU i)")
 	fs.StringVar(&m.measured, "measured", "", "measured transfer times (JSON, or CSV with header src,dst,bytes,seconds)")
 	fs.StringVar(&m.reconfModel, "reconfig-model", "parallel", "reconfiguration model: parallel (α_r per change, all concurrent) or controller (--tr serialised, --tw overlapping)")
-	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per command (T_r)")
+	fs.StringVar(&m.tr, "tr", "1us", "controller model: time the controller takes per request of up to --batch changes (T_r)")
 	fs.StringVar(&m.tw, "tw", "10us", "controller model: settle time after each command, overlapping (T_w)")
 	fs.IntVar(&m.batch, "batch", 0, "controller model: at most this many changes per request (B), so a command of k changes takes ⌈k/B⌉·T_r + T_w; 1 is T_r per change, 0 no limit (T_r per command)")
 	fs.BoolVar(&m.serialSettle, "serial-settle", false, "controller model: the controller takes the next command only once the last has settled (settles do not overlap)")

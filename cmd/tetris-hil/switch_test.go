@@ -355,3 +355,58 @@ func TestSwitchClosedStdout(t *testing.T) {
 		t.Errorf("the board's log ends in %+v, want SAFE", es[len(es)-1:])
 	}
 }
+
+// TestEmulateBatchFlags: --batch and --serial-settle reach the controller model (and its name in
+// the output), --batch 0 is the default, a version 2 bench file's B runs as --batch does, and the
+// flags are refused where they would be ignored.
+func TestEmulateBatchFlags(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--reconfig-model", "controller", "--tr", "100ns", "--tw", "1us"}
+	run := func(args ...string) string {
+		t.Helper()
+		out, code, err := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %v\n%s", args, code, err, out)
+		}
+		return out
+	}
+	def := run(base...)
+	if zero := run(append(base, "--batch", "0")...); zero != def {
+		t.Errorf("--batch 0 printed\n%s\nwant the default's\n%s", zero, def)
+	}
+	one := run(append(base, "--batch", "1")...)
+	if one == def || !strings.Contains(one, "controller T_r=100ns T_w=1µs B=1\n") {
+		t.Errorf("--batch 1 printed\n%s", one)
+	}
+	if ser := run(append(base, "--batch", "1", "--serial-settle")...); ser == one || !strings.Contains(ser, "B=1 serial settles") {
+		t.Errorf("--serial-settle printed\n%s", ser)
+	}
+	p := filepath.Join(dir, "b1.json")
+	b, err := (&benchfile.File{Version: benchfile.Version, Backend: "fake", TRSeconds: 1e-7, TWSeconds: 1e-6, Batch: 1}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, b, 0o644)
+	if bench := run("emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--reconfig-model", "controller", "--switch-bench", p); bench != one {
+		t.Errorf("a bench file with B = 1 printed\n%s\nwant as --batch 1:\n%s", bench, one)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(base, "--batch", "-1"), "--batch -1"},
+		{[]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--batch", "4"}, "only --reconfig-model controller uses it"},
+		{[]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--serial-settle"}, "only --reconfig-model controller uses it"},
+		{[]string{"sweep", "--batch", "4", "--out", filepath.Join(dir, "sw")}, "only --reconfig-model controller uses it"},
+		{[]string{"emulate", "--schedule", "testdata/emulate/hand4.schedule.json", "--reconfig-model", "controller", "--switch-bench", p, "--batch", "2"}, "drop one"},
+		{[]string{"switch", "emulate", "--wiring", serialWiring, "--batch", "3"}, "--batch 3"},
+	} {
+		out, code, err := cli(t, tc.args...)
+		if err != nil {
+			out += err.Error()
+		}
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, out, tc.want)
+		}
+	}
+}
