@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
@@ -200,7 +201,7 @@ type sim struct {
 	q       eventQueue
 	seq     uint64
 	now     float64
-	station float64 // when the control station is free
+	station *ctlmodel.Station // the control station: the one controller model, one change a CSet
 	res     *Result
 	err     error
 }
@@ -216,7 +217,7 @@ func Run(ctx context.Context, p Params, plan *Plan) (*Result, error) {
 		return nil, err
 	}
 	n := p.Nodes
-	s := &sim{p: p, plan: plan, nodes: make([]node, n)}
+	s := &sim{p: p, plan: plan, nodes: make([]node, n), station: ctlmodel.Model{TR: p.TR, TW: p.TW, Batch: 1}.NewStation()}
 	s.res = &Result{
 		Algorithm: plan.Algorithm, Nodes: n, Stages: plan.Stages, K: plan.K,
 		Arrived: make([]float64, n), Delivered: make([]float64, n), From: make([]int, n),
@@ -351,10 +352,9 @@ func (s *sim) requestCSet(i int, to dests) {
 		s.fail(fmt.Errorf("node %d: CSet(%d, %v) at %s while its link carries a packet to %v", i, i, to, units.FormatSeconds(s.now), nd.busy.to))
 		return
 	}
-	start := math.Max(s.now, s.station)
-	s.station = start + s.p.TR
+	_, _, settled := s.station.Command(s.now, 1)
 	nd.pending = to
-	s.push(start+s.p.TR+s.p.TW, evSettle, i, nil)
+	s.push(settled, evSettle, i, nil)
 }
 
 // advance moves node i's software program on: its next planned send starts once it has the
