@@ -65,8 +65,14 @@ func (m Model) Requests(k int) int {
 // Busy is how long a command of k changes holds the station with its requests: ⌈k/B⌉·T_r.
 func (m Model) Busy(k int) float64 { return float64(m.Requests(k)) * m.TR }
 
-// Cost is how long a command of k changes takes on an idle station: ⌈k/B⌉·T_r + T_w.
-func (m Model) Cost(k int) float64 { return m.Busy(k) + m.TW }
+// Cost is how long a command of k changes takes on an idle station: ⌈k/B⌉·T_r + T_w (nothing
+// for no change: there is no command).
+func (m Model) Cost(k int) float64 {
+	if k <= 0 {
+		return 0
+	}
+	return m.Busy(k) + m.TW
+}
 
 // Station is the state of one control station: when it can take the next request.
 type Station struct {
@@ -85,9 +91,13 @@ func (s *Station) Free() float64 { return s.free }
 
 // Command queues a command of k changes that arrives at time t (arrivals come in
 // non-decreasing t) and returns when its first request starts, when its last request is done
-// (the controller has acknowledged it), and when it has settled.
+// (the controller has acknowledged it), and when it has settled. A command of no change leaves
+// the station as it is and is done when the station is free.
 func (s *Station) Command(t float64, k int) (start, acked, settled float64) {
 	start = max(t, s.free)
+	if k <= 0 {
+		return start, start, start
+	}
 	acked = start + s.m.Busy(k)
 	settled = acked + s.m.TW
 	s.free = acked

@@ -25,7 +25,7 @@ func TestCost(t *testing.T) {
 		{"B=16 sixteen", Model{TR: 0.003, TW: 0.02, Batch: 16}, 16, 1, 0.023},
 		{"B=16 seventeen", Model{TR: 0.003, TW: 0.02, Batch: 16}, 17, 2, 0.026},
 		{"B=0 no limit, 100 changes", Model{TR: 2, TW: 10}, 100, 1, 12},
-		{"no change costs no request", Model{TR: 2, TW: 10, Batch: 3}, 0, 0, 10},
+		{"no change is no command", Model{TR: 2, TW: 10, Batch: 3}, 0, 0, 0},
 		{"serial settle does not change one command", Model{TR: 2, TW: 10, Batch: 2, SerialSettle: true}, 5, 3, 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestCost(t *testing.T) {
 				t.Errorf("Cost(%d) = %v, want %v", tc.k, got, tc.cost)
 			}
 			start, acked, settled := tc.m.NewStation().Command(0, tc.k)
-			if start != 0 || math.Abs(settled-tc.cost) > 1e-12 || math.Abs(settled-acked-tc.m.TW) > 1e-12 {
+			if start != 0 || math.Abs(settled-tc.cost) > 1e-12 || math.Abs(settled-acked-min(tc.cost, tc.m.TW)) > 1e-12 {
 				t.Errorf("Command(0, %d) on an idle station = %v, %v, %v, want 0, %v, %v", tc.k, start, acked, settled, tc.cost-tc.m.TW, tc.cost)
 			}
 		})
@@ -81,6 +81,19 @@ func TestQueue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmptyCommand: a command of no change neither waits nor holds the station, also with
+// serial settles.
+func TestEmptyCommand(t *testing.T) {
+	s := Model{TR: 1, TW: 10, Batch: 2, SerialSettle: true}.NewStation()
+	s.Command(0, 3) // the station is busy until 12 (2 requests, then the settle)
+	if a, b, c := s.Command(5, 0); a != 12 || b != 12 || c != 12 {
+		t.Errorf("no change at 5: %v, %v, %v; want all 12, when the station is free", a, b, c)
+	}
+	if start, _, _ := s.Command(13, 1); start != 13 {
+		t.Errorf("a command at 13 after the empty one starts at %v, want 13", start)
 	}
 }
 

@@ -74,7 +74,7 @@ func (c *Controller) Apply(ctx context.Context, changes []switchctl.Change) erro
 	return c.command(ctx, changes, false)
 }
 
-// reserve queues a command of requests requests at the station now and returns when its first
+// reserve queues a command of the given changes at the station now and returns when its first
 // request starts. The station's times are deadlines, not wake-ups: a sleep that returns late
 // (timer granularity, a loaded host) does not lengthen the next request, so k requests take
 // k·T_r as the model says.
