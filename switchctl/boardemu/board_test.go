@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -160,28 +161,38 @@ func TestModelTiming(t *testing.T) {
 		{"serial settles", Config{SerialSettle: true}, []string{"SW 1 CROSS", "SW 2 CROSS", "*OPC?"}, []time.Duration{4 * u, 20 * u, 32 * u}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := tc.cfg
-			cfg.Channels, cfg.Latency, cfg.Settle = []int{1, 2, 3, 4, 5, 6}, 4*u, 12*u
-			b := New(cfg, nil)
-			w := &stampWriter{}
-			start := time.Now()
-			b.start = start // the station's clock starts with the lines
-			in := strings.NewReader(strings.Join(tc.lines, "\n") + "\n")
-			if err := b.Serve(context.Background(), struct {
-				io.Reader
-				io.Writer
-			}{in, w}); err != nil {
-				t.Fatal(err)
-			}
-			if len(w.at) != len(tc.want) {
-				t.Fatalf("%d replies, want %d", len(w.at), len(tc.want))
-			}
-			for i, at := range w.at {
-				// Late by scheduling at most; a reply early by a request would be a wrong model.
-				if d := at.Sub(start); d < tc.want[i] || d > tc.want[i]+2*u {
-					t.Errorf("reply %d to %q at %v, want %v", i, tc.lines[i], d.Round(10*time.Microsecond), tc.want[i])
+			// A loaded machine stretches the board's sleeps, never shortens them: the first of
+			// five tries within bounds counts.
+			var bad []string
+			for try := 0; try < 5; try++ {
+				bad = nil
+				cfg := tc.cfg
+				cfg.Channels, cfg.Latency, cfg.Settle = []int{1, 2, 3, 4, 5, 6}, 4*u, 12*u
+				b := New(cfg, nil)
+				w := &stampWriter{}
+				start := time.Now()
+				b.start = start // the station's clock starts with the lines
+				in := strings.NewReader(strings.Join(tc.lines, "\n") + "\n")
+				if err := b.Serve(context.Background(), struct {
+					io.Reader
+					io.Writer
+				}{in, w}); err != nil {
+					t.Fatal(err)
+				}
+				if len(w.at) != len(tc.want) {
+					t.Fatalf("%d replies, want %d", len(w.at), len(tc.want))
+				}
+				for i, at := range w.at {
+					// Late by scheduling at most; a reply early by a request is a wrong model.
+					if d := at.Sub(start); d < tc.want[i] || d > tc.want[i]+2*u {
+						bad = append(bad, fmt.Sprintf("reply %d to %q at %v, want %v", i, tc.lines[i], d.Round(10*time.Microsecond), tc.want[i]))
+					}
+				}
+				if len(bad) == 0 {
+					return
 				}
 			}
+			t.Error(strings.Join(bad, "; "))
 		})
 	}
 }
