@@ -1,0 +1,282 @@
+package program
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+)
+
+// Fake is a device that executes Programs: all endpoints in one thread, which in real time spins
+// on the monotonic clock (no goroutine per endpoint, no wake-ups: what it measures is the
+// programs' semantics and its own loop), or advances a virtual clock from event to event. A
+// copy ends at its start plus Duration; a signal's command is timed by the station Execute is
+// given.
+type Fake struct {
+	// Duration is the time of one copy from endpoint src to dst (required).
+	Duration func(src, dst int, bytes int64) (float64, error)
+	// Virtual runs on a virtual clock: every copy starts exactly when its waits end.
+	Virtual bool
+}
+
+// Execute runs p, its commands timed by st (needed when a signal has changes), and returns its
+// stamps. In real time it occupies one OS thread until the program ends or ctx does.
+func (f Fake) Execute(ctx context.Context, p *Program, st Station) (*Stamps, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if f.Duration == nil {
+		return nil, fmt.Errorf("program: the fake device needs a copy duration")
+	}
+	x, err := newExec(f, p)
+	x.station = st
+	if err != nil {
+		return nil, err
+	}
+	if !f.Virtual {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	if err := x.run(ctx); err != nil {
+		return nil, err
+	}
+	return x.st, nil
+}
+
+// exec is one execution's state.
+type exec struct {
+	f       Fake
+	station Station
+	p       *Program
+	st      *Stamps
+	dur     []float64
+	ended   []bool
+	pc      []int
+	running []int32 // per endpoint: the circuit copying, −1 for none
+	done    int
+	// Signals: how many required circuits have not ended, the latest end among those that
+	// have, which circuits' ends count for which signals (CSR), and the station's queue.
+	left         []int32
+	reqT, sigEnd []float64
+	issued       []bool
+	reqIdx, reqs []int32
+	pending      []int32
+	next         int // non-batch: the next signal to issue
+	lastReq      float64
+}
+
+func newExec(f Fake, p *Program) (*exec, error) {
+	n := p.Circuits
+	x := &exec{f: f, p: p, dur: make([]float64, n), ended: make([]bool, n), pc: make([]int, len(p.Endpoints)),
+		running: make([]int32, len(p.Endpoints)), left: make([]int32, len(p.Signals)), reqT: make([]float64, len(p.Signals)),
+		sigEnd: make([]float64, len(p.Signals)), issued: make([]bool, len(p.Signals)), reqIdx: make([]int32, n+1)}
+	x.st = &Stamps{Start: make([]float64, n), End: make([]float64, n), Target: make([]float64, n), CommandOf: make([]int32, len(p.Signals))}
+	for e, steps := range p.Endpoints {
+		x.running[e] = -1
+		for _, s := range steps {
+			d, err := f.Duration(e, int(s.Dst), s.Bytes)
+			if err != nil || !(d >= 0) || math.IsInf(d, 0) {
+				return nil, fmt.Errorf("program: circuit %d (%d→%d, %d bytes): copy time %g s: %v", s.Circuit, e, s.Dst, s.Bytes, d, err)
+			}
+			x.dur[s.Circuit] = d
+		}
+	}
+	for i, s := range p.Signals {
+		x.left[i] = int32(len(s.Requires))
+		for _, c := range s.Requires {
+			x.reqIdx[c+1]++
+		}
+		if len(s.Requires) == 0 && p.Batch {
+			x.pending = append(x.pending, int32(i))
+		}
+	}
+	for c := range n {
+		x.reqIdx[c+1] += x.reqIdx[c]
+	}
+	x.reqs = make([]int32, x.reqIdx[n])
+	fill := append([]int32(nil), x.reqIdx[:n]...)
+	for i, s := range p.Signals {
+		for _, c := range s.Requires {
+			x.reqs[fill[c]] = int32(i)
+			fill[c]++
+		}
+	}
+	return x, nil
+}
+
+// run drives the loop: everything due at the current instant, then the clock moves on (read in
+// real time, to the next event in virtual time).
+func (x *exec) run(ctx context.Context) error {
+	n := x.p.Circuits
+	t0 := time.Now()
+	now := 0.0
+	for iter := 0; ; iter++ {
+		if !x.f.Virtual {
+			now = time.Since(t0).Seconds()
+		}
+		if iter&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := x.settle(now); err != nil {
+			return err
+		}
+		if x.done == n && len(x.pending) == 0 && (x.p.Batch || x.next >= len(x.p.Signals)) {
+			return nil
+		}
+		t, ok := x.wake(now)
+		if !ok {
+			return x.stuck()
+		}
+		if x.f.Virtual {
+			now = t
+		}
+	}
+}
+
+// settle does everything due at now: copies that ended, copies whose waits are over, and the
+// station's commands, until nothing more happens at now.
+func (x *exec) settle(now float64) error {
+	for {
+		moved := false
+		for e := range x.p.Endpoints {
+			if c := x.running[e]; c >= 0 && x.st.End[c] <= now {
+				x.complete(e, c)
+				moved = true
+			}
+			if x.running[e] < 0 && x.pc[e] < len(x.p.Endpoints[e]) {
+				if t, ok := x.target(e); ok && t <= now {
+					s := &x.p.Endpoints[e][x.pc[e]]
+					x.st.Target[s.Circuit], x.st.Start[s.Circuit], x.st.End[s.Circuit] = t, now, now+x.dur[s.Circuit]
+					x.running[e] = s.Circuit
+					moved = true
+				}
+			}
+		}
+		if moved {
+			continue
+		}
+		issued, err := x.issueDue()
+		if err != nil || !issued {
+			return err
+		}
+	}
+}
+
+// complete records that circuit c of endpoint e ended and counts down the signals it is required
+// by.
+func (x *exec) complete(e int, c int32) {
+	x.ended[c], x.running[e] = true, -1
+	x.pc[e]++
+	x.done++
+	end := x.st.End[c]
+	for _, s := range x.reqs[x.reqIdx[c]:x.reqIdx[c+1]] {
+		x.reqT[s] = max(x.reqT[s], end)
+		if x.left[s]--; x.left[s] == 0 && x.p.Batch {
+			x.pending = append(x.pending, s)
+		}
+	}
+}
+
+// target is when the next step of endpoint e may start, once every wait of it is known.
+func (x *exec) target(e int) (float64, bool) {
+	s := &x.p.Endpoints[e][x.pc[e]]
+	t := 0.0
+	for _, a := range s.After {
+		if !x.ended[a] {
+			return 0, false
+		}
+		t = max(t, x.st.End[a])
+	}
+	for _, g := range s.Signals {
+		if !x.issued[g] {
+			return 0, false
+		}
+		t = max(t, x.sigEnd[g])
+	}
+	return t, true
+}
+
+// wake is the next instant something is due after now: a copy's end or a step's target.
+func (x *exec) wake(now float64) (float64, bool) {
+	t, ok := math.Inf(1), false
+	for e := range x.p.Endpoints {
+		if c := x.running[e]; c >= 0 {
+			t, ok = min(t, x.st.End[c]), true
+		} else if x.pc[e] < len(x.p.Endpoints[e]) {
+			if tt, ready := x.target(e); ready {
+				t, ok = min(t, max(tt, now)), true
+			}
+		}
+	}
+	return t, ok
+}
+
+// issueDue issues what the station has due: with Batch, every signal requested so far as one
+// command; otherwise the next signals in order whose requirements have ended.
+func (x *exec) issueDue() (bool, error) {
+	if x.p.Batch {
+		if len(x.pending) == 0 {
+			return false, nil
+		}
+		req, k := 0.0, 0
+		for _, s := range x.pending {
+			req, k = max(req, x.reqT[s]), k+x.p.Signals[s].Changes
+		}
+		err := x.issue(x.pending, req, k)
+		x.pending = x.pending[:0]
+		return true, err
+	}
+	issued := false
+	for x.next < len(x.p.Signals) {
+		s := &x.p.Signals[x.next]
+		if x.left[x.next] > 0 || s.After >= 0 && !x.issued[s.After] {
+			break
+		}
+		req := x.reqT[x.next]
+		if s.After >= 0 {
+			req = max(req, x.sigEnd[s.After]+s.Gap)
+		}
+		if err := x.issue([]int32{int32(x.next)}, req, s.Changes); err != nil {
+			return true, err
+		}
+		x.next++
+		issued = true
+	}
+	return issued, nil
+}
+
+// issue makes one command of sigs, requested at req with k changes.
+func (x *exec) issue(sigs []int32, req float64, k int) error {
+	req = max(req, x.lastReq) // the station's calls come in non-decreasing time
+	x.lastReq = req
+	start, end := req, req
+	if k > 0 {
+		if x.station == nil {
+			return fmt.Errorf("program: a command of %d changes, but the fake device has no station", k)
+		}
+		start, end = x.station.Command(req, k)
+		if !(start >= req && end >= start) || math.IsInf(end, 1) {
+			return fmt.Errorf("program: station: a command of %d changes requested at %g s spans %g..%g s; it must start at or after its request and end, in finite time, at or after its start", k, req, start, end)
+		}
+	}
+	id := int32(len(x.st.Commands))
+	x.st.Commands = append(x.st.Commands, Command{Signals: append([]int32(nil), sigs...), Requested: req, Start: start, End: end})
+	for _, s := range sigs {
+		x.issued[s], x.sigEnd[s], x.st.CommandOf[s] = true, end, id
+	}
+	return nil
+}
+
+// stuck explains why nothing can happen any more: a program that waits on what never comes.
+func (x *exec) stuck() error {
+	for e, steps := range x.p.Endpoints {
+		if x.pc[e] < len(steps) {
+			return fmt.Errorf("program: deadlock: endpoint %d waits at step %d (circuit %d) for what never ends; %d of %d circuits ended",
+				e, x.pc[e], steps[x.pc[e]].Circuit, x.done, x.p.Circuits)
+		}
+	}
+	return fmt.Errorf("program: deadlock: the station's signal %d waits for what never ends", x.next)
+}
