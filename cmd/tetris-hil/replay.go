@@ -47,6 +47,7 @@ type replayFlags struct {
 	fakeNoise                float64
 	fakeSeed                 uint64
 	inProcess                bool
+	virtual                  bool
 	lockClocks               bool
 	clockMHz                 uint
 	timeout                  string
@@ -117,7 +118,8 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.StringVar(&f.fakeBandwidth, "fake-bandwidth", "1GB/s", "with --fake: bandwidth B around which pairs lie")
 	fs.Float64Var(&f.fakeNoise, "fake-noise", 0.02, "with --fake: standard deviation of the log of each copy's time (0.02 ≈ ±2%)")
 	fs.Uint64Var(&f.fakeSeed, "fake-seed", 1, "with --fake: seed of the noise")
-	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake --wiring: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.virtual, "virtual", false, "with --fake: run the compiled programs on a virtual clock (live then equals predicted: a check of the compiler)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
 	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a copy within this is reported hung and killed")
@@ -183,6 +185,7 @@ type replayRun struct {
 	liveReconfig string
 
 	predict            emulator.TransferModel
+	fakeModel          fake.Model
 	engine, engineOpts string
 	notes              []string
 	cfg                hil.Config
@@ -234,8 +237,11 @@ func (r *replayRun) loadJobs() error {
 	if err := hil.CheckDir(f.out); err != nil {
 		return usagef("--out %q: %v", f.out, err)
 	}
-	if f.inProcess && !f.ff.fake {
-		return usagef("--in-process: only with --fake (real copies run in pinned worker processes)")
+	if f.inProcess && (!f.ff.fake || f.wiring == "") {
+		return usagef("--in-process: only with --fake --wiring (real copies run in pinned worker processes, and without --wiring a replay runs compiled, without workers)")
+	}
+	if f.virtual && (!f.ff.fake || f.wiring != "") {
+		return usagef("--virtual: only with --fake and without --wiring (a switch controller runs in real time)")
 	}
 	var err error
 	if r.kind, err = transfer.ParseKind(f.copyKind); err != nil {
@@ -342,7 +348,7 @@ func (r *replayRun) predictionModel() error {
 		// Outliers are left out: a replay compares against the model, not a calibration's fit.
 		model.Noise, model.Outliers, model.OutlierFactor, model.Seed = f.fakeNoise, 0, 1, f.fakeSeed
 		r.engine, r.engineOpts = "fake", model.String()
-		r.predict = hil.FakeTransferModel(model, r.gpuOf)
+		r.predict, r.fakeModel = hil.FakeTransferModel(model, r.gpuOf), model
 	}
 	if f.calibration != "" {
 		spec := emulator.TransferSpec{Calibration: f.calibration, GPUMap: joinInts(r.gpuOf)}
@@ -396,6 +402,18 @@ func (r *replayRun) startTransfers() error {
 			return err
 		}
 		r.cfg.Clocks = lock
+	}
+	if f.wiring == "" && f.ff.fake {
+		// Compiled: the fake device runs every endpoint's program in one thread; no workers.
+		r.env.Device = hil.FakeDevice(r.fakeModel, r.gpuOf, f.virtual, r.injector.SleepThreshold)
+		r.cfg.LiveTransfer = "measured: fake device running the compiled programs, one thread spinning on the monotonic clock, copies of exactly α + bytes/B"
+		if f.virtual {
+			r.cfg.LiveTransfer = "fake device running the compiled programs in virtual time, copies of exactly α + bytes/B"
+		}
+		for e, g := range r.gpuOf {
+			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
+		}
+		return nil
 	}
 	pairs := hil.Pairs(schedulesOf(r.jobs)...)
 	var closeTransfers func() error
@@ -602,15 +620,20 @@ func schedulesOf(jobs []hil.Job) []*schedules.Schedule {
 
 func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tCOMMANDS\t")
+	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tHARNESS MEDIAN\tP99\tWORST\tCOMMANDS\t")
 	for _, r := range sum.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
 			units.FormatSeconds(r.PredictedCompletionSeconds), r.LiveOverPredicted,
 			units.FormatSeconds(r.StartDifference.Median), units.FormatSeconds(r.StartDifference.P99), signed(r.StartDifference.Worst),
-			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst), r.Commands)
+			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst),
+			units.FormatSeconds(r.HarnessCost.Median), units.FormatSeconds(r.HarnessCost.P99), units.FormatSeconds(r.HarnessCost.Worst), r.Commands)
 	}
+
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(sum.Runs) > 0 {
+		fmt.Fprintf(w, "execution: %s; HARNESS is per circuit the time from its last dependency's end (plus the modelled delay) to its start\n", sum.Runs[0].Execution)
 	}
 	for _, n := range sum.Notes {
 		fmt.Fprintln(w, "note:", n)

@@ -18,6 +18,11 @@ type Fake struct {
 	Duration func(src, dst int, bytes int64) (float64, error)
 	// Virtual runs on a virtual clock: every copy starts exactly when its waits end.
 	Virtual bool
+	// Sleep, in real time, is how far ahead of the next deadline the device stops sleeping and
+	// spins (zero: always spin). A thread that spins through milliseconds on a loaded machine
+	// is the one the kernel descheduled when it matters; one that sleeps through them is
+	// scheduled promptly when it wakes.
+	Sleep time.Duration
 }
 
 // Execute runs p, its commands timed by st (needed when a signal has changes), and returns its
@@ -132,6 +137,8 @@ func (x *exec) run(ctx context.Context) error {
 		}
 		if x.f.Virtual {
 			now = t
+		} else if d := time.Duration((t-now)*1e9) - x.f.Sleep; x.f.Sleep > 0 && d > 0 {
+			time.Sleep(d)
 		}
 	}
 }
