@@ -64,11 +64,17 @@ func newReplayCmd() *cobra.Command {
 		Use:   "replay (--schedule S.json | [--demand FILE --matrix I] --algo LIST) --out RUNDIR",
 		Short: "Replay schedules live on GPUs (and switches) and compare the measured timeline with the emulator's prediction",
 		Long: `replay drives the GPUs through each schedule in real time, as Tetris §4.1's hardware emulation
-does with measured transfer times: every circuit is a real copy between pinned worker processes
-(one per endpoint, on the endpoint's GPU), started when the emulator's walker says it is ready;
-every switch change the walker emits is sent to the switch controller of --wiring, or, without
-one, the reconfiguration delay α_r (--reconfig) is injected precisely (spinning on the monotonic
-clock). Nothing here restates an execution rule: the walker is the emulator's.
+does with measured transfer times, and puts the measured timeline beside the emulator's prediction.
+
+Without --wiring the replay is compiled: the walker's dependency order becomes one program per
+endpoint (for each of its circuits: wait for the end stamps of its predecessors, wait until the
+latest of them plus the modelled reconfiguration delay α_r (--reconfig), copy, stamp the end), the
+device runs all programs without the host, and the host reads the stamps back. So a figure at
+microsecond scale is the schedule's, not a host round trip per circuit; the summary's HARNESS
+columns say how much is left of the harness per circuit (from its last dependency's end plus the
+modelled delay to its start: median, p99, worst). With --wiring the host walks the order itself
+and sends every switch change to the controller of the map when the walker emits it (a switch
+board's T_r is milliseconds): copies then run in pinned worker processes, one per endpoint.
 
 Endpoints map to GPUs by --gpu-map (default: endpoint i on GPU i). More endpoints than GPUs is an
 error; several endpoints on one GPU (a one-GPU machine) need --allow-shared-gpu, and the summary
@@ -83,18 +89,22 @@ RUNDIR receives manifest.json (inputs with SHA-256, tool, GPU inventory, calibra
 flags; "complete": false until the end), per run the schedule, NAME.predicted.json (emulator run
 record), NAME.live.json (measured run record: 'tetris-hil verify S --timeline NAME.live.json'
 accepts it) and NAME.live.trace.json (Perfetto), and summary.json (per run the live and predicted
-completion and the per-circuit start/end differences: median, p99, worst). Ctrl-C stops the
-replay, keeps what was measured (NAME.partial.json), marks the manifest incomplete, puts the
-switches safe and unlocks locked clocks.
+completion, the per-circuit start/end differences and the harness cost: median, p99, worst).
+Ctrl-C stops the replay, keeps what was measured (NAME.partial.json), marks the manifest
+incomplete, puts the switches safe and unlocks locked clocks.
 
-With --fake, the GPUs are a fake NVML server and the copies run on the fake engine
-(T = α + bytes/B per pair around --fake-alpha and --fake-bandwidth), and a --wiring map is
-driven by the in-memory fake controller with the map's T_r and T_w. Milliseconds per copy keep
-the noise of a loaded machine small against the transfers.
+With --fake, the GPUs are a fake NVML server. Compiled, the programs run on a fake device: every
+endpoint in one thread spinning on the monotonic clock (sleeping until --spin before each
+deadline), each copy lasting exactly the fake engine's α + bytes/B for its pair (around
+--fake-alpha and --fake-bandwidth; --fake-noise does not apply), so live minus predicted is the
+harness's cost; --virtual runs the same programs on a virtual clock instead. With --wiring the
+copies run on the fake engine (noise included) and the in-memory fake controller has the map's
+T_r and T_w.
 
 --selftest-delays measures the injection error (actual wake-up minus deadline) for 10ns to 10ms
 and prints median, p99 and worst; nothing else runs.`,
 		Example: `  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --reconfig 1ms --out runs/r1
+  tetris-hil replay --fake --fake-alpha 5us --fake-bandwidth 370GB/s --matrix 0 --algo tetris,bvn,sunflow,maxweight --reconfig 10us --out runs/r4
   tetris-hil replay --fake --matrix 0 --algo all --wiring lab/wiring-8x8.yaml --out runs/r2
   tetris-hil replay --schedule s.json --calibration cal.json --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu --out runs/r3
   tetris-hil replay --selftest-delays`,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,7 +175,7 @@ func TestReplayScheduleFile(t *testing.T) {
 		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
 	}
 	run := filepath.Join(dir, "run")
-	out, code, err := cli(t, "replay", "--fake", "--in-process", "--fake-noise", "0", "--schedule", sched, "--matrix", "0",
+	out, code, err := cli(t, "replay", "--fake", "--fake-noise", "0", "--schedule", sched, "--matrix", "0",
 		"--reconfig", "1ms", "--out", run)
 	if code != 0 {
 		t.Fatalf("replay --schedule: exit %d: %v\n%s", code, err, out)
@@ -193,5 +194,65 @@ func TestReplayScheduleFile(t *testing.T) {
 	if _, code, err := cli(t, "replay", "--fake", "--schedule", sched, "--algo", "tetris", "--out", filepath.Join(dir, "r2")); code != 2 ||
 		err == nil || !strings.Contains(err.Error(), "--algo: not with --schedule") {
 		t.Errorf("--algo with --schedule: exit %d, %v", code, err)
+	}
+}
+
+// Without --wiring a fake replay runs compiled on the fake device, as its help's example at
+// NVLink scale shows: no workers, the table and summary.json say so and report the harness's
+// cost, and the measured timeline passes the verifier. In virtual time the same programs give
+// exactly the prediction, with no harness cost at all.
+func TestReplayCompiledFake(t *testing.T) {
+	unsetCUDAVisible(t)
+	dir := t.TempDir()
+	for _, virtual := range []bool{false, true} {
+		run := filepath.Join(dir, fmt.Sprintf("r-%v", virtual))
+		args := []string{"replay", "--fake", "--fake-alpha", "5us", "--fake-bandwidth", "370GB/s", "--matrix", "0",
+			"--algo", "tetris,bvn,sunflow,maxweight", "--reconfig", "10us", "--out", run}
+		if virtual {
+			args = append(args, "--virtual")
+		}
+		out, code, err := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %v\n%s", code, err, out)
+		}
+		for _, want := range []string{"HARNESS MEDIAN", "execution: compiled", "maxweight"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		var s hil.Summary
+		b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Runs) != 4 {
+			t.Fatalf("summary: %+v", s)
+		}
+		for _, r := range s.Runs {
+			if r.Execution != hil.ExecCompiled || r.HarnessCost.Worst < 0 || r.HarnessCost.Median > r.HarnessCost.P99 {
+				t.Errorf("%s: execution %q, harness cost %+v", r.Algorithm, r.Execution, r.HarnessCost)
+			}
+			// Live can never beat the prediction: every copy lasts exactly its modelled time and
+			// starts no earlier than its waits end.
+			if r.LiveOverPredicted < 1-1e-9 || virtual && (r.LiveOverPredicted != 1 || r.HarnessCost.Worst != 0) {
+				t.Errorf("%s (virtual %v): live/predicted %v, harness %+v", r.Algorithm, virtual, r.LiveOverPredicted, r.HarnessCost)
+			}
+		}
+		var m hil.Manifest
+		b, _ = os.ReadFile(filepath.Join(run, "manifest.json"))
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		got, code, err := cli(t, "verify", filepath.Join(run, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(run, m.Runs[0].Live))
+		if code != 0 {
+			t.Errorf("verify --timeline of the compiled live record: exit %d: %v\n%s", code, err, got)
+		}
+	}
+	if _, code, err := cli(t, "replay", "--fake", "--virtual", "--wiring", filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml"),
+		"--matrix", "0", "--out", filepath.Join(dir, "bad")); code != 2 || !strings.Contains(err.Error(), "--virtual") {
+		t.Errorf("--virtual with --wiring: exit %d, %v", code, err)
 	}
 }
