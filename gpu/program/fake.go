@@ -34,8 +34,7 @@ func (f Fake) Execute(ctx context.Context, p *Program, st Station) (*Stamps, err
 	if f.Duration == nil {
 		return nil, fmt.Errorf("program: the fake device needs a copy duration")
 	}
-	x, err := newExec(f, p)
-	x.station = st
+	x, err := newExec(f, p, st)
 	if err != nil {
 		return nil, err
 	}
@@ -46,37 +45,28 @@ func (f Fake) Execute(ctx context.Context, p *Program, st Station) (*Stamps, err
 	if err := x.run(ctx); err != nil {
 		return nil, err
 	}
+	x.st.Commands, x.st.CommandOf = x.tr.Commands(), x.tr.CommandOf()
 	return x.st, nil
 }
 
 // exec is one execution's state.
 type exec struct {
 	f       Fake
-	station Station
 	p       *Program
 	st      *Stamps
+	tr      *Tracker
 	dur     []float64
 	ended   []bool
 	pc      []int
 	running []int32 // per endpoint: the circuit copying, −1 for none
 	done    int
-	// Signals: how many required circuits have not ended, the latest end among those that
-	// have, which circuits' ends count for which signals (CSR), and the station's queue.
-	left         []int32
-	reqT, sigEnd []float64
-	issued       []bool
-	reqIdx, reqs []int32
-	pending      []int32
-	next         int // non-batch: the next signal to issue
-	lastReq      float64
 }
 
-func newExec(f Fake, p *Program) (*exec, error) {
+func newExec(f Fake, p *Program, station Station) (*exec, error) {
 	n := p.Circuits
 	x := &exec{f: f, p: p, dur: make([]float64, n), ended: make([]bool, n), pc: make([]int, len(p.Endpoints)),
-		running: make([]int32, len(p.Endpoints)), left: make([]int32, len(p.Signals)), reqT: make([]float64, len(p.Signals)),
-		sigEnd: make([]float64, len(p.Signals)), issued: make([]bool, len(p.Signals)), reqIdx: make([]int32, n+1)}
-	x.st = &Stamps{Start: make([]float64, n), End: make([]float64, n), Target: make([]float64, n), CommandOf: make([]int32, len(p.Signals))}
+		running: make([]int32, len(p.Endpoints)), tr: NewTracker(p, station)}
+	x.st = &Stamps{Start: make([]float64, n), End: make([]float64, n), Target: make([]float64, n)}
 	for e, steps := range p.Endpoints {
 		x.running[e] = -1
 		for _, s := range steps {
@@ -85,26 +75,6 @@ func newExec(f Fake, p *Program) (*exec, error) {
 				return nil, fmt.Errorf("program: circuit %d (%d→%d, %d bytes): copy time %g s: %v", s.Circuit, e, s.Dst, s.Bytes, d, err)
 			}
 			x.dur[s.Circuit] = d
-		}
-	}
-	for i, s := range p.Signals {
-		x.left[i] = int32(len(s.Requires))
-		for _, c := range s.Requires {
-			x.reqIdx[c+1]++
-		}
-		if len(s.Requires) == 0 && p.Batch {
-			x.pending = append(x.pending, int32(i))
-		}
-	}
-	for c := range n {
-		x.reqIdx[c+1] += x.reqIdx[c]
-	}
-	x.reqs = make([]int32, x.reqIdx[n])
-	fill := append([]int32(nil), x.reqIdx[:n]...)
-	for i, s := range p.Signals {
-		for _, c := range s.Requires {
-			x.reqs[fill[c]] = int32(i)
-			fill[c]++
 		}
 	}
 	return x, nil
@@ -128,7 +98,7 @@ func (x *exec) run(ctx context.Context) error {
 		if err := x.settle(now); err != nil {
 			return err
 		}
-		if x.done == n && len(x.pending) == 0 && (x.p.Batch || x.next >= len(x.p.Signals)) {
+		if x.done == n && x.tr.Done() {
 			return nil
 		}
 		t, ok := x.wake(now)
@@ -165,26 +135,19 @@ func (x *exec) settle(now float64) error {
 		if moved {
 			continue
 		}
-		issued, err := x.issueDue()
-		if err != nil || !issued {
+		issued, err := x.tr.IssueDue()
+		if err != nil || issued == 0 {
 			return err
 		}
 	}
 }
 
-// complete records that circuit c of endpoint e ended and counts down the signals it is required
-// by.
+// complete records that circuit c of endpoint e ended.
 func (x *exec) complete(e int, c int32) {
 	x.ended[c], x.running[e] = true, -1
 	x.pc[e]++
 	x.done++
-	end := x.st.End[c]
-	for _, s := range x.reqs[x.reqIdx[c]:x.reqIdx[c+1]] {
-		x.reqT[s] = max(x.reqT[s], end)
-		if x.left[s]--; x.left[s] == 0 && x.p.Batch {
-			x.pending = append(x.pending, s)
-		}
-	}
+	x.tr.Ended(c, x.st.End[c])
 }
 
 // target is when the next step of endpoint e may start, once every wait of it is known.
@@ -198,10 +161,11 @@ func (x *exec) target(e int) (float64, bool) {
 		t = max(t, x.st.End[a])
 	}
 	for _, g := range s.Signals {
-		if !x.issued[g] {
+		end, ok := x.tr.SignalEnd(g)
+		if !ok {
 			return 0, false
 		}
-		t = max(t, x.sigEnd[g])
+		t = max(t, end)
 	}
 	return t, true
 }
@@ -221,62 +185,6 @@ func (x *exec) wake(now float64) (float64, bool) {
 	return t, ok
 }
 
-// issueDue issues what the station has due: with Batch, every signal requested so far as one
-// command; otherwise the next signals in order whose requirements have ended.
-func (x *exec) issueDue() (bool, error) {
-	if x.p.Batch {
-		if len(x.pending) == 0 {
-			return false, nil
-		}
-		req, k := 0.0, 0
-		for _, s := range x.pending {
-			req, k = max(req, x.reqT[s]), k+x.p.Signals[s].Changes
-		}
-		err := x.issue(x.pending, req, k)
-		x.pending = x.pending[:0]
-		return true, err
-	}
-	issued := false
-	for x.next < len(x.p.Signals) {
-		s := &x.p.Signals[x.next]
-		if x.left[x.next] > 0 || s.After >= 0 && !x.issued[s.After] {
-			break
-		}
-		req := x.reqT[x.next]
-		if s.After >= 0 {
-			req = max(req, x.sigEnd[s.After]+s.Gap)
-		}
-		if err := x.issue([]int32{int32(x.next)}, req, s.Changes); err != nil {
-			return true, err
-		}
-		x.next++
-		issued = true
-	}
-	return issued, nil
-}
-
-// issue makes one command of sigs, requested at req with k changes.
-func (x *exec) issue(sigs []int32, req float64, k int) error {
-	req = max(req, x.lastReq) // the station's calls come in non-decreasing time
-	x.lastReq = req
-	start, end := req, req
-	if k > 0 {
-		if x.station == nil {
-			return fmt.Errorf("program: a command of %d changes, but the fake device has no station", k)
-		}
-		start, end = x.station.Command(req, k)
-		if !(start >= req && end >= start) || math.IsInf(end, 1) {
-			return fmt.Errorf("program: station: a command of %d changes requested at %g s spans %g..%g s; it must start at or after its request and end, in finite time, at or after its start", k, req, start, end)
-		}
-	}
-	id := int32(len(x.st.Commands))
-	x.st.Commands = append(x.st.Commands, Command{Signals: append([]int32(nil), sigs...), Requested: req, Start: start, End: end})
-	for _, s := range sigs {
-		x.issued[s], x.sigEnd[s], x.st.CommandOf[s] = true, end, id
-	}
-	return nil
-}
-
 // stuck explains why nothing can happen any more: a program that waits on what never comes.
 func (x *exec) stuck() error {
 	for e, steps := range x.p.Endpoints {
@@ -285,5 +193,5 @@ func (x *exec) stuck() error {
 				e, x.pc[e], steps[x.pc[e]].Circuit, x.done, x.p.Circuits)
 		}
 	}
-	return fmt.Errorf("program: deadlock: the station's signal %d waits for what never ends", x.next)
+	return fmt.Errorf("program: deadlock: the station waits for what never ends")
 }
