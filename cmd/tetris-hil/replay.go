@@ -17,6 +17,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/program/cudaprog"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/hil"
@@ -425,6 +426,12 @@ func (r *replayRun) startTransfers() error {
 		}
 		return nil
 	}
+	if f.wiring == "" && len(distinct(r.gpuOf)) == 1 {
+		return r.openGPUDevice()
+	}
+	if f.wiring == "" {
+		r.cfg.Notes = append(r.cfg.Notes, "the endpoints are on several GPUs: this replay is host-driven (one worker per endpoint, a host round trip per circuit); the compiled replay runs the endpoints of one GPU")
+	}
 	pairs := hil.Pairs(schedulesOf(r.jobs)...)
 	var closeTransfers func() error
 	if f.inProcess {
@@ -465,6 +472,29 @@ func (r *replayRun) startTransfers() error {
 		for e, g := range r.gpuOf {
 			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
 		}
+	}
+	return nil
+}
+
+// openGPUDevice opens the one GPU every endpoint is on to run the compiled programs as stream
+// programs (package gpu/program/cudaprog).
+func (r *replayRun) openGPUDevice() error {
+	g := r.gpuOf[0]
+	gi := r.inv.GPUs[g]
+	dev, err := cudaprog.Open(cudaprog.Config{Device: transfer.Device{GPU: g, CUDAOrdinal: gi.CUDAOrdinal, BusID: gi.PCIBusID},
+		Kind: r.kind, Timeout: secondsToDuration(r.callTimeout)})
+	if err != nil {
+		return errors.Join(err, restore(r.cfg.Clocks))
+	}
+	r.closers = append(r.closers, func() {
+		if err := dev.Close(); err != nil {
+			logger.Error().Err(err).Msg("releasing the GPU")
+		}
+	})
+	r.env.Device = dev
+	r.cfg.LiveTransfer = "measured: compiled stream programs on GPU " + strconv.Itoa(g) + " (" + string(r.kind) + " copies, %globaltimer stamps)"
+	for e := range r.gpuOf {
+		r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: gi.PCIBusID})
 	}
 	return nil
 }
