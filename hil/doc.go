@@ -12,8 +12,9 @@
 // (StampsTimeline). A property test holds the virtual-time device equal to the emulator. Every
 // summary reports the harness's own cost per circuit (RunSummary.HarnessCost).
 //
-// With a switch controller, Replay walks the schedule with the emulator's Walker (emulator.NewWalker), the same state
-// machine the emulator drives in virtual time: the walker decides which circuits are ready and
+// With a switch controller, Replay walks the schedule with the emulator's Walker
+// (emulator.NewWalker), the same state machine the emulator drives in virtual time: the walker
+// decides which circuits are ready and
 // which switch changes form one command; Replay only starts transfers, sends each command to a
 // switch controller (or injects α_r with package delay when there is none), waits for the real
 // completions and feeds their times back. Prediction and measurement therefore differ only in
