@@ -69,6 +69,9 @@ func Open(cfg Config) (*Device, error) {
 	}
 	g := &Device{cfg: cfg, d: d, ops: ops, th: cuda.NewThread()}
 	if err := g.th.Do(g.init); err != nil {
+		if g.ctx != 0 {
+			_ = g.th.Do(func() error { return d.Check("cuDevicePrimaryCtxRelease", d.DevicePrimaryCtxRelease(g.cuDev)) })
+		}
 		g.th.Close()
 		return nil, fmt.Errorf("compiled replay on GPU %d (CUDA ordinal %d): %w", cfg.Device.GPU, cfg.Device.CUDAOrdinal, err)
 	}
@@ -157,7 +160,9 @@ func (g *Device) Execute(ctx context.Context, p *program.Program, st program.Sta
 	}
 	r := &run{g: g, p: p, n: p.Circuits, ns: len(p.Signals), dst: map[[2]int]cuda.DevicePtr{}}
 	if err := g.th.Do(r.setup); err != nil {
-		return nil, errors.Join(fmt.Errorf("compiled replay on GPU %d: %w", g.cfg.Device.GPU, err), g.th.Do(r.free))
+		// What was enqueued waits on flags: release them all, so the streams can be destroyed.
+		r.abort()
+		return nil, errors.Join(fmt.Errorf("compiled replay on GPU %d: %w", g.cfg.Device.GPU, err), g.th.Do(r.sync), g.th.Do(r.free))
 	}
 	stamps, err := r.execute(ctx, st)
 	return stamps, errors.Join(err, g.th.Do(r.free))
@@ -222,9 +227,14 @@ func (r *run) station(ctx context.Context, tr *program.Tracker, t0 uint64) error
 	return nil
 }
 
-// abort releases every wait at once, so that the streams run out and can be synchronised.
+// abort releases every wait at once (the start too, with no delay), so that the streams run out
+// and can be synchronised.
 func (r *run) abort() {
-	for i := 1; i <= r.n+r.ns; i++ {
+	if r.host == nil {
+		return
+	}
+	atomic.StoreUint64(r.stamp(0), 0)
+	for i := 0; i <= r.n+r.ns; i++ {
 		atomic.StoreUint32(r.flag(i), 1)
 	}
 }
