@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 )
 
@@ -26,7 +25,10 @@ type Fake struct {
 }
 
 // Execute runs p, its commands timed by st (needed when a signal has changes), and returns its
-// stamps. In real time it occupies one OS thread until the program ends or ctx does.
+// stamps. In real time it occupies one goroutine, spinning, until the program ends or ctx does;
+// it is not locked to its OS thread, which measured no different (a descheduled thread is the
+// kernel's doing either way), and a locked one that the runtime preempts waits for a futex
+// wake-up.
 func (f Fake) Execute(ctx context.Context, p *Program, st Station) (*Stamps, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -37,10 +39,6 @@ func (f Fake) Execute(ctx context.Context, p *Program, st Station) (*Stamps, err
 	x, err := newExec(f, p, st)
 	if err != nil {
 		return nil, err
-	}
-	if !f.Virtual {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 	}
 	if err := x.run(ctx); err != nil {
 		return nil, err
