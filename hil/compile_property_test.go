@@ -170,3 +170,69 @@ func cmpF(a, b float64) int {
 	}
 	return 1
 }
+
+// In real time the fake device keeps the programs' semantics whatever its timing: every copy
+// starts at or after its target, which is the latest end of its predecessors and of its
+// signals' commands, and lasts exactly its modelled time; every command is requested no earlier
+// than the last end its signals require, and lasts α_r; and the timeline passes the verifier.
+func TestCompiledRealTimeKeepsSemantics(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := genDemand(t)
+		algo := rapid.SampledFrom(schedules.Names()).Draw(t, "algo")
+		fabric := rapid.SampledFrom([]schedules.FabricKind{schedules.Benes, schedules.Crossbar}).Draw(t, "fabric")
+		const alpha, bw = 2e-6, 1e12 // µs copies: a check takes a millisecond or so
+		sch, err := schedules.Lookup(algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sch.Schedule(context.Background(), d, schedules.Options{Bandwidth: bw, Reconfig: alpha, Fabric: fabric})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := emulator.NewOrder(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compile(o, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := emulator.BandwidthModel(bw)
+		st, err := program.Fake{Duration: tm.Seconds}.Execute(context.Background(), p, emulator.ParallelReconfig(alpha).NewReconfigurer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, steps := range p.Endpoints {
+			for _, step := range steps {
+				c := step.Circuit
+				want := 0.0
+				for _, a := range step.After {
+					want = max(want, st.End[a])
+				}
+				for _, g := range step.Signals {
+					want = max(want, st.Commands[st.CommandOf[g]].End)
+				}
+				dur, _ := tm.Seconds(0, 0, step.Bytes)
+				if st.Target[c] != want || st.Start[c] < want || st.End[c] != st.Start[c]+dur {
+					t.Fatalf("circuit %d: target %g (waits end %g), %g..%g for a %g s copy", c, st.Target[c], want, st.Start[c], st.End[c], dur)
+				}
+			}
+		}
+		for id, cmd := range st.Commands {
+			for _, g := range cmd.Signals {
+				for _, q := range p.Signals[g].Requires {
+					if cmd.Requested < st.End[q] {
+						t.Fatalf("command %d requested at %g, before circuit %d, which it requires, ended at %g", id, cmd.Requested, q, st.End[q])
+					}
+				}
+			}
+			if k := len(cmd.Signals); k > 0 && p.Signals[cmd.Signals[0]].Changes > 0 && (cmd.Start != cmd.Requested || cmd.End != cmd.Requested+alpha) {
+				t.Fatalf("command %d: %+v under α_r = %g in parallel", id, cmd, alpha)
+			}
+		}
+		tl, _ := StampsTimeline(o, s, p, st)
+		if vs := schedules.VerifyTimeline(s, tl); len(vs) > 0 {
+			t.Fatalf("%s on %s: %v", algo, fabric, vs[0])
+		}
+	})
+}
