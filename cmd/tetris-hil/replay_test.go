@@ -60,44 +60,52 @@ func TestReplaySelfTest(t *testing.T) {
 	}
 }
 
-// A one-GPU fake machine: eight endpoints on GPU 0's workers (this test binary as tetris-hil
-// worker), clocks locked and restored, the summary saying the GPU was shared, and verify
-// accepting the measured timeline.
+// A one-GPU fake machine, eight endpoints on GPU 0: compiled on the fake device, and host-driven
+// through the fake switch controller with GPU 0's worker processes (this test binary as
+// tetris-hil worker); clocks locked and restored, the summary saying the GPU was shared and how
+// the replay ran, and verify accepting the measured timeline.
 func TestReplayFakeSharedGPU(t *testing.T) {
 	unsetCUDAVisible(t)
 	t.Setenv(envBeCLI, cliRole)
-	dir := filepath.Join(t.TempDir(), "run")
-	out, code, err := cli(t, "replay", "--fake", "--fake-gpus", "1", "--allow-shared-gpu", "--lock-clocks", "--unpinned",
-		"--matrix", "0", "--algo", "tetris,bvn", "--bandwidth", "8Gbps", "--reconfig", "1ms", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %v\n%s", code, err, out)
-	}
-	for _, want := range []string{"ALGORITHM", "tetris", "bvn", "LIVE/PRED", "share a GPU", "run directory: " + dir} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	wiring := filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml")
+	for _, tc := range []struct {
+		exec  string
+		extra []string
+	}{{hil.ExecCompiled, nil}, {hil.ExecHostDriven, []string{"--wiring", wiring}}} {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"replay", "--fake", "--fake-gpus", "1", "--allow-shared-gpu", "--lock-clocks", "--unpinned",
+			"--matrix", "0", "--algo", "tetris,bvn", "--bandwidth", "8Gbps", "--reconfig", "1ms", "--out", dir}, tc.extra...)
+		out, code, err := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %v\n%s", tc.exec, code, err, out)
 		}
-	}
-	var m hil.Manifest
-	var s hil.Summary
-	for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+		for _, want := range []string{"ALGORITHM", "tetris", "bvn", "LIVE/PRED", "share a GPU", "execution: " + tc.exec, "run directory: " + dir} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.exec, want, out)
+			}
 		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		var m hil.Manifest
+		var s hil.Summary
+		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
 		}
-	}
-	if !m.Complete || !m.SharedGPU || len(m.Endpoints) != 8 || m.Engine != "fake" || m.Clocks != "locked for the run, restored" ||
-		m.Flags["allow-shared-gpu"] != "true" || len(m.Inputs) != 1 || m.Inventory == nil || len(m.Inventory.GPUs) != 1 {
-		t.Errorf("manifest: %+v", m)
-	}
-	if len(s.Runs) != 2 || !s.Runs[0].SharedGPU || s.Runs[0].PredictedCompletionSeconds <= 0 {
-		t.Errorf("summary: %+v", s)
-	}
-	got, code, err := cli(t, "verify", filepath.Join(dir, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, m.Runs[0].Live))
-	if code != 0 {
-		t.Errorf("verify --timeline of the live record: exit %d: %v\n%s", code, err, got)
+		if !m.Complete || !m.SharedGPU || len(m.Endpoints) != 8 || m.Engine != "fake" || m.Clocks != "locked for the run, restored" ||
+			m.Flags["allow-shared-gpu"] != "true" || len(m.Inputs) != 1+len(tc.extra)/2 || m.Inventory == nil || len(m.Inventory.GPUs) != 1 {
+			t.Errorf("%s: manifest: %+v", tc.exec, m)
+		}
+		if len(s.Runs) != 2 || !s.Runs[0].SharedGPU || s.Runs[0].PredictedCompletionSeconds <= 0 || s.Runs[0].Execution != tc.exec {
+			t.Errorf("%s: summary: %+v", tc.exec, s)
+		}
+		got, code, err := cli(t, "verify", filepath.Join(dir, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, m.Runs[0].Live))
+		if code != 0 {
+			t.Errorf("%s: verify --timeline of the live record: exit %d: %v\n%s", tc.exec, code, err, got)
+		}
 	}
 }
 
