@@ -152,3 +152,29 @@ func TestValidate(t *testing.T) {
 type stationFunc func(float64, int) (float64, float64)
 
 func (f stationFunc) Command(t float64, k int) (float64, float64) { return f(t, k) }
+
+// The station groups signals requested at one instant into one command, and no others: a
+// signal seen late, beside one requested later, is not held for it (its change would last longer
+// than the model says).
+func TestTrackerGroupsByInstant(t *testing.T) {
+	p := &Program{Circuits: 3, Batch: true,
+		Endpoints: [][]Step{{{Circuit: 0}, {Circuit: 1, After: []int32{0}}, {Circuit: 2, After: []int32{1}}}},
+		Signals: []Signal{{Requires: []int32{0}, After: -1, Changes: 1}, {Requires: []int32{1}, After: -1, Changes: 1},
+			{Requires: []int32{2}, After: -1, Changes: 1}},
+	}
+	tr := NewTracker(p, parallel(5e-6))
+	tr.Ended(0, 1e-6)
+	tr.Ended(1, 2e-6)
+	tr.Ended(2, 2e-6)
+	n, err := tr.IssueDue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := tr.Commands()
+	if n != 2 || len(cmds) != 2 || len(cmds[0].Signals) != 1 || !near(cmds[0].End, 6e-6) || len(cmds[1].Signals) != 2 || !near(cmds[1].End, 7e-6) {
+		t.Errorf("%d commands: %+v; want signal 0 alone ending at 6 µs, then signals 1 and 2 ending at 7 µs", n, cmds)
+	}
+	if !tr.Done() {
+		t.Error("every signal was issued, but the tracker is not done")
+	}
+}

@@ -14,9 +14,9 @@
 //
 // Signals are reconfiguration requests, handed to one station (a switch controller, or the model
 // of one) that turns them into commands: a signal is requested once every circuit in Requires
-// has ended (and, with After ≥ 0, Gap after that signal's command ended); with Batch, every
-// signal requested by the time the station looks is one command, otherwise each signal is a
-// command of its own, in order. The station gives each command its span (Station.Command); the
+// has ended (and, with After ≥ 0, Gap after that signal's command ended), at the latest of
+// those ends; with Batch, the signals requested at one instant are one command, in order of
+// request, otherwise each signal is a command of its own, in order (Tracker). The station gives each command its span (Station.Command); the
 // span's end is the value circuits wait for. Execute runs a Program on a fake device in real or
 // virtual time.
 //
@@ -60,8 +60,8 @@ type Program struct {
 	Endpoints [][]Step
 	Circuits  int
 	Signals   []Signal
-	// Batch says that the signals requested by the time the station looks form one command
-	// (partial reconfiguration); otherwise each signal is one command, in order (barrier rounds).
+	// Batch says that the signals requested at one instant form one command (partial
+	// reconfiguration); otherwise each signal is one command, in order (barrier rounds).
 	Batch bool
 }
 

@@ -1,8 +1,10 @@
 package program
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Tracker is the station's side of a program, the one statement of when a signal is requested
@@ -81,21 +83,32 @@ func (t *Tracker) Commands() []Command { return t.cmds }
 // CommandOf maps each issued signal to its command.
 func (t *Tracker) CommandOf() []int32 { return t.cmdOf }
 
-// IssueDue issues what is due and returns how many commands it issued: with Batch, every signal
-// requested so far as one command; otherwise the next signals in order whose requirements have
-// ended (each after its predecessor's command and gap).
+// IssueDue issues what is due and returns how many commands it issued: with Batch, the signals
+// requested so far, those requested at one instant (the same latest end) as one command, in
+// order of request; otherwise the next signals in order whose requirements have ended (each
+// after its predecessor's command and gap). Grouping by instant rather than by what a poll
+// happens to see keeps a slow observer from lengthening a reconfiguration: a change requested
+// earlier is not held for one requested later.
 func (t *Tracker) IssueDue() (int, error) {
 	if t.p.Batch {
 		if len(t.pending) == 0 {
 			return 0, nil
 		}
-		req, k := 0.0, 0
-		for _, s := range t.pending {
-			req, k = max(req, t.reqT[s]), k+t.p.Signals[s].Changes
+		slices.SortStableFunc(t.pending, func(a, b int32) int { return cmp.Compare(t.reqT[a], t.reqT[b]) })
+		n := 0
+		for lo := 0; lo < len(t.pending); n++ {
+			hi, k := lo, 0
+			for ; hi < len(t.pending) && t.reqT[t.pending[hi]] == t.reqT[t.pending[lo]]; hi++ {
+				k += t.p.Signals[t.pending[hi]].Changes
+			}
+			if err := t.issue(t.pending[lo:hi], t.reqT[t.pending[lo]], k); err != nil {
+				t.pending = t.pending[:0]
+				return n, err
+			}
+			lo = hi
 		}
-		err := t.issue(t.pending, req, k)
 		t.pending = t.pending[:0]
-		return 1, err
+		return n, nil
 	}
 	issued := 0
 	for t.next < len(t.p.Signals) {
