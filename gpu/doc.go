@@ -13,6 +13,9 @@
 //     database/sql drivers; transfer/fake and transfer/cudaengine are its backends.
 //   - worker: one process per GPU speaking JSON lines over pipes, with crash and hang detection;
 //     worker/workertest lets a test binary be its own worker processes.
+//   - program: device programs of a compiled replay (per endpoint, copies waiting on end stamps
+//     and reconfiguration signals in memory) and a fake device that runs them in real or virtual
+//     time; program/cudaprog runs them on a GPU as CUDA stream programs.
 //   - bench: the coordinator side: pinned workers for a set of GPUs (StartWorkers), IPC buffers,
 //     size sweeps of copies, reading NVML through a small interface of its own (bench.NVML).
 //

@@ -4,8 +4,17 @@
 // transfer times and injects the reconfiguration delays the scheduler incurs; here that happens
 // live.
 //
-// Replay walks the schedule with the emulator's Walker (emulator.NewWalker), the same state
-// machine the emulator drives in virtual time: the walker decides which circuits are ready and
+// A replay without a switch controller is compiled (Compile, ReplayCompiled): the walker's
+// dependency order (emulator.Order) becomes one program per endpoint (package gpu/program), in
+// which every circuit waits for its predecessors' end stamps and its reconfigurations' commands
+// and then copies; a Device runs the programs without the host (program.Fake, in real or virtual
+// time; gpu/program/cudaprog on a GPU) and the host builds the live record from the stamps
+// (StampsTimeline). A property test holds the virtual-time device equal to the emulator. Every
+// summary reports the harness's own cost per circuit (RunSummary.HarnessCost).
+//
+// With a switch controller, Replay walks the schedule with the emulator's Walker
+// (emulator.NewWalker), the same state machine the emulator drives in virtual time: the walker
+// decides which circuits are ready and
 // which switch changes form one command; Replay only starts transfers, sends each command to a
 // switch controller (or injects α_r with package delay when there is none), waits for the real
 // completions and feeds their times back. Prediction and measurement therefore differ only in

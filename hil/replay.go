@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"time"
 
@@ -49,8 +50,13 @@ type Env struct {
 	// Injector waits for injected delays and for fake copies' ends.
 	Injector delay.Injector
 	// Progress, when set, is called from the replay's goroutine after every circuit completion
-	// with the number completed and the total.
+	// with the number completed and the total (a compiled replay calls it for every circuit
+	// once the device has finished: the host does not follow the circuits as they run).
 	Progress func(done, total int)
+	// Device, when set and Switches is not, runs the schedule compiled (ReplayCompiled): the
+	// host starts the programs and reads the stamps back. Real switch boards keep the
+	// host-driven loop (Replay), which sends each command when the walker emits it.
+	Device Device
 }
 
 // CommandRecord is one reconfiguration command as the live run carried it out.
@@ -85,6 +91,12 @@ type Live struct {
 	Commands []CommandRecord `json:"commands"`
 	// Wall is how long the replay took.
 	Wall time.Duration `json:"-"`
+	// Execution is ExecCompiled or ExecHostDriven.
+	Execution string `json:"execution"`
+	// HarnessCost is, per circuit (indexed by circuit, NaN for one that did not start), how long
+	// after its waits ended it started: from its last dependency's end (plus the modelled delay,
+	// where it waited on a reconfiguration) to its start.
+	HarnessCost []float64 `json:"-"`
 }
 
 // minProcs is the fewest Go processors (GOMAXPROCS) a replay runs with.
@@ -163,6 +175,8 @@ type replay struct {
 	repoint     map[int][]string
 	live        *Live
 	station     chan command
+	// readyAt is when each circuit's waits ended (the event that made the walker release it).
+	readyAt []float64
 }
 
 func (r *replay) sec(t time.Duration) float64 { return (t - r.t0).Seconds() }
@@ -172,8 +186,9 @@ func (r *replay) run(ctx context.Context) (*Live, error) {
 	defer cancel()
 	r.requested, r.changes, r.repoint = map[int]float64{}, map[int][]switchctl.Change{}, map[int][]string{}
 	r.starts = make([]float64, len(r.s.Circuits))
+	r.readyAt = make([]float64, len(r.s.Circuits))
 	r.t0 = transfer.Monotonic()
-	r.live = &Live{T0: r.t0, Circuits: []CircuitRecord{}, Commands: []CommandRecord{}}
+	r.live = &Live{T0: r.t0, Circuits: []CircuitRecord{}, Commands: []CommandRecord{}, Execution: ExecHostDriven}
 	if r.env.Switches != nil {
 		r.station = make(chan command, r.o.NumEpochs()+1)
 		go r.feed(ctx)
@@ -188,6 +203,13 @@ func (r *replay) run(ctx context.Context) (*Live, error) {
 		}
 	}
 	r.live.Wall = transfer.Monotonic() - r.t0
+	r.live.HarnessCost = make([]float64, len(r.starts))
+	for c := range r.starts {
+		r.live.HarnessCost[c] = math.NaN()
+	}
+	for _, rec := range r.live.Circuits {
+		r.live.HarnessCost[rec.Circuit] = rec.TransmitStart - r.readyAt[rec.Circuit]
+	}
 	if err != nil {
 		return r.live, err
 	}
@@ -296,6 +318,9 @@ func (r *replay) complete(c int, end time.Duration) ([]int32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hil: internal error: %w", err)
 	}
+	for _, x := range ready {
+		r.readyAt[x] = r.sec(end)
+	}
 	r.live.Circuits = append(r.live.Circuits, CircuitRecord{Circuit: c, TransmitStart: r.starts[c], End: r.sec(end)})
 	return ready, nil
 }
@@ -311,6 +336,9 @@ func (r *replay) settled(id int, start, end time.Duration) ([]int32, error) {
 	ready, err := r.w.Settled(id, st, en)
 	if err != nil {
 		return nil, fmt.Errorf("hil: internal error: %w", err)
+	}
+	for _, x := range ready {
+		r.readyAt[x] = en
 	}
 	rec := CommandRecord{ID: id, Requested: req, Start: st, End: en, Changes: r.changes[id], Switches: []string{}}
 	for _, ch := range rec.Changes {

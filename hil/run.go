@@ -174,6 +174,13 @@ type RunSummary struct {
 	SharedGPU bool `json:"shared_gpu"`
 	// WallSeconds is how long the replay took on the clock.
 	WallSeconds float64 `json:"wall_seconds"`
+	// Execution is how the replay ran: "compiled" (device programs, the host only watching) or
+	// "host-driven" (the host walks the order and starts every copy: real switch boards).
+	Execution string `json:"execution"`
+	// HarnessCost is over circuits, how long after its waits ended each one started: from its
+	// last dependency's end stamp plus the modelled delay to its start stamp. It is the part of
+	// a live figure that is the harness's, not the schedule's.
+	HarnessCost Diff `json:"harness_cost_seconds"`
 }
 
 // Diff summarises per-circuit differences d (live − predicted, seconds): the median and the
@@ -368,7 +375,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		if err := pred.Write(path(rf.Predicted)); err != nil {
 			return sum, fmt.Errorf("hil: %w", err)
 		}
-		live, err := Replay(ctx, s, env)
+		live, err := replayOne(ctx, s, env, predict.Reconfig)
 		if err != nil {
 			base := strings.TrimSuffix(rf.Schedule, ".schedule.json")
 			rf.Status, rf.Partial = "failed", base+".partial.json"
@@ -410,7 +417,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		rf.Status = "complete"
 		rs := RunSummary{Algorithm: s.Algorithm, Matrix: j.Matrix, Circuits: len(s.Circuits), Commands: len(live.Commands),
 			CompletionSeconds: res.Completion, PredictedCompletionSeconds: pres.Completion, SharedGPU: m.SharedGPU,
-			WallSeconds: live.Wall.Seconds()}
+			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost)}
 		if pres.Completion > 0 {
 			rs.LiveOverPredicted = res.Completion / pres.Completion
 		}
@@ -424,6 +431,21 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		}
 	}
 	return sum, nil
+}
+
+// replayOne replays s compiled on env.Device when there is one and no switch controller, and
+// host-driven otherwise, its reconfigurations timed by reconfig in a compiled replay.
+func replayOne(ctx context.Context, s *schedules.Schedule, env Env, reconfig emulator.ReconfigModel) (*Live, error) {
+	if env.Device == nil || env.Switches != nil {
+		return Replay(ctx, s, env)
+	}
+	live, err := ReplayCompiled(ctx, s, env.Device, reconfig)
+	if err == nil && env.Progress != nil {
+		for i := range s.Circuits {
+			env.Progress(i+1, len(s.Circuits))
+		}
+	}
+	return live, err
 }
 
 // runName is a file-name-safe name for one job: m<index>-<algorithm>, or schedule-<algorithm>

@@ -105,6 +105,10 @@ func TestRunDirectory(t *testing.T) {
 		if r.Algorithm != rf.Algorithm || r.CompletionSeconds <= 0 || r.PredictedCompletionSeconds <= 0 || r.LiveOverPredicted < 1-1e-9 {
 			t.Errorf("run %d: %+v", i, r)
 		}
+		// Through a switch controller the host drives the walk, and says what that cost.
+		if r.Execution != ExecHostDriven || !(r.HarnessCost.Worst > 0) || r.HarnessCost.Median > r.HarnessCost.P99 {
+			t.Errorf("run %d: execution %q, harness cost %+v", i, r.Execution, r.HarnessCost)
+		}
 		t.Logf("%s: live %.4g s, predicted %.4g s, starts off by median %.3g s, p99 %.3g s, worst %+.3g s", r.Algorithm,
 			r.CompletionSeconds, r.PredictedCompletionSeconds, r.StartDifference.Median, r.StartDifference.P99, r.StartDifference.Worst)
 		sch, err := schedules.LoadSchedule(filepath.Join(cfg.Dir, rf.Schedule))

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # gpu_replay_check.sh: the prepared check of `tetris-hil replay` on a real GPU (one H200). All
-# eight endpoints of one built-in trace matrix (Mixtral-8x7B, matrix 0) run on GPU 0's workers
-# (one pinned worker process per endpoint, --allow-shared-gpu), Tetris and BvN are replayed live
-# with α_r = 10us injected, and the live completion is printed beside the emulator's prediction
-# for the same schedules and models: the transfer model is GPU 0's loopback α-β, calibrated first
-# in the same run (`tetris-hil calibrate --gpus 0`); if that step fails the prediction falls back
-# to bytes/--bandwidth and the table says so in its notes.
+# eight endpoints of one built-in trace matrix (Mixtral-8x7B, matrix 0) run on GPU 0
+# (--allow-shared-gpu), compiled: one CUDA stream program per endpoint (waits on end flags in
+# mapped memory, a %globaltimer delay kernel, the copy, an end stamp), the host only watching.
+# Tetris and BvN are replayed with α_r = 10us injected, with copy-engine and with SM copies, and
+# the live completion is printed beside the emulator's prediction for the same schedules and
+# models: the transfer model is GPU 0's loopback α-β, calibrated first in the same run
+# (`tetris-hil calibrate --gpus 0`, patterns isolated and permutation: calibrate measures the
+# permutation pattern only across two or more GPUs, so on one GPU it is the isolated loopback);
+# if that step fails the prediction falls back to bytes/--bandwidth and the table says so in its
+# notes. From the GPU's own stamps it also prints the harness's cost per circuit and the error of
+# the injected delay: for every circuit that waited on a reconfiguration, its start minus the
+# command's request, minus α_r (median, p99).
 #
 # Needs only the prebuilt binary (no Go there); build it first, here:
 #   go build -o bin/tetris-hil ./cmd/tetris-hil
@@ -49,49 +55,68 @@ step selftest-delays 60 "$BIN" "${LOGF[@]}" replay --selftest-delays --selftest-
 
 # GPU 0's loopback α-β between two pinned workers, over the sizes the trace's circuits have.
 CALFLAG=()
-if step calibrate 120 "$BIN" "${LOGF[@]}" calibrate --gpus 0 --pattern isolated --sizes 4KiB..512MiB --per-octave 2 \
+if step calibrate 120 "$BIN" "${LOGF[@]}" calibrate --gpus 0 --pattern isolated,permutation --sizes 4KiB..512MiB --per-octave 2 \
 	--reps 10 --warmup 3 --verify-every 4 --timeout 30s --no-progress ${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} -o "$OUT/cal.json"; then
 	CALFLAG=(--calibration "$OUT/cal.json")
 else
 	echo "no calibration: the prediction uses bytes/--bandwidth (800Gbps)"
 fi
 
-rm -rf "$OUT/run"
-step replay 180 "$BIN" "${LOGF[@]}" replay --matrix "$MATRIX" --algo tetris,bvn --reconfig "$RECONFIG" \
-	--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 30s \
-	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run"
-
 step trace-gen 30 "$BIN" trace gen --model mixtral-8x7b --layers 1 --tokens-per-gpu 65536 -o "$OUT/big.json"
-rm -rf "$OUT/run-big"
-step replay-big 180 "$BIN" "${LOGF[@]}" replay --demand "$OUT/big.json" --matrix 0 --algo tetris,bvn --reconfig "$RECONFIG" \
-	--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 60s \
-	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-big"
-
-# The measured timelines must pass the verifier, like any emulated one.
-for alg in tetris bvn; do
-	if [ -f "$OUT/run/m$MATRIX-$alg.live.json" ]; then
-		step "verify-$alg" 30 "$BIN" verify "$OUT/run/m$MATRIX-$alg.schedule.json" --matrix "$MATRIX" \
-			--timeline "$OUT/run/m$MATRIX-$alg.live.json"
-	fi
-	if [ -f "$OUT/run-big/m0-$alg.live.json" ]; then
-		step "verify-big-$alg" 30 "$BIN" verify "$OUT/run-big/m0-$alg.schedule.json" --demand "$OUT/big.json" --matrix 0 \
-			--timeline "$OUT/run-big/m0-$alg.live.json"
-	fi
+RUNS=()
+for copy in ce sm; do
+	rm -rf "$OUT/run-$copy" "$OUT/run-big-$copy"
+	step "replay-$copy" 120 "$BIN" "${LOGF[@]}" replay --matrix "$MATRIX" --algo tetris,bvn --reconfig "$RECONFIG" --copy "$copy" \
+		--gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 30s \
+		${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-$copy"
+	step "replay-big-$copy" 120 "$BIN" "${LOGF[@]}" replay --demand "$OUT/big.json" --matrix 0 --algo tetris,bvn --reconfig "$RECONFIG" \
+		--copy "$copy" --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 60s \
+		${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-big-$copy"
+	RUNS+=("run-$copy" "run-big-$copy")
 done
 
-for run in run run-big; do
+# The measured timelines must pass the verifier, like any emulated one.
+for copy in ce sm; do
+	for alg in tetris bvn; do
+		if [ -f "$OUT/run-$copy/m$MATRIX-$alg.live.json" ]; then
+			step "verify-$copy-$alg" 30 "$BIN" verify "$OUT/run-$copy/m$MATRIX-$alg.schedule.json" --matrix "$MATRIX" \
+				--timeline "$OUT/run-$copy/m$MATRIX-$alg.live.json"
+		fi
+		if [ -f "$OUT/run-big-$copy/m0-$alg.live.json" ]; then
+			step "verify-big-$copy-$alg" 30 "$BIN" verify "$OUT/run-big-$copy/m0-$alg.schedule.json" --demand "$OUT/big.json" --matrix 0 \
+				--timeline "$OUT/run-big-$copy/m0-$alg.live.json"
+		fi
+	done
+done
+
+for run in "${RUNS[@]}"; do
 echo
 echo "=== $run: live against predicted (summary.json)"
 if [ -f "$OUT/$run/summary.json" ]; then
-	python3 - "$OUT/$run/summary.json" "$OUT/$run/manifest.json" <<'PY' || cat "$OUT/$run/summary.json"
-import json, sys
-s, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+	python3 - "$OUT/$run" "$RECONFIG" <<'PY' || cat "$OUT/$run/summary.json"
+import json, os, sys
+d, rc = sys.argv[1], sys.argv[2]
+scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+unit = next(u for u in ("ns", "us", "µs", "ms", "s") if rc.endswith(u))
+alpha = float(rc[: -len(unit)]) * scale[unit]
+s, m = json.load(open(os.path.join(d, "summary.json"))), json.load(open(os.path.join(d, "manifest.json")))
 print(f"complete: {s['complete']}; predicted with {m['predict_transfer_model']} and {m['predict_reconfig_model']}")
-print(f"{'algorithm':10} {'live ms':>10} {'predicted ms':>13} {'live/pred':>10} {'start Δ med ms':>15} {'p99 ms':>8} {'end Δ med ms':>13} {'p99 ms':>8}")
-for r in s["runs"]:
-    sd, ed = r["start_difference_seconds"], r["end_difference_seconds"]
-    print(f"{r['algorithm']:10} {r['completion_seconds']*1e3:10.3f} {r['predicted_completion_seconds']*1e3:13.3f} "
-          f"{r['live_over_predicted']:10.4f} {sd['median']*1e3:15.3f} {sd['p99']*1e3:8.3f} {ed['median']*1e3:13.3f} {ed['p99']*1e3:8.3f}")
+print(f"{'algorithm':10} {'execution':>11} {'live ms':>10} {'predicted ms':>13} {'live/pred':>10} {'harness med us':>15} {'p99 us':>8} "
+      f"{'delay err med us':>17} {'p99 us':>8} {'n':>4}")
+def pct(xs, q):
+    xs = sorted(abs(x) for x in xs)
+    return xs[min(len(xs) * q // 100, len(xs) - 1)] if xs else float("nan")
+for r, rf in zip(s["runs"], m["runs"]):
+    h = r.get("harness_cost_seconds", {})
+    errs = []
+    live = json.load(open(os.path.join(d, rf["live"])))
+    for c in live["timeline"]["circuits"]:
+        # Waited on a reconfiguration: it started after the command that began at reconfig_start.
+        if c["reconfig_start"] < c["transmit_start"]:
+            errs.append(c["transmit_start"] - c["reconfig_start"] - alpha)
+    print(f"{r['algorithm']:10} {r.get('execution', '?'):>11} {r['completion_seconds']*1e3:10.3f} {r['predicted_completion_seconds']*1e3:13.3f} "
+          f"{r['live_over_predicted']:10.4f} {h.get('median', float('nan'))*1e6:15.3f} {h.get('p99', float('nan'))*1e6:8.3f} "
+          f"{pct(errs, 50)*1e6:17.3f} {pct(errs, 99)*1e6:8.3f} {len(errs):4d}")
 for n in s.get("notes", []):
     print("note:", n)
 PY

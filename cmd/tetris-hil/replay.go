@@ -17,6 +17,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/program/cudaprog"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/hil"
@@ -47,6 +48,7 @@ type replayFlags struct {
 	fakeNoise                float64
 	fakeSeed                 uint64
 	inProcess                bool
+	virtual                  bool
 	lockClocks               bool
 	clockMHz                 uint
 	timeout                  string
@@ -63,11 +65,17 @@ func newReplayCmd() *cobra.Command {
 		Use:   "replay (--schedule S.json | [--demand FILE --matrix I] --algo LIST) --out RUNDIR",
 		Short: "Replay schedules live on GPUs (and switches) and compare the measured timeline with the emulator's prediction",
 		Long: `replay drives the GPUs through each schedule in real time, as Tetris §4.1's hardware emulation
-does with measured transfer times: every circuit is a real copy between pinned worker processes
-(one per endpoint, on the endpoint's GPU), started when the emulator's walker says it is ready;
-every switch change the walker emits is sent to the switch controller of --wiring, or, without
-one, the reconfiguration delay α_r (--reconfig) is injected precisely (spinning on the monotonic
-clock). Nothing here restates an execution rule: the walker is the emulator's.
+does with measured transfer times, and puts the measured timeline beside the emulator's prediction.
+
+Without --wiring the replay is compiled: the walker's dependency order becomes one program per
+endpoint (for each of its circuits: wait for the end stamps of its predecessors, wait until the
+latest of them plus the modelled reconfiguration delay α_r (--reconfig), copy, stamp the end), the
+device runs all programs without the host, and the host reads the stamps back. So a figure at
+microsecond scale is the schedule's, not a host round trip per circuit; the summary's HARNESS
+columns say how much is left of the harness per circuit (from its last dependency's end plus the
+modelled delay to its start: median, p99, worst). With --wiring the host walks the order itself
+and sends every switch change to the controller of the map when the walker emits it (a switch
+board's T_r is milliseconds): copies then run in pinned worker processes, one per endpoint.
 
 Endpoints map to GPUs by --gpu-map (default: endpoint i on GPU i). More endpoints than GPUs is an
 error; several endpoints on one GPU (a one-GPU machine) need --allow-shared-gpu, and the summary
@@ -82,18 +90,22 @@ RUNDIR receives manifest.json (inputs with SHA-256, tool, GPU inventory, calibra
 flags; "complete": false until the end), per run the schedule, NAME.predicted.json (emulator run
 record), NAME.live.json (measured run record: 'tetris-hil verify S --timeline NAME.live.json'
 accepts it) and NAME.live.trace.json (Perfetto), and summary.json (per run the live and predicted
-completion and the per-circuit start/end differences: median, p99, worst). Ctrl-C stops the
-replay, keeps what was measured (NAME.partial.json), marks the manifest incomplete, puts the
-switches safe and unlocks locked clocks.
+completion, the per-circuit start/end differences and the harness cost: median, p99, worst).
+Ctrl-C stops the replay, keeps what was measured (NAME.partial.json), marks the manifest
+incomplete, puts the switches safe and unlocks locked clocks.
 
-With --fake, the GPUs are a fake NVML server and the copies run on the fake engine
-(T = α + bytes/B per pair around --fake-alpha and --fake-bandwidth), and a --wiring map is
-driven by the in-memory fake controller with the map's T_r and T_w. Milliseconds per copy keep
-the noise of a loaded machine small against the transfers.
+With --fake, the GPUs are a fake NVML server. Compiled, the programs run on a fake device: every
+endpoint in one thread spinning on the monotonic clock (sleeping until --spin before each
+deadline), each copy lasting exactly the fake engine's α + bytes/B for its pair (around
+--fake-alpha and --fake-bandwidth; --fake-noise does not apply), so live minus predicted is the
+harness's cost; --virtual runs the same programs on a virtual clock instead. With --wiring the
+copies run on the fake engine (noise included) and the in-memory fake controller has the map's
+T_r and T_w.
 
 --selftest-delays measures the injection error (actual wake-up minus deadline) for 10ns to 10ms
 and prints median, p99 and worst; nothing else runs.`,
 		Example: `  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --reconfig 1ms --out runs/r1
+  tetris-hil replay --fake --fake-alpha 5us --fake-bandwidth 370GB/s --matrix 0 --algo tetris,bvn,sunflow,maxweight --reconfig 10us --out runs/r4
   tetris-hil replay --fake --matrix 0 --algo all --wiring lab/wiring-8x8.yaml --out runs/r2
   tetris-hil replay --schedule s.json --calibration cal.json --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu --out runs/r3
   tetris-hil replay --selftest-delays`,
@@ -117,7 +129,8 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.StringVar(&f.fakeBandwidth, "fake-bandwidth", "1GB/s", "with --fake: bandwidth B around which pairs lie")
 	fs.Float64Var(&f.fakeNoise, "fake-noise", 0.02, "with --fake: standard deviation of the log of each copy's time (0.02 ≈ ±2%)")
 	fs.Uint64Var(&f.fakeSeed, "fake-seed", 1, "with --fake: seed of the noise")
-	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake --wiring: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.virtual, "virtual", false, "with --fake: run the compiled programs on a virtual clock (live then equals predicted: a check of the compiler)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
 	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a copy within this is reported hung and killed")
@@ -183,6 +196,7 @@ type replayRun struct {
 	liveReconfig string
 
 	predict            emulator.TransferModel
+	fakeModel          fake.Model
 	engine, engineOpts string
 	notes              []string
 	cfg                hil.Config
@@ -234,8 +248,11 @@ func (r *replayRun) loadJobs() error {
 	if err := hil.CheckDir(f.out); err != nil {
 		return usagef("--out %q: %v", f.out, err)
 	}
-	if f.inProcess && !f.ff.fake {
-		return usagef("--in-process: only with --fake (real copies run in pinned worker processes)")
+	if f.inProcess && (!f.ff.fake || f.wiring == "") {
+		return usagef("--in-process: only with --fake --wiring (real copies run in pinned worker processes, and without --wiring a replay runs compiled, without workers)")
+	}
+	if f.virtual && (!f.ff.fake || f.wiring != "") {
+		return usagef("--virtual: only with --fake and without --wiring (a switch controller runs in real time)")
 	}
 	var err error
 	if r.kind, err = transfer.ParseKind(f.copyKind); err != nil {
@@ -350,7 +367,7 @@ func (r *replayRun) predictionModel() error {
 		// Outliers are left out: a replay compares against the model, not a calibration's fit.
 		model.Noise, model.Outliers, model.OutlierFactor, model.Seed = f.fakeNoise, 0, 1, f.fakeSeed
 		r.engine, r.engineOpts = "fake", model.String()
-		r.predict = hil.FakeTransferModel(model, r.gpuOf)
+		r.predict, r.fakeModel = hil.FakeTransferModel(model, r.gpuOf), model
 	}
 	if f.calibration != "" {
 		spec := emulator.TransferSpec{Calibration: f.calibration, GPUMap: joinInts(r.gpuOf)}
@@ -405,6 +422,24 @@ func (r *replayRun) startTransfers() error {
 		}
 		r.cfg.Clocks = lock
 	}
+	if f.wiring == "" && f.ff.fake {
+		// Compiled: the fake device runs every endpoint's program in one thread; no workers.
+		r.env.Device = hil.FakeDevice(r.fakeModel, r.gpuOf, f.virtual, r.injector.SleepThreshold)
+		r.cfg.LiveTransfer = "measured: fake device running the compiled programs, one thread spinning on the monotonic clock, copies of exactly α + bytes/B"
+		if f.virtual {
+			r.cfg.LiveTransfer = "fake device running the compiled programs in virtual time, copies of exactly α + bytes/B"
+		}
+		for e, g := range r.gpuOf {
+			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
+		}
+		return nil
+	}
+	if f.wiring == "" && len(distinct(r.gpuOf)) == 1 {
+		return r.openGPUDevice()
+	}
+	if f.wiring == "" {
+		r.cfg.Notes = append(r.cfg.Notes, "the endpoints are on several GPUs: this replay is host-driven (one worker per endpoint, a host round trip per circuit); the compiled replay runs the endpoints of one GPU")
+	}
 	pairs := hil.Pairs(schedulesOf(r.jobs)...)
 	var closeTransfers func() error
 	if f.inProcess {
@@ -445,6 +480,29 @@ func (r *replayRun) startTransfers() error {
 		for e, g := range r.gpuOf {
 			r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: inv.GPUs[g].PCIBusID})
 		}
+	}
+	return nil
+}
+
+// openGPUDevice opens the one GPU every endpoint is on to run the compiled programs as stream
+// programs (package gpu/program/cudaprog).
+func (r *replayRun) openGPUDevice() error {
+	g := r.gpuOf[0]
+	gi := r.inv.GPUs[g]
+	dev, err := cudaprog.Open(cudaprog.Config{Device: transfer.Device{GPU: g, CUDAOrdinal: gi.CUDAOrdinal, BusID: gi.PCIBusID},
+		Kind: r.kind, Timeout: secondsToDuration(r.callTimeout)})
+	if err != nil {
+		return errors.Join(err, restore(r.cfg.Clocks))
+	}
+	r.closers = append(r.closers, func() {
+		if err := dev.Close(); err != nil {
+			logger.Error().Err(err).Msg("releasing the GPU")
+		}
+	})
+	r.env.Device = dev
+	r.cfg.LiveTransfer = "measured: compiled stream programs on GPU " + strconv.Itoa(g) + " (" + string(r.kind) + " copies, %globaltimer stamps)"
+	for e := range r.gpuOf {
+		r.man.Endpoints = append(r.man.Endpoints, hil.Endpoint{Endpoint: e, GPU: g, BusID: gi.PCIBusID})
 	}
 	return nil
 }
@@ -610,15 +668,20 @@ func schedulesOf(jobs []hil.Job) []*schedules.Schedule {
 
 func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tCOMMANDS\t")
+	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tHARNESS MEDIAN\tP99\tWORST\tCOMMANDS\t")
 	for _, r := range sum.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
 			units.FormatSeconds(r.PredictedCompletionSeconds), r.LiveOverPredicted,
 			units.FormatSeconds(r.StartDifference.Median), units.FormatSeconds(r.StartDifference.P99), signed(r.StartDifference.Worst),
-			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst), r.Commands)
+			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst),
+			units.FormatSeconds(r.HarnessCost.Median), units.FormatSeconds(r.HarnessCost.P99), units.FormatSeconds(r.HarnessCost.Worst), r.Commands)
 	}
+
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(sum.Runs) > 0 {
+		fmt.Fprintf(w, "execution: %s; HARNESS is per circuit the time from its last dependency's end (plus the modelled delay) to its start\n", sum.Runs[0].Execution)
 	}
 	for _, n := range sum.Notes {
 		fmt.Fprintln(w, "note:", n)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,44 +60,52 @@ func TestReplaySelfTest(t *testing.T) {
 	}
 }
 
-// A one-GPU fake machine: eight endpoints on GPU 0's workers (this test binary as tetris-hil
-// worker), clocks locked and restored, the summary saying the GPU was shared, and verify
-// accepting the measured timeline.
+// A one-GPU fake machine, eight endpoints on GPU 0: compiled on the fake device, and host-driven
+// through the fake switch controller with GPU 0's worker processes (this test binary as
+// tetris-hil worker); clocks locked and restored, the summary saying the GPU was shared and how
+// the replay ran, and verify accepting the measured timeline.
 func TestReplayFakeSharedGPU(t *testing.T) {
 	unsetCUDAVisible(t)
 	t.Setenv(envBeCLI, cliRole)
-	dir := filepath.Join(t.TempDir(), "run")
-	out, code, err := cli(t, "replay", "--fake", "--fake-gpus", "1", "--allow-shared-gpu", "--lock-clocks", "--unpinned",
-		"--matrix", "0", "--algo", "tetris,bvn", "--bandwidth", "8Gbps", "--reconfig", "1ms", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %v\n%s", code, err, out)
-	}
-	for _, want := range []string{"ALGORITHM", "tetris", "bvn", "LIVE/PRED", "share a GPU", "run directory: " + dir} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	wiring := filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml")
+	for _, tc := range []struct {
+		exec  string
+		extra []string
+	}{{hil.ExecCompiled, nil}, {hil.ExecHostDriven, []string{"--wiring", wiring}}} {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"replay", "--fake", "--fake-gpus", "1", "--allow-shared-gpu", "--lock-clocks", "--unpinned",
+			"--matrix", "0", "--algo", "tetris,bvn", "--bandwidth", "8Gbps", "--reconfig", "1ms", "--out", dir}, tc.extra...)
+		out, code, err := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %v\n%s", tc.exec, code, err, out)
 		}
-	}
-	var m hil.Manifest
-	var s hil.Summary
-	for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+		for _, want := range []string{"ALGORITHM", "tetris", "bvn", "LIVE/PRED", "share a GPU", "execution: " + tc.exec, "run directory: " + dir} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.exec, want, out)
+			}
 		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		var m hil.Manifest
+		var s hil.Summary
+		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
 		}
-	}
-	if !m.Complete || !m.SharedGPU || len(m.Endpoints) != 8 || m.Engine != "fake" || m.Clocks != "locked for the run, restored" ||
-		m.Flags["allow-shared-gpu"] != "true" || len(m.Inputs) != 1 || m.Inventory == nil || len(m.Inventory.GPUs) != 1 {
-		t.Errorf("manifest: %+v", m)
-	}
-	if len(s.Runs) != 2 || !s.Runs[0].SharedGPU || s.Runs[0].PredictedCompletionSeconds <= 0 {
-		t.Errorf("summary: %+v", s)
-	}
-	got, code, err := cli(t, "verify", filepath.Join(dir, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, m.Runs[0].Live))
-	if code != 0 {
-		t.Errorf("verify --timeline of the live record: exit %d: %v\n%s", code, err, got)
+		if !m.Complete || !m.SharedGPU || len(m.Endpoints) != 8 || m.Engine != "fake" || m.Clocks != "locked for the run, restored" ||
+			m.Flags["allow-shared-gpu"] != "true" || len(m.Inputs) != 1+len(tc.extra)/2 || m.Inventory == nil || len(m.Inventory.GPUs) != 1 {
+			t.Errorf("%s: manifest: %+v", tc.exec, m)
+		}
+		if len(s.Runs) != 2 || !s.Runs[0].SharedGPU || s.Runs[0].PredictedCompletionSeconds <= 0 || s.Runs[0].Execution != tc.exec {
+			t.Errorf("%s: summary: %+v", tc.exec, s)
+		}
+		got, code, err := cli(t, "verify", filepath.Join(dir, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, m.Runs[0].Live))
+		if code != 0 {
+			t.Errorf("%s: verify --timeline of the live record: exit %d: %v\n%s", tc.exec, code, err, got)
+		}
 	}
 }
 
@@ -174,7 +183,7 @@ func TestReplayScheduleFile(t *testing.T) {
 		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
 	}
 	run := filepath.Join(dir, "run")
-	out, code, err := cli(t, "replay", "--fake", "--in-process", "--fake-noise", "0", "--schedule", sched, "--matrix", "0",
+	out, code, err := cli(t, "replay", "--fake", "--fake-noise", "0", "--schedule", sched, "--matrix", "0",
 		"--reconfig", "1ms", "--out", run)
 	if code != 0 {
 		t.Fatalf("replay --schedule: exit %d: %v\n%s", code, err, out)
@@ -193,5 +202,65 @@ func TestReplayScheduleFile(t *testing.T) {
 	if _, code, err := cli(t, "replay", "--fake", "--schedule", sched, "--algo", "tetris", "--out", filepath.Join(dir, "r2")); code != 2 ||
 		err == nil || !strings.Contains(err.Error(), "--algo: not with --schedule") {
 		t.Errorf("--algo with --schedule: exit %d, %v", code, err)
+	}
+}
+
+// Without --wiring a fake replay runs compiled on the fake device, as its help's example at
+// NVLink scale shows: no workers, the table and summary.json say so and report the harness's
+// cost, and the measured timeline passes the verifier. In virtual time the same programs give
+// exactly the prediction, with no harness cost at all.
+func TestReplayCompiledFake(t *testing.T) {
+	unsetCUDAVisible(t)
+	dir := t.TempDir()
+	for _, virtual := range []bool{false, true} {
+		run := filepath.Join(dir, fmt.Sprintf("r-%v", virtual))
+		args := []string{"replay", "--fake", "--fake-alpha", "5us", "--fake-bandwidth", "370GB/s", "--matrix", "0",
+			"--algo", "tetris,bvn,sunflow,maxweight", "--reconfig", "10us", "--out", run}
+		if virtual {
+			args = append(args, "--virtual")
+		}
+		out, code, err := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %v\n%s", code, err, out)
+		}
+		for _, want := range []string{"HARNESS MEDIAN", "execution: compiled", "maxweight"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		var s hil.Summary
+		b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Runs) != 4 {
+			t.Fatalf("summary: %+v", s)
+		}
+		for _, r := range s.Runs {
+			if r.Execution != hil.ExecCompiled || r.HarnessCost.Worst < 0 || r.HarnessCost.Median > r.HarnessCost.P99 {
+				t.Errorf("%s: execution %q, harness cost %+v", r.Algorithm, r.Execution, r.HarnessCost)
+			}
+			// Live can never beat the prediction: every copy lasts exactly its modelled time and
+			// starts no earlier than its waits end.
+			if r.LiveOverPredicted < 1-1e-9 || virtual && (r.LiveOverPredicted != 1 || r.HarnessCost.Worst != 0) {
+				t.Errorf("%s (virtual %v): live/predicted %v, harness %+v", r.Algorithm, virtual, r.LiveOverPredicted, r.HarnessCost)
+			}
+		}
+		var m hil.Manifest
+		b, _ = os.ReadFile(filepath.Join(run, "manifest.json"))
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		got, code, err := cli(t, "verify", filepath.Join(run, m.Runs[0].Schedule), "--matrix", "0", "--timeline", filepath.Join(run, m.Runs[0].Live))
+		if code != 0 {
+			t.Errorf("verify --timeline of the compiled live record: exit %d: %v\n%s", code, err, got)
+		}
+	}
+	if _, code, err := cli(t, "replay", "--fake", "--virtual", "--wiring", filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml"),
+		"--matrix", "0", "--out", filepath.Join(dir, "bad")); code != 2 || !strings.Contains(err.Error(), "--virtual") {
+		t.Errorf("--virtual with --wiring: exit %d, %v", code, err)
 	}
 }
