@@ -102,8 +102,6 @@ type Record struct {
 	StateChanges          int                    `json:"state_changes"`
 	StateChangesMax       int                    `json:"state_changes_max"`
 	StateChangesPerSwitch []emulator.SwitchCount `json:"state_changes_per_switch"`
-	// Tenants is each tenant's completion when the run served several tenants (RunTenants).
-	Tenants []TenantCompletion `json:"tenants,omitempty"`
 	// Mode is how the schedule executed (partial or barrier): its Groups are rounds in barrier
 	// mode. Variant names the ablations it ran under ("--no-partial"), empty for none. Both
 	// are for tables; the run record keeps the schedule's mode and options.
@@ -470,11 +468,4 @@ func assemble(recs []Record, ref string) *Outcome {
 		}
 	}
 	return &Outcome{Records: recs, Totals: totals, Reference: ref}
-}
-
-// TenantCompletion is one tenant's share of a run: its ports ("0-3") and when its last circuit
-// ended.
-type TenantCompletion struct {
-	Ports             string  `json:"ports"`
-	CompletionSeconds float64 `json:"completion_seconds"`
 }
