@@ -175,3 +175,34 @@ func TestRunTenantsRefusesUnaligned(t *testing.T) {
 		t.Fatalf("shared with 0-2 and 3-7: %v", err)
 	}
 }
+
+// TestInterferenceStrictFlat: over B's variants, strict gives A one completion (min = max), and
+// the rows carry every variant's run.
+func TestInterferenceStrictFlat(t *testing.T) {
+	spec := InterferenceSpec{N: 16, A: Tenant{Ports: schedules.Block{Lo: 0, Size: 4}, Demand: skewed(4, 1)},
+		B: schedules.Block{Lo: 4, Size: 4}, Variants: ScaledVariants(skewed(4, 5), []float64{0.5, 1, 2, 4}, 1),
+		Allocations: schedules.Allocations, Config: tenantConfig([]string{"tetris", "bvn"})}
+	rows, err := Interference(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 3 allocations × 2 algorithms", len(rows))
+	}
+	for _, r := range rows {
+		if len(r.Runs) != 6 || r.AIdle <= 0 {
+			t.Fatalf("%s %s: %d runs, A with B idle %g", r.Allocation, r.Algorithm, len(r.Runs), r.AIdle)
+		}
+		if r.Allocation == schedules.Strict && (r.A.Min != r.A.Max || r.A.Min != r.AIdle) {
+			t.Errorf("strict %s: A spreads %+v (B idle: %g)", r.Algorithm, r.A, r.AIdle)
+		}
+		if !(r.A.Min <= r.A.Median && r.A.Median <= r.A.Max && r.Fabric.Max >= r.A.Max) {
+			t.Errorf("%s %s: spreads out of order: A %+v fabric %+v", r.Allocation, r.Algorithm, r.A, r.Fabric)
+		}
+	}
+	var buf strings.Builder
+	if err := WriteInterferenceTable(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + buf.String())
+}
