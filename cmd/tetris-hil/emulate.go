@@ -33,6 +33,7 @@ type emulateFlags struct {
 	progress    string
 	maxMemory   memoryFlag
 	wear        wearFlags
+	tenants     tenantFlags
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -64,12 +65,17 @@ rated for --switch-cycles changes and the pass runs --passes-per-second times a 
 has the counts per run. --wear-weight makes Tetris trade completion time for fewer changes
 (tetris-wear is the same planner with the weight at 1 unless given).
 
+Tenants (Tetris §5): --tenants "0-3=a.csv,4-7=b.csv" runs several jobs on one fabric, each file
+the demand of its ports in order, under --allocation shared, centre or strict (see 'tetris-hil
+tenants'); the table and --json give each tenant's completion.
+
 Every emulated timeline is checked by the verifier; a violation is an internal error (exit 1).`,
 		Example: `  tetris-hil emulate --demand m.csv
   tetris-hil emulate --demand trace.json --layer 3 --phase dispatch --algo tetris,bvn --reconfig 1us
   tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
   tetris-hil emulate --schedule s.json --timeline runs/
-  tetris-hil emulate --layer 0 --algo tetris,tetris-wear --wear-weight 4 --wear --passes-per-second 100`,
+  tetris-hil emulate --layer 0 --algo tetris,tetris-wear --wear-weight 4 --wear --passes-per-second 100
+  tetris-hil emulate --tenants "0-3=a.csv,4-7=b.csv" --allocation strict --algo tetris,bvn --json t.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmulate(cmd, &f)
@@ -86,6 +92,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.wear.register(fs)
+	f.tenants.register(fs)
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
@@ -164,6 +171,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	}
 	if err := f.wear.check(); err != nil {
 		return err
+	}
+	if f.tenants.spec != "" {
+		return runEmulateTenants(cmd, f)
 	}
 	var out *experiment.Outcome
 	var cfg experiment.Config
