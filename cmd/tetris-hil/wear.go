@@ -15,7 +15,6 @@ import (
 type wearFlags struct {
 	show           bool
 	cycles, perSec float64
-	fabricPorts    int
 }
 
 func (w *wearFlags) register(fs *pflag.FlagSet) {

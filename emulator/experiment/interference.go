@@ -73,7 +73,7 @@ func Interference(ctx context.Context, spec InterferenceSpec, progress func(done
 			b := Tenant{Ports: spec.B, Demand: v.Demand}
 			runs, err := RunTenants(ctx, spec.N, []Tenant{spec.A, b}, alloc, spec.Config)
 			if err != nil {
-				return nil, fmt.Errorf("B %s: %w", v.Name, err)
+				return nil, fmt.Errorf("tenant B %s: %w", v.Name, err)
 			}
 			for k := range runs {
 				per[k] = append(per[k], runs[k])

@@ -101,7 +101,7 @@ func WriteParetoTable(w io.Writer, pts []ParetoPoint) error {
 		if p.Weight >= 0 {
 			weight = strconv.FormatFloat(p.Weight, 'g', -1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%d\t%d\t\n", units.FormatSeconds(p.Reconfig), p.Algorithm, weight, p.Ratio, p.Changes, p.MaxChanges)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.5f\t%d\t%d\t\n", units.FormatSeconds(p.Reconfig), p.Algorithm, weight, p.Ratio, p.Changes, p.MaxChanges)
 	}
 	return tw.Flush()
 }

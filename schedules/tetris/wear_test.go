@@ -2,7 +2,6 @@ package tetris
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -154,8 +153,8 @@ func TestWearLadder(t *testing.T) {
 					prev = c
 				}
 			}
-			t.Log(fmt.Sprintf("n %d sparse %g, α_r 10µs, 20 demands: changes at weights %v: %v; %d of %d single steps up added changes",
-				n, sparse, ws, sums, up, 20*(len(ws)-1)))
+			t.Logf("n %d sparse %g, α_r 10µs, 20 demands: changes at weights %v: %v; %d of %d single steps up added changes",
+				n, sparse, ws, sums, up, 20*(len(ws)-1))
 			if sums[len(ws)-1] > sums[0] {
 				t.Errorf("n %d sparse %g: weight %g gives %d changes, Tetris %d", n, sparse, ws[len(ws)-1], sums[len(ws)-1], sums[0])
 			}
