@@ -63,7 +63,7 @@ func TestEmulateWear(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n <= total["tetris"] {
 		t.Errorf("Tetris as published: %d changes over the pass; with --wear-weight 4: %d", n, total["tetris"])
 	}
-	line := regexp.MustCompile(`switch (\d+):(\d+) changes (\d+) times a pass; at 50 passes/s it reaches 2e\+08 cycles in ([0-9.e+]+) (\w+)`)
+	line := regexp.MustCompile(`switch (\d+):(\d+) changes (\d+) times a pass; at 50 passes/s it reaches 2e8 cycles in ([0-9.e+]+) (\w+)`)
 	ms := line.FindAllStringSubmatch(stdout, -1)
 	if len(ms) != 3 {
 		t.Fatalf("%d lifetime lines, want 3:\n%s", len(ms), stdout)

@@ -130,7 +130,7 @@ func wearLine(w Wear, cycles, passesPerSecond float64) string {
 		name = fmt.Sprintf("transmitter %d", w.Most.Index)
 	}
 	return fmt.Sprintf("%s changes %d times a pass; at %s passes/s it reaches %s cycles in %s",
-		name, w.Most.Count, strconv.FormatFloat(passesPerSecond, 'g', -1, 64), strconv.FormatFloat(cycles, 'g', -1, 64),
+		name, w.Most.Count, shortFloat(passesPerSecond), shortFloat(cycles),
 		FormatLifetime(w.Lifetime(cycles, passesPerSecond)))
 }
 
@@ -150,4 +150,12 @@ func FormatLifetime(sec float64) string {
 		}
 	}
 	return ""
+}
+
+// shortFloat writes v as strconv's shortest 'g' form with a plain exponent: 1e9, not 1e+09.
+func shortFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	s = strings.Replace(s, "e+0", "e", 1)
+	s = strings.Replace(s, "e+", "e", 1)
+	return strings.Replace(s, "e-0", "e-", 1)
 }
