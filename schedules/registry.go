@@ -33,6 +33,14 @@ type Options struct {
 	// live at its start when one exists.
 	RNBMapping string
 
+	// WearWeight, when positive, makes Tetris weigh switch wear (Tetris §5): its cost estimates
+	// charge every switch state change WearWeight mean circuit transmission times beyond α_r, so
+	// that it prefers reusing switch states; planned times keep the true α_r. Zero is Tetris.
+	// WearBalance scales each switch's charge by its changes so far over the mean, so that
+	// the most-changed switches are spared. Other schedulers ignore both.
+	WearWeight  float64
+	WearBalance bool
+
 	// Plans, when set, lets schedulers reuse the demand-only part of their plans across calls
 	// (see PlanCache); schedules are the same without it.
 	Plans *PlanCache
@@ -51,6 +59,9 @@ func (o Options) Check() error {
 	}
 	if o.Fabric != "" && o.Fabric != Benes && o.Fabric != Crossbar {
 		return fmt.Errorf("fabric %q is not \"benes\" or \"crossbar\"", o.Fabric)
+	}
+	if !(o.WearWeight >= 0) || math.IsInf(o.WearWeight, 0) {
+		return fmt.Errorf("wear weight must be non-negative and finite, got %g", o.WearWeight)
 	}
 	switch o.RNBMapping {
 	case "", "earliest", "looping", "avoid-live":

@@ -32,6 +32,8 @@ type emulateFlags struct {
 	gantt       string
 	progress    string
 	maxMemory   memoryFlag
+	wear        wearFlags
+	tenants     tenantFlags
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -60,12 +62,24 @@ With --schedule S.json the given schedule is executed as it is (any producer); -
 optional and only adds lower bounds and the verifier's check, and --bandwidth/--reconfig default
 to the schedule's own parameters.
 
+Switch wear (Tetris §5): --wear prints, per algorithm, how often each switch changed state over
+the pass (a heatmap of stage × switch index), the most-changed switch and how long it lasts when
+rated for --switch-cycles changes and the pass runs --passes-per-second times a second; --json
+has the counts per run. --wear-weight makes Tetris trade completion time for fewer changes
+(tetris-wear is the same planner with the weight at 1 unless given).
+
+Tenants (Tetris §5): --tenants "0-3=a.csv,4-7=b.csv" runs several jobs on one fabric, each file
+the demand of its ports in order, under --allocation shared, centre or strict (see 'tetris-hil
+tenants'); the table and --json give each tenant's completion.
+
 Every emulated timeline is checked by the verifier; a violation is an internal error (exit 1).`,
 		Example: `  tetris-hil emulate --demand m.csv
   tetris-hil emulate --demand trace.json --layer 3 --phase dispatch --algo tetris,bvn --reconfig 1us
   tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
   tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --batch 16 --serial-settle
-  tetris-hil emulate --schedule s.json --timeline runs/`,
+  tetris-hil emulate --schedule s.json --timeline runs/
+  tetris-hil emulate --layer 0 --algo tetris,tetris-wear --wear-weight 4 --wear --passes-per-second 100
+  tetris-hil emulate --tenants "0-3=a.csv,4-7=b.csv" --allocation strict --algo tetris,bvn --json t.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmulate(cmd, &f)
@@ -81,6 +95,8 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
+	f.wear.register(fs)
+	f.tenants.register(fs)
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
@@ -165,6 +181,12 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.wear.check(); err != nil {
+		return err
+	}
+	if f.tenants.spec != "" {
+		return runEmulateTenants(cmd, f)
+	}
 	var out *experiment.Outcome
 	var cfg experiment.Config
 	if f.schedule != "" {
@@ -177,6 +199,9 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), experiment.Describe(f.sourceName(), out.Matrices(), cfg))
 	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if err := f.wear.write(cmd.OutOrStdout(), out); err != nil {
 		return err
 	}
 	return f.writeOutputs(cmd.Context(), out, cfg, ganttFormat)
@@ -232,7 +257,7 @@ func checkOutDir(dir string) error {
 func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, experiment.Config, error) {
 	var cfg experiment.Config
 	flags := cmd.Flags()
-	for _, name := range []string{"algo", "fabric", "no-partial", "naive-routing", "no-degree-coverage", "sunflow-by-size", "rnb-mapping"} {
+	for _, name := range []string{"algo", "fabric", "no-partial", "naive-routing", "no-degree-coverage", "sunflow-by-size", "rnb-mapping", "wear-weight", "wear-balance"} {
 		if flags.Changed(name) {
 			return nil, cfg, usagef("--%s: not with --schedule (the schedule file is executed as it is)", name)
 		}

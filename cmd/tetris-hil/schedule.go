@@ -41,6 +41,8 @@ func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
 	fs.StringVar(&p.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
+	fs.Float64Var(&p.opts.WearWeight, "wear-weight", 0, "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published")
+	fs.BoolVar(&p.opts.WearBalance, "wear-balance", false, "Tetris with --wear-weight: scale each switch's charge by its changes so far, sparing the most-changed switches")
 }
 
 const rnbMappingUsage = "Sunflow, BFF: how their plans get Beneš paths: earliest (each circuit in plan order on the path that can start first, as Tetris routes), looping (route the live set at each planned start) or avoid-live (a path free of the live circuits when one exists)"

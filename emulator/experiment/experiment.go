@@ -96,11 +96,20 @@ type Record struct {
 	// always Tetris.
 	Speedup float64          `json:"tetris_speedup,omitempty"`
 	Result  *emulator.Result `json:"result"`
+	// StateChanges is Result.StateChanges; StateChangesMax is the most any one switch changed
+	// (crossbar: any transmitter re-pointed) and StateChangesPerSwitch every switch that changed,
+	// [stage, index, count] by stage then index, summing to StateChanges (switch wear, Tetris §5).
+	StateChanges          int                    `json:"state_changes"`
+	StateChangesMax       int                    `json:"state_changes_max"`
+	StateChangesPerSwitch []emulator.SwitchCount `json:"state_changes_per_switch"`
 	// Mode is how the schedule executed (partial or barrier): its Groups are rounds in barrier
 	// mode. Variant names the ablations it ran under ("--no-partial"), empty for none. Both
 	// are for tables; the run record keeps the schedule's mode and options.
 	Mode    schedules.Mode `json:"-"`
 	Variant string         `json:"-"`
+	// N and Fabric are the schedule's fabric size and kind (for the wear report's grid).
+	N      int                  `json:"-"`
+	Fabric schedules.FabricKind `json:"-"`
 	// Schedule and Timeline are kept with Config.KeepRuns.
 	Schedule *schedules.Schedule `json:"-"`
 	Timeline *schedules.Timeline `json:"-"`
@@ -362,7 +371,12 @@ func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, 
 	var res *emulator.Result
 	var tl *schedules.Timeline
 	var vs []schedules.Violation
-	var err error
+	// Counted first, from the order the run then derives again in the same pooled memory: the
+	// run's peak is not raised.
+	perSwitch, err := emulator.SwitchChanges(s, exec.PathsChecked)
+	if err != nil {
+		return Record{}, err
+	}
 	switch {
 	case cfg.KeepRuns:
 		res, tl, err = emulator.Run(ctx, s, m.Demand, exec)
@@ -383,7 +397,12 @@ func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, 
 	rec := Record{
 		Algorithm: s.Algorithm, Matrix: m.Ref, CompletionSeconds: res.Completion,
 		LowerBoundSeconds: res.Bounds.Max(), BandwidthBoundSeconds: res.Bounds.Bandwidth, ReconfigBoundSeconds: res.Bounds.Reconfig,
-		Result: res, Mode: s.Mode,
+		Result: res, Mode: s.Mode, N: s.N, Fabric: s.Fabric,
+		StateChanges: res.StateChanges,
+	}
+	rec.StateChangesPerSwitch = perSwitch
+	if m, ok := emulator.MostChanged(rec.StateChangesPerSwitch); ok {
+		rec.StateChangesMax = m.Count
 	}
 	if cfg.KeepRuns {
 		rec.Schedule, rec.Timeline = s, tl

@@ -67,6 +67,12 @@ func Variant(name string, opts schedules.Options) string {
 		if opts.NoDegreeCoverage {
 			v = append(v, "--no-degree-coverage")
 		}
+		if opts.WearWeight > 0 && name != "snb" {
+			v = append(v, "--wear-weight "+strconv.FormatFloat(opts.WearWeight, 'g', -1, 64))
+		}
+		if opts.WearBalance && name != "snb" {
+			v = append(v, "--wear-balance")
+		}
 	}
 	if name == "sunflow" && opts.SunflowBySize {
 		v = append(v, "--sunflow-by-size")

@@ -37,6 +37,9 @@ type allPairs struct {
 	tab [][]uint64
 	// Scratch rows of refresh.
 	o0, o1 []uint64
+	// charge, when not nil, is the wear term (wear.go): each switch's charge for a change of
+	// state, which the table then adds to its paths' starts (refreshWear).
+	charge []float64
 }
 
 func newAllPairs(p *benes.Plan) *allPairs {
@@ -61,6 +64,10 @@ func newAllPairs(p *benes.Plan) *allPairs {
 // refresh recomputes every pair's earliest start against the plan as it is now.
 func (a *allPairs) refresh() {
 	a.p.AllTraversalReady(a.ready)
+	if a.charge != nil {
+		a.refreshWear()
+		return
+	}
 	n, k, nh := a.n, a.k, a.n/2
 	mid := a.tab[k-1]
 	for b := 0; b < n/2; b++ {
@@ -120,18 +127,19 @@ func bestRows(row0, row1, o0, o1, c0, c1 []uint64, r00, r01, r10, r11 uint64) {
 // readiness of its traversals.
 func (a *allPairs) pathReady(src, dst int, choices uint32) float64 {
 	n, k, nh := a.n, a.k, a.n/2
+	ready := a.ready
 	t := math.Inf(-1)
 	b := 0
 	for s := 0; s < k-1; s++ {
 		lin, lout := src>>s, dst>>s
 		c := int(choices>>s) & 1
 		half := n >> (s + 1)
-		in := a.ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
-		out := a.ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
+		in := ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
+		out := ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
 		t = max(t, in, out)
 		b = 2*b + c
 	}
-	return max(t, a.ready[4*((k-1)*nh+b)+((src>>(k-1))&1)<<1|(dst>>(k-1))&1])
+	return max(t, ready[4*((k-1)*nh+b)+((src>>(k-1))&1)<<1|(dst>>(k-1))&1])
 }
 
 // start is the earliest Start(S, p) over all paths from src to dst as of the last refresh.

@@ -26,9 +26,10 @@ type fabricPlan interface {
 
 // benesPlan is S on a Beneš fabric: per switch σ_s, F_s, Q_s and lane release times (benes.Plan).
 type benesPlan struct {
-	f   *benes.Fabric
-	p   *benes.Plan
-	all *allPairs
+	f    *benes.Fabric
+	p    *benes.Plan
+	all  *allPairs
+	wear *wear // nil: no wear term (wear.go)
 }
 
 func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
@@ -36,7 +37,12 @@ func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
 	return &benesPlan{f: f, p: p, all: newAllPairs(p)}
 }
 
-func (b *benesPlan) refresh()               { b.all.refresh() }
+func (b *benesPlan) refresh() {
+	if b.wear != nil {
+		b.wear.recharge(b.all.charge)
+	}
+	b.all.refresh()
+}
 func (b *benesPlan) query(u, v int) float64 { return b.all.start(u, v) }
 func (b *benesPlan) allPairs() *allPairs    { return b.all }
 
@@ -45,6 +51,7 @@ func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 		return b.f.Route(conns, nil)
 	}
 	r.bind(b, conns)
+	r.charge = b.all.charge
 	return b.f.Route(conns, r.choose)
 }
 
@@ -56,6 +63,9 @@ func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 func (b *benesPlan) start(u, v int, choices uint32) float64 { return b.all.pathReady(u, v, choices) }
 
 func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
+	if b.wear != nil {
+		b.count(u, v, choices)
+	}
 	b.p.Commit(u, v, choices, start, end)
 }
 

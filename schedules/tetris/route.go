@@ -30,6 +30,9 @@ type router struct {
 
 	costs [2][]float64
 	rec   func(orientation)
+	// charge, when not nil, is each switch's wear charge (wear.go): an orientation's costs
+	// then include the charges of the switch states it changes at the level.
+	charge []float64
 }
 
 // orientation records one component decision, for tests and explanations.
@@ -141,6 +144,11 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 			out0 := (int(outState) ^ lo ^ c0) & 1
 			changes[0] += in0 + out0
 			changes[1] += 2 - in0 - out0
+			if r.charge != nil {
+				ci, co := r.charge[inID/4], r.charge[outID/4]
+				t[0] += float64(in0)*ci + float64(out0)*co
+				t[1] += float64(1-in0)*ci + float64(1-out0)*co
+			}
 		}
 		// Written always, kept when the orientations differ: again no branch to mispredict.
 		ws, wd := r.w[cn.Src], r.w[r.n+cn.Dst]

@@ -180,7 +180,13 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 		if err != nil {
 			return nil, fmt.Errorf("tetris: %w", err)
 		}
-		p.fp = newBenesPlan(f, o.Reconfig)
+		bp := newBenesPlan(f, o.Reconfig)
+		if o.WearWeight > 0 {
+			bp.enableWear(d, o)
+			s.Params.Options["wear-weight"] = strconv.FormatFloat(o.WearWeight, 'g', -1, 64)
+			s.Params.Options["wear-balance"] = strconv.FormatBool(o.WearBalance)
+		}
+		p.fp = bp
 		if !o.NaiveRouting {
 			p.router = &router{n: n, alpha: o.Reconfig}
 		}
