@@ -364,7 +364,7 @@ func (s *session) run(ctx context.Context, st step) ([]Sample, error) {
 
 func telemetry(t nvml.Telemetry) *model.Telemetry {
 	return &model.Telemetry{TemperatureC: int(t.TemperatureC), SMClockMHz: int(t.SMClockMHz), MemClockMHz: int(t.MemClockMHz),
-		ThrottleReasons: slices.Clone(t.ThrottleReasons)}
+		ThrottleReasons: slices.Clone(t.ThrottleReasons), Unavailable: slices.Clone(t.Unavailable)}
 }
 
 // Assemble fits every pair of a (complete or partial) run and returns the calibration and the

@@ -159,3 +159,12 @@ func Log(t testing.TB, path string) []string {
 
 // String names a stand-in.
 func (l Lib) String() string { return fmt.Sprintf("stand-in %s", l.Soname) }
+
+// Loaded reports whether Preload has loaded lib into this process (tests of a missing driver
+// skip then).
+func Loaded(lib Lib) bool {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	_, ok := loaded[lib.Soname]
+	return ok
+}
