@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -167,4 +168,33 @@ func Loaded(lib Lib) bool {
 	defer loadMu.Unlock()
 	_, ok := loaded[lib.Soname]
 	return ok
+}
+
+var (
+	ipcOpen  = regexp.MustCompile(`cuIpcOpenMemHandle_v2\(0x[0-9a-f]+, (\S+), \d+\) ctx \d+ -> 0x`)
+	ipcClose = regexp.MustCompile(`cuIpcCloseMemHandle\(0x[0-9a-f]+\) (\S+) -> 0`)
+	memFree  = regexp.MustCompile(`cuMemFree_v2\(0x[0-9a-f]+\) (\S+) ctx \d+ -> 0`)
+)
+
+// IPCTeardown reads a stand-in libcuda.so.1's log (of every process) and reports each exported
+// buffer its exporter freed while an importer still had it open, which cuda.h leaves undefined,
+// and how many exported-and-opened buffers were freed in all (0: the log checked nothing).
+func IPCTeardown(lines []string) (violations []string, freed int) {
+	opened, closed := map[string]int{}, map[string]int{}
+	for _, l := range lines {
+		if m := ipcOpen.FindStringSubmatch(l); m != nil {
+			opened[m[1]]++
+		}
+		if m := ipcClose.FindStringSubmatch(l); m != nil {
+			closed[m[1]]++
+		}
+		if m := memFree.FindStringSubmatch(l); m != nil && opened[m[1]] > 0 {
+			freed++
+			if closed[m[1]] < opened[m[1]] {
+				violations = append(violations, fmt.Sprintf("buffer %s freed by its exporter while %d of its %d importers had it open: %s",
+					m[1], opened[m[1]]-closed[m[1]], opened[m[1]], l))
+			}
+		}
+	}
+	return violations, freed
 }

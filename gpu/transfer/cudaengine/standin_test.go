@@ -108,27 +108,12 @@ func TestEngineSequenceOnStandIn(t *testing.T) {
 // freed it (cuda.h: freeing an exported buffer that is still open elsewhere is undefined).
 func checkTeardown(t *testing.T, lines []string) {
 	t.Helper()
-	closed, opened := map[string]int{}, map[string]int{}
-	open := regexp.MustCompile(`cuIpcOpenMemHandle_v2\(0x[0-9a-f]+, (\S+), \d+\) ctx \d+ -> 0x`)
-	cl := regexp.MustCompile(`cuIpcCloseMemHandle\(0x[0-9a-f]+\) (\S+) -> 0`)
-	free := regexp.MustCompile(`cuMemFree_v2\(0x[0-9a-f]+\) (\S+) ctx \d+ -> 0`)
-	freed := 0
-	for _, l := range lines {
-		if m := open.FindStringSubmatch(l); m != nil {
-			opened[m[1]]++
-		}
-		if m := cl.FindStringSubmatch(l); m != nil {
-			closed[m[1]]++
-		}
-		if m := free.FindStringSubmatch(l); m != nil && opened[m[1]] > 0 {
-			freed++
-			if closed[m[1]] < opened[m[1]] {
-				t.Errorf("exported buffer %s freed while %d of its %d importers still had it open: %s", m[1], opened[m[1]]-closed[m[1]], opened[m[1]], l)
-			}
-		}
+	bad, freed := standin.IPCTeardown(lines)
+	for _, b := range bad {
+		t.Error(b)
 	}
-	if len(opened) == 0 || freed == 0 {
-		t.Errorf("no IPC buffer opened (%d) and freed (%d): nothing checked", len(opened), freed)
+	if freed == 0 {
+		t.Error("no IPC buffer opened and freed: nothing checked")
 	}
 }
 
