@@ -275,8 +275,15 @@ func (e *engine) Import(_ context.Context, handle []byte) (id int, err error) {
 	err = e.th.Do(func() error {
 		var p cuda.DevicePtr
 		if err := e.d.Check("cuIpcOpenMemHandle", e.d.IpcOpenMemHandle(&p, h, cuda.IpcMemLazyEnablePeerAcces)); err != nil {
-			return ipcError(err)
+			err = ipcError(err)
+			if errors.Is(err, transfer.ErrIPCUnsupported) {
+				fmt.Fprintf(os.Stderr, "GPU %d: CUDA IPC unavailable, copies go by the peer path: %v\n", e.dev.GPU, err)
+			}
+			return err
 		}
+		// One line per buffer: what tells a check (scripts/gpu_check.sh) that copies between
+		// two processes really went through CUDA IPC.
+		fmt.Fprintf(os.Stderr, "GPU %d: opened a CUDA IPC buffer of %d bytes exported by another process\n", e.dev.GPU, n)
 		id = e.add(&buffer{ptr: p, bytes: n, kind: ipc})
 		return nil
 	})
