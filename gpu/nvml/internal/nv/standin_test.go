@@ -197,6 +197,9 @@ func TestTemperatureFallback(t *testing.T) {
 		t.Fatal(ret)
 	}
 	defer old.Shutdown()
+	if old.funcs().getTemperatureV != nil {
+		t.Fatal("the stand-in built without nvmlDeviceGetTemperatureV has it: another library answered")
+	}
 	d, _ := old.DeviceGetHandleByIndex(6)
 	if v, ret := d.GetTemperature(TEMPERATURE_GPU); ret != SUCCESS || v != 46 {
 		t.Errorf("without GetTemperatureV: %d, %v; want 46 from nvmlDeviceGetTemperature", v, ret)
