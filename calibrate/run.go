@@ -1,9 +1,11 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -214,7 +216,34 @@ type session struct {
 	// handles caches each receiver's exported buffer; bufs each sender's destination per pair.
 	handles map[*worker.Worker][]byte
 	bufs    map[[2]int]int
-	max     int64
+	// imported marks the pairs whose destination buffer the sender opened from an IPC handle.
+	imported map[[2]int]bool
+	max      int64
+}
+
+// closeTimeout bounds each sender's closing of the buffers it imported.
+const closeTimeout = 10 * time.Second
+
+// close stops the workers. First every sender closes the buffers it opened from another process's
+// IPC handle, and only then does any worker stop, freeing the buffers it exported: cuda.h leaves
+// freeing an exported buffer undefined while another process has it open, and senders import
+// from each other (0 → 1 and 1 → 0), so no order of stopping the processes alone would do.
+func (s *session) close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	var errs []error
+	pairs := slices.SortedFunc(maps.Keys(s.imported), func(a, b [2]int) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	for _, pr := range pairs {
+		if err := s.send.Worker(pr[0]).Free(ctx, s.bufs[pr]); err != nil {
+			errs = append(errs, fmt.Errorf("GPU %d closing its IPC buffer of GPU %d: %w", pr[0], pr[1], err))
+		}
+	}
+	if s.loop != nil {
+		errs = append(errs, s.loop.Close())
+	}
+	return errors.Join(append(errs, s.send.Close())...)
 }
 
 func measure(ctx context.Context, cfg Config, all []step, part *Partial) (err error) {
@@ -226,7 +255,7 @@ func measure(ctx context.Context, cfg Config, all []step, part *Partial) (err er
 	}
 	cfg.Workers = wc
 	var gpus, loops []int
-	s := &session{cfg: cfg, handles: map[*worker.Worker][]byte{}, bufs: map[[2]int]int{}}
+	s := &session{cfg: cfg, handles: map[*worker.Worker][]byte{}, bufs: map[[2]int]int{}, imported: map[[2]int]bool{}}
 	for _, st := range all[len(part.Steps):] {
 		s.max = max(s.max, st.bytes)
 		for _, pr := range st.pairs {
@@ -239,12 +268,11 @@ func measure(ctx context.Context, cfg Config, all []step, part *Partial) (err er
 	if s.send, err = bench.StartWorkers(ctx, wc, gpus); err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.send.Close()) }()
+	defer func() { err = errors.Join(err, s.close(ctx)) }()
 	if len(loops) > 0 {
 		if s.loop, err = bench.StartWorkers(ctx, wc, loops); err != nil {
 			return err
 		}
-		defer func() { err = errors.Join(err, s.loop.Close()) }()
 	}
 	// A receiver makes no call while senders copy into its buffer: without a watch its death
 	// would be noticed only at Close, after the whole plan.
@@ -304,12 +332,15 @@ func (s *session) buffer(ctx context.Context, pr [2]int) (*worker.Worker, int, e
 	}
 	var b int
 	if h != nil {
-		b, err = sw.Import(ctx, h)
+		if b, err = sw.Import(ctx, h); err == nil {
+			s.imported[pr] = true
+		}
 	}
 	if h == nil || errors.Is(err, transfer.ErrIPCUnsupported) {
 		b, err = sw.Peer(ctx, s.send.Device(pr[1]), s.max)
 	}
 	if err != nil {
+		delete(s.imported, pr)
 		return nil, 0, err
 	}
 	s.bufs[pr] = b
@@ -364,7 +395,7 @@ func (s *session) run(ctx context.Context, st step) ([]Sample, error) {
 
 func telemetry(t nvml.Telemetry) *model.Telemetry {
 	return &model.Telemetry{TemperatureC: int(t.TemperatureC), SMClockMHz: int(t.SMClockMHz), MemClockMHz: int(t.MemClockMHz),
-		ThrottleReasons: slices.Clone(t.ThrottleReasons)}
+		ThrottleReasons: slices.Clone(t.ThrottleReasons), Unavailable: slices.Clone(t.Unavailable)}
 }
 
 // Assemble fits every pair of a (complete or partial) run and returns the calibration and the

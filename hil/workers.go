@@ -32,6 +32,7 @@ type Workers struct {
 type pairBuf struct {
 	id    int
 	bytes int64
+	ipc   bool // opened by the sender from the receiver's IPC handle
 }
 
 // Pairs returns, per ordered pair of endpoints the schedules use, the largest circuit between
@@ -43,6 +44,14 @@ func Pairs(ss ...*schedules.Schedule) map[[2]int]int64 {
 			k := [2]int{c.Src, c.Dst}
 			out[k] = max(out[k], c.Bytes)
 		}
+	}
+	return out
+}
+
+func pairSizes(b map[[2]int]pairBuf) map[[2]int]int64 {
+	out := make(map[[2]int]int64, len(b))
+	for k, v := range b {
+		out[k] = v.bytes
 	}
 	return out
 }
@@ -92,7 +101,7 @@ func StartWorkers(ctx context.Context, cfg bench.Config, gpuOf []int, pairs map[
 			return nil, errors.Join(fmt.Errorf("hil: buffer for endpoint %d (GPU %d) → endpoint %d (GPU %d), %d bytes: %w",
 				src, gpuOf[src], dst, gpuOf[dst], pairs[k], err), ws.Close())
 		}
-		ws.buf[k] = pairBuf{id: id, bytes: pairs[k]}
+		ws.buf[k] = pairBuf{id: id, bytes: pairs[k], ipc: via == "ipc" && src != dst}
 		ws.Via[via]++
 		// One untimed copy per pair before the replay: the first copy through a fresh worker,
 		// context and IPC mapping pays start-up costs that are no part of the schedule.
@@ -132,8 +141,21 @@ func (ws *Workers) Transfer(ctx context.Context, src, dst int, bytes int64) (tim
 }
 
 // Close stops every worker, last started first.
+// Every sender first closes the buffers it opened from another endpoint's IPC handle: a worker
+// that stops frees the buffers it exported, which cuda.h leaves undefined while another process
+// has them open, and endpoints import from each other, so no order of stopping them alone would do.
 func (ws *Workers) Close() error {
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), ws.timeout)
+	defer cancel()
+	for _, k := range sortedPairs(pairSizes(ws.buf)) {
+		if b := ws.buf[k]; b.ipc && k[0] < len(ws.sets) {
+			if err := ws.worker(k[0]).Free(ctx, b.id); err != nil {
+				errs = append(errs, fmt.Errorf("hil: endpoint %d closing its IPC buffer of endpoint %d: %w", k[0], k[1], err))
+			}
+		}
+	}
+	ws.buf = map[[2]int]pairBuf{}
 	for i := len(ws.sets) - 1; i >= 0; i-- {
 		errs = append(errs, ws.sets[i].Close())
 	}

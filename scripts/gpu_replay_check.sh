@@ -48,7 +48,8 @@ if [ ! -x "$BIN" ]; then
 fi
 LOGF=(--log-format console --log-level info)
 
-step nvidia-smi 8 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+# (FAKEHW is set exactly under --fake, where there is no nvidia-smi to ask.)
+[ ${#FAKEHW[@]} -gt 0 ] || step nvidia-smi 8 nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 step devices 20 "$BIN" "${LOGF[@]}" devices ${EXTRA[@]+"${EXTRA[@]}"}
 # The delay injector on this machine: 10us, 100us and 1ms are the figures that matter.
 step selftest-delays 60 "$BIN" "${LOGF[@]}" replay --selftest-delays --selftest-reps 1000

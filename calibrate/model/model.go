@@ -234,6 +234,8 @@ type Telemetry struct {
 	SMClockMHz      int      `json:"sm_clock_mhz"`
 	MemClockMHz     int      `json:"mem_clock_mhz"`
 	ThrottleReasons []string `json:"throttle_reasons,omitempty"`
+	// Unavailable names the readings NVML could not give (their zeros above are no reading).
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // Seconds is the fitted time to move bytes: α + β·bytes of the piece that covers bytes.

@@ -119,7 +119,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if _, err := transfer.ParseKind(string(cfg.Kind)); err != nil {
 		return nil, err
 	}
-	// Receiver first: if it cannot start there is no point pinning a sender.
+	// Receiver first: if it cannot start there is no point pinning a sender. Close stops the
+	// last started first, so the sender closes its IPC mapping of the receiver's buffer before
+	// the receiver frees it (cuda.h leaves the other order undefined).
 	ws, err := StartWorkers(ctx, cfg, []int{cfg.Dst, cfg.Src})
 	if err != nil {
 		return nil, err

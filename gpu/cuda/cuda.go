@@ -34,6 +34,25 @@ const (
 	ErrorInvalidValue         Result = 1
 	ErrorNotInitialized       Result = 3
 	ErrorSystemDriverMismatch Result = 803
+	ErrorInvalidContext       Result = 201
+	ErrorMapFailed            Result = 205
+	ErrorPeerAccessUnsupport  Result = 217
+	ErrorJitCompilerNotFound  Result = 221
+	ErrorOperatingSystem      Result = 304
+	ErrorInvalidHandle        Result = 400
+	ErrorTooManyPeers         Result = 711
+)
+
+// JitOption is a CUjit_option.
+type JitOption int32
+
+// JIT options used here (cuda.h): the buffers the JIT writes its log into and their sizes. A
+// size option's value is the size in bytes on input and the bytes written on output.
+const (
+	JitInfoLogBuffer       JitOption = 3
+	JitInfoLogBufferBytes  JitOption = 4
+	JitErrorLogBuffer      JitOption = 5
+	JitErrorLogBufferBytes JitOption = 6
 )
 
 // Error is a failed driver call.
@@ -89,6 +108,7 @@ type Driver struct {
 	MemAlloc                  func(p *DevicePtr, n uintptr) Result
 	MemFree                   func(p DevicePtr) Result
 	MemsetD8                  func(p DevicePtr, v uint8, n uintptr) Result
+	MemsetD8Async             func(p DevicePtr, v uint8, n uintptr, s Stream) Result
 	MemHostAlloc              func(p *unsafe.Pointer, n uintptr, flags uint32) Result
 	MemFreeHost               func(p unsafe.Pointer) Result
 	MemHostGetDevicePointer   func(d *DevicePtr, p unsafe.Pointer, flags uint32) Result
@@ -106,6 +126,7 @@ type Driver struct {
 	IpcOpenMemHandle          func(p *DevicePtr, h IpcMemHandle, flags uint32) Result
 	IpcCloseMemHandle         func(p DevicePtr) Result
 	ModuleLoadData            func(m *Module, image *byte) Result
+	ModuleLoadDataEx          func(m *Module, image *byte, n uint32, options *JitOption, values *uintptr) Result
 	ModuleUnload              func(m Module) Result
 	ModuleGetFunction         func(f *Function, m Module, name string) Result
 	LaunchKernel              func(f Function, gx, gy, gz, bx, by, bz, shmem uint32, s Stream, params *unsafe.Pointer, extra *unsafe.Pointer) Result
@@ -137,6 +158,7 @@ func (d *Driver) symbols() []struct {
 		{&d.MemAlloc, []string{"cuMemAlloc_v2"}},
 		{&d.MemFree, []string{"cuMemFree_v2"}},
 		{&d.MemsetD8, []string{"cuMemsetD8_v2"}},
+		{&d.MemsetD8Async, []string{"cuMemsetD8Async"}},
 		{&d.MemHostAlloc, []string{"cuMemHostAlloc"}},
 		{&d.MemFreeHost, []string{"cuMemFreeHost"}},
 		{&d.MemHostGetDevicePointer, []string{"cuMemHostGetDevicePointer_v2"}},
@@ -154,6 +176,7 @@ func (d *Driver) symbols() []struct {
 		{&d.IpcOpenMemHandle, []string{"cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle"}},
 		{&d.IpcCloseMemHandle, []string{"cuIpcCloseMemHandle"}},
 		{&d.ModuleLoadData, []string{"cuModuleLoadData"}},
+		{&d.ModuleLoadDataEx, []string{"cuModuleLoadDataEx"}},
 		{&d.ModuleUnload, []string{"cuModuleUnload"}},
 		{&d.ModuleGetFunction, []string{"cuModuleGetFunction"}},
 		{&d.LaunchKernel, []string{"cuLaunchKernel"}},
@@ -166,16 +189,25 @@ func (d *Driver) symbols() []struct {
 const Library = "libcuda.so.1"
 
 var (
-	loadOnce sync.Once
-	loaded   *Driver
-	loadErr  error
+	loadMu sync.Mutex
+	loaded *Driver
 )
 
-// Load opens libcuda.so.1 (once per process) and binds every call; it fails with ErrUnavailable
-// when the library is missing and names any symbol the driver lacks.
+// Load opens libcuda.so.1 and binds every call, once per process once it has succeeded (a failure
+// is tried again by the next Load); it fails with ErrUnavailable when the library is missing and
+// names any symbol the driver lacks.
 func Load() (*Driver, error) {
-	loadOnce.Do(func() { loaded, loadErr = load(Library) })
-	return loaded, loadErr
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if loaded != nil {
+		return loaded, nil
+	}
+	d, err := load(Library)
+	if err != nil {
+		return nil, err
+	}
+	loaded = d
+	return d, nil
 }
 
 func load(path string) (*Driver, error) {

@@ -16,6 +16,9 @@ type Telemetry struct {
 	SMClockMHz      uint32   `json:"sm_clock_mhz"`
 	MemClockMHz     uint32   `json:"mem_clock_mhz"`
 	ThrottleReasons []string `json:"throttle_reasons"` // empty: running at full clocks
+	// Unavailable names each reading NVML could not give, with its answer ("temperature:
+	// ERROR_NOT_SUPPORTED"); that field's zero is no reading. Empty when everything was read.
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // Sample reads GPU i's temperature, clocks and the reasons its clocks are held down.
@@ -29,23 +32,38 @@ func (l *Lib) Sample(i int) (Telemetry, error) {
 
 func sample(d nv.Device) Telemetry {
 	var t Telemetry
+	missing := func(what string, ret nv.Return) {
+		t.Unavailable = append(t.Unavailable, fmt.Sprintf("%s: %v", what, ret))
+	}
+	// GetTemperature prefers nvmlDeviceGetTemperatureV, which NVML 13 keeps (the older call is
+	// deprecated there), and falls back to the older call on drivers without it.
 	if v, ret := d.GetTemperature(nv.TEMPERATURE_GPU); ret == nv.SUCCESS {
 		t.TemperatureC = v
+	} else {
+		missing("temperature", ret)
 	}
 	if v, ret := d.GetClockInfo(nv.CLOCK_SM); ret == nv.SUCCESS {
 		t.SMClockMHz = v
+	} else {
+		missing("sm_clock", ret)
 	}
 	if v, ret := d.GetClockInfo(nv.CLOCK_MEM); ret == nv.SUCCESS {
 		t.MemClockMHz = v
+	} else {
+		missing("mem_clock", ret)
 	}
 	reasons, ret := d.GetCurrentClocksEventReasons()
 	if ret != nv.SUCCESS {
-		// Drivers before 535 only have the older name for the same bits.
-		reasons, ret = d.GetCurrentClocksThrottleReasons()
+		// Drivers before 535 only have the older name for the same bits (deprecated in NVML 13).
+		if r2, ret2 := d.GetCurrentClocksThrottleReasons(); ret2 == nv.SUCCESS {
+			reasons, ret = r2, ret2
+		}
 	}
 	t.ThrottleReasons = []string{}
 	if ret == nv.SUCCESS {
 		t.ThrottleReasons = ThrottleReasons(reasons)
+	} else {
+		missing("throttle_reasons", ret)
 	}
 	return t
 }

@@ -2,6 +2,9 @@ package nvml
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/gpu/nvml/internal/nv"
@@ -124,6 +127,10 @@ func (l *Lib) gpu(i int) (GPU, error) {
 	}
 	if node, ret := d.GetNumaNodeId(); ret == nv.SUCCESS {
 		g.NUMANode = node
+	} else if node, ok := sysfsNUMANode(sysfsPCI, g.PCIBusID); ok {
+		// R535's libnvidia-ml.so.1 has no nvmlDeviceGetNumaNodeId (newer drivers do); the
+		// kernel knows the node of every PCI device.
+		g.NUMANode = node
 	}
 	// Some virtual machines do not report an affinity; the inventory says so with an empty list
 	// rather than failing, and pinning that GPU's worker fails with NVML's own error.
@@ -142,6 +149,27 @@ func (l *Lib) gpu(i int) (GPU, error) {
 	}
 	g.Telemetry = sample(d)
 	return g, nil
+}
+
+// sysfsPCI is where the kernel lists PCI devices, each with its NUMA node.
+var sysfsPCI = "/sys/bus/pci/devices"
+
+// sysfsNUMANode reads the NUMA node of the PCI device busID from root/<id>/numa_node; -1 there
+// (no node) or no such file answers false.
+func sysfsNUMANode(root, busID string) (int, bool) {
+	id, err := NormalizeBusID(busID)
+	if err != nil {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(root, id, "numa_node"))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 func nvlinksUp(d nv.Device) int {

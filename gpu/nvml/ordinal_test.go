@@ -1,6 +1,8 @@
 package nvml
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,6 +94,33 @@ func TestInventoryOrdinalsFollowVisibleDevices(t *testing.T) {
 		}
 		if g.CUDAOrdinal != w {
 			t.Errorf("GPU %d: CUDA ordinal %d, want %d", g.Index, g.CUDAOrdinal, w)
+		}
+	}
+}
+
+func TestSysfsNUMANode(t *testing.T) {
+	root := t.TempDir()
+	for id, v := range map[string]string{"0000:18:00.0": "1\n", "0000:2a:00.0": "-1\n", "0000:3a:00.0": "x"} {
+		if err := os.MkdirAll(filepath.Join(root, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, id, "numa_node"), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		busID string
+		node  int
+		ok    bool
+	}{
+		{"00000000:18:00.0", 1, true}, // NVML's spelling, normalised to the kernel's
+		{"0000:2A:00.0", 0, false},    // -1: no node
+		{"0000:3a:00.0", 0, false},    // not a number
+		{"0000:5d:00.0", 0, false},    // no such device
+		{"bogus", 0, false},
+	} {
+		if n, ok := sysfsNUMANode(root, c.busID); n != c.node || ok != c.ok {
+			t.Errorf("sysfsNUMANode(%q) = %d, %v; want %d, %v", c.busID, n, ok, c.node, c.ok)
 		}
 	}
 }

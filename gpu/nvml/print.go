@@ -38,10 +38,21 @@ func WriteTable(w io.Writer, inv *Inventory) error {
 		if reasons == "" {
 			reasons = "none"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f GiB\t%s\t%s\t%d\t%d\t%d\t%d C\t%s\n",
+		temp := fmt.Sprintf("%d C", g.Telemetry.TemperatureC)
+		sm := fmt.Sprint(g.Telemetry.SMClockMHz)
+		for _, u := range g.Telemetry.Unavailable {
+			switch strings.SplitN(u, ":", 2)[0] {
+			case "temperature":
+				temp = "?"
+			case "sm_clock":
+				sm = "?"
+			case "throttle_reasons":
+				reasons = "?"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.1f GiB\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n",
 			g.Index, ord, g.Name, g.PCIBusID, float64(g.MemoryBytes)/(1<<30), numa(g.NUMANode),
-			briefCPUs(g.CPUAffinity), g.NVLinksUp, g.Telemetry.SMClockMHz, g.MaxSMClockMHz,
-			g.Telemetry.TemperatureC, reasons)
+			briefCPUs(g.CPUAffinity), g.NVLinksUp, sm, g.MaxSMClockMHz, temp, reasons)
 	}
 	return tw.Flush()
 }

@@ -12,7 +12,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -61,18 +63,23 @@ type engine struct {
 	mod    cuda.Module
 	spin   cuda.Function
 	copyK  cuda.Function
-	sms    int32
-	host   unsafe.Pointer // pinned: flag (word 0) and spin status (word 1)
-	hostD  cuda.DevicePtr
-	start  []cuda.Event
-	end    []cuda.Event
-	src    cuda.DevicePtr
-	srcN   int64
-	bufs   map[int]*buffer
-	peers  map[cuda.Device]cuda.Context // retained primary contexts of peer GPUs
-	next   int
+	// kernErr is why the kernels are not loaded (the PTX JIT failed, e.g. without the driver's
+	// libnvidia-ptxjitcompiler.so.1): SM copies fail with it; CE copies run without the spin
+	// kernel, released when queued rather than held.
+	kernErr error
+	sms     int32
+	host    unsafe.Pointer // pinned: flag (word 0) and spin status (word 1)
+	hostD   cuda.DevicePtr
+	start   []cuda.Event
+	end     []cuda.Event
+	src     cuda.DevicePtr
+	srcN    int64
+	bufs    map[int]*buffer
+	peers   map[cuda.Device]cuda.Context // retained primary contexts of peer GPUs
+	next    int
 	// pattern is the byte the source was last filled with for a verifying copy.
 	pattern uint8
+	closed  atomic.Bool
 }
 
 // open needs no options; it checks that the CUDA ordinal is the GPU the coordinator meant, by PCI
@@ -138,16 +145,8 @@ func (e *engine) init() error {
 	if err := d.Check("cuStreamCreate", d.StreamCreate(&e.stream, cuda.StreamNonBlocking)); err != nil {
 		return err
 	}
-	ptx := cuda.KernelsPTX()
-	if err := d.Check("cuModuleLoadData(kernels.ptx)", d.ModuleLoadData(&e.mod, &ptx[0])); err != nil {
-		return err
-	}
-	runtime.KeepAlive(ptx)
-	if err := d.Check("cuModuleGetFunction(spin)", d.ModuleGetFunction(&e.spin, e.mod, cuda.SpinKernel)); err != nil {
-		return err
-	}
-	if err := d.Check("cuModuleGetFunction(copy_sm)", d.ModuleGetFunction(&e.copyK, e.mod, cuda.CopyKernel)); err != nil {
-		return err
+	if e.kernErr = e.loadKernels(); e.kernErr != nil {
+		fmt.Fprintf(os.Stderr, "GPU %d: the copy kernels did not load, so SM copies fail and CE copies start as they are queued, not held for a common start: %v\n", e.dev.GPU, e.kernErr)
 	}
 	if err := d.Check("cuMemHostAlloc", d.MemHostAlloc(&e.host, 8, cuda.MemHostAllocPortable|cuda.MemHostAllocDeviceMap)); err != nil {
 		return err
@@ -168,6 +167,39 @@ func (e *engine) init() error {
 	return nil
 }
 
+// jitLogBytes bounds each of the JIT's info and error logs.
+const jitLogBytes = 8 << 10
+
+// loadKernels JIT-compiles kernels.ptx for this GPU with cuModuleLoadDataEx, so that a failure
+// carries the JIT's own error log, and looks up the kernels.
+func (e *engine) loadKernels() error {
+	d := e.d
+	ptx := cuda.KernelsPTX()
+	info, errLog := make([]byte, jitLogBytes), make([]byte, jitLogBytes)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&ptx[0])
+	pin.Pin(&info[0])
+	pin.Pin(&errLog[0])
+	opts := []cuda.JitOption{cuda.JitInfoLogBuffer, cuda.JitInfoLogBufferBytes, cuda.JitErrorLogBuffer, cuda.JitErrorLogBufferBytes}
+	vals := []uintptr{uintptr(unsafe.Pointer(&info[0])), jitLogBytes, uintptr(unsafe.Pointer(&errLog[0])), jitLogBytes}
+	r := d.ModuleLoadDataEx(&e.mod, &ptx[0], uint32(len(opts)), &opts[0], &vals[0])
+	if err := d.Check("cuModuleLoadDataEx(kernels.ptx)", r); err != nil {
+		if l := strings.TrimSpace(cuda.GoString(errLog)); l != "" {
+			err = fmt.Errorf("%w; JIT log: %s", err, l)
+		}
+		if r == cuda.ErrorJitCompilerNotFound {
+			err = fmt.Errorf("%w (the driver's libnvidia-ptxjitcompiler.so.1 is missing: install it, or copy with --copy ce)", err)
+		}
+		e.mod = 0
+		return err
+	}
+	if err := d.Check("cuModuleGetFunction(spin)", d.ModuleGetFunction(&e.spin, e.mod, cuda.SpinKernel)); err != nil {
+		return err
+	}
+	return d.Check("cuModuleGetFunction(copy_sm)", d.ModuleGetFunction(&e.copyK, e.mod, cuda.CopyKernel))
+}
+
 func (e *engine) Device() transfer.Device { return e.dev }
 
 func (e *engine) alloc(n int64) (cuda.DevicePtr, error) {
@@ -175,7 +207,12 @@ func (e *engine) alloc(n int64) (cuda.DevicePtr, error) {
 	if err := e.d.Check(fmt.Sprintf("cuMemAlloc(%d)", n), e.d.MemAlloc(&p, uintptr(n))); err != nil {
 		return 0, err
 	}
-	if err := e.d.Check("cuMemsetD8", e.d.MemsetD8(p, fillByte, uintptr(n))); err != nil {
+	// cuMemsetD8 runs on the NULL stream, asynchronously to the host, and the copies' stream is
+	// CU_STREAM_NON_BLOCKING, which does not wait for it: wait here, or a later copy may run
+	// before the fill and the fill land on top of the copied bytes.
+	err := errors.Join(e.d.Check("cuMemsetD8", e.d.MemsetD8(p, fillByte, uintptr(n))),
+		e.d.Check("cuStreamSynchronize(NULL)", e.d.StreamSynchronize(0)))
+	if err != nil {
 		e.d.MemFree(p)
 		return 0, err
 	}
@@ -189,9 +226,18 @@ func (e *engine) add(b *buffer) int {
 	return id
 }
 
+// ipcFallback are the results of cuIpcGetMemHandle and cuIpcOpenMemHandle after which the copy
+// can still go by the peer path: IPC is not available here (not supported, no mapping, an OS
+// that refuses, as in containers without a shared /dev/shm or IPC namespace, cuda.h:9302-9306),
+// but the GPUs are.
+var ipcFallback = map[cuda.Result]bool{
+	cuda.ErrorNotSupported: true, cuda.ErrorMapFailed: true, cuda.ErrorInvalidHandle: true,
+	cuda.ErrorTooManyPeers: true, cuda.ErrorOperatingSystem: true, cuda.ErrorPeerAccessUnsupport: true,
+}
+
 func ipcError(err error) error {
 	var ce *cuda.Error
-	if errors.As(err, &ce) && ce.Code == cuda.ErrorNotSupported {
+	if errors.As(err, &ce) && ipcFallback[ce.Code] {
 		return fmt.Errorf("%w: %v", transfer.ErrIPCUnsupported, err)
 	}
 	return err
@@ -229,8 +275,15 @@ func (e *engine) Import(_ context.Context, handle []byte) (id int, err error) {
 	err = e.th.Do(func() error {
 		var p cuda.DevicePtr
 		if err := e.d.Check("cuIpcOpenMemHandle", e.d.IpcOpenMemHandle(&p, h, cuda.IpcMemLazyEnablePeerAcces)); err != nil {
-			return ipcError(err)
+			err = ipcError(err)
+			if errors.Is(err, transfer.ErrIPCUnsupported) {
+				fmt.Fprintf(os.Stderr, "GPU %d: CUDA IPC unavailable, copies go by the peer path: %v\n", e.dev.GPU, err)
+			}
+			return err
 		}
+		// One line per buffer: what tells a check (scripts/gpu_check.sh) that copies between
+		// two processes really went through CUDA IPC.
+		fmt.Fprintf(os.Stderr, "GPU %d: opened a CUDA IPC buffer of %d bytes exported by another process\n", e.dev.GPU, n)
 		id = e.add(&buffer{ptr: p, bytes: n, kind: ipc})
 		return nil
 	})
@@ -267,10 +320,13 @@ func (e *engine) Peer(_ context.Context, p transfer.Device, n int64) (id int, er
 			if err := d.Check("cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain(&pctx, pd)); err != nil {
 				return err
 			}
-			e.peers[pd] = pctx
+			// Cached only once access is enabled: a failed enable is tried again by the next
+			// Peer, and no SM copy goes to a GPU this context cannot reach.
 			if r := d.CtxEnablePeerAccess(pctx, 0); r != cuda.Success && r != cuda.ErrorPeerAccessEnabled {
+				d.DevicePrimaryCtxRelease(pd)
 				return d.Check("cuCtxEnablePeerAccess", r)
 			}
+			e.peers[pd] = pctx
 		}
 		if err := d.Check("cuCtxSetCurrent", d.CtxSetCurrent(pctx)); err != nil {
 			return err
@@ -352,7 +408,9 @@ func (e *engine) verify(b *buffer, c transfer.Copy) error {
 	if e.pattern == fillByte {
 		e.pattern++
 	}
-	if err := d.Check("cuMemsetD8", d.MemsetD8(e.src, e.pattern, uintptr(c.Bytes))); err != nil {
+	// On the copies' own stream: cuMemsetD8 would run on the NULL stream, which this
+	// non-blocking stream does not wait for, and the copy could read the old pattern.
+	if err := d.Check("cuMemsetD8Async", d.MemsetD8Async(e.src, e.pattern, uintptr(c.Bytes), e.stream)); err != nil {
 		return err
 	}
 	if err := errors.Join(e.issue(b, c), d.Check("cuStreamSynchronize", d.StreamSynchronize(e.stream))); err != nil {
@@ -398,6 +456,9 @@ func (e *engine) issue(b *buffer, c transfer.Copy) error {
 	d := e.d
 	n := uintptr(c.Bytes)
 	if c.Kind == transfer.SM {
+		if e.kernErr != nil {
+			return fmt.Errorf("SM copy: the copy kernel did not load: %w", e.kernErr)
+		}
 		blocks := uint32(max(1, min(int64(e.sms)*4, (c.Bytes/16+511)/512)))
 		return e.launch(e.copyK, blocks, 512, uint64(b.ptr), uint64(e.src), uint64(c.Bytes))
 	}
@@ -429,6 +490,9 @@ func (e *engine) timedBatch(ctx context.Context, b *buffer, c transfer.Copy, k i
 	d := e.d
 	flag := (*uint32)(e.host)
 	status := (*uint32)(unsafe.Add(e.host, 4))
+	if e.spin == 0 {
+		return e.unheldBatch(ctx, b, c, k, startAt)
+	}
 	atomic.StoreUint32(flag, 0)
 	atomic.StoreUint32(status, 0)
 	if err := e.launch(e.spin, 1, 1, uint64(e.hostD), uint64(e.hostD)+4, uint64(spinTimeout.Nanoseconds())); err != nil {
@@ -470,14 +534,51 @@ func (e *engine) timedBatch(ctx context.Context, b *buffer, c transfer.Copy, k i
 	return out, released, nil
 }
 
+// unheldBatch is timedBatch without the spin kernel (it did not load): the copies are queued at
+// startAt and start as they are queued, each still timed by its own events.
+func (e *engine) unheldBatch(ctx context.Context, b *buffer, c transfer.Copy, k int, startAt time.Duration) ([]time.Duration, time.Duration, error) {
+	d := e.d
+	if err := transfer.WaitUntil(ctx, startAt); err != nil {
+		return nil, 0, err
+	}
+	released := transfer.Monotonic()
+	for i := range k {
+		err := errors.Join(
+			d.Check("cuEventRecord", d.EventRecord(e.start[i], e.stream)),
+			e.issue(b, c),
+			d.Check("cuEventRecord", d.EventRecord(e.end[i], e.stream)))
+		if err != nil {
+			d.StreamSynchronize(e.stream)
+			return nil, 0, err
+		}
+	}
+	if err := d.Check("cuStreamSynchronize", d.StreamSynchronize(e.stream)); err != nil {
+		return nil, 0, err
+	}
+	out := make([]time.Duration, k)
+	for i := range k {
+		var ms float32
+		if err := d.Check("cuEventElapsedTime", d.EventElapsedTime(&ms, e.start[i], e.end[i])); err != nil {
+			return nil, 0, err
+		}
+		out[i] = time.Duration(float64(ms) * 1e6)
+	}
+	return out, released, nil
+}
+
+// freeBuf releases b: an opened IPC handle is closed; memory is freed with the context it was
+// allocated in current (a peer buffer's is the peer GPU's).
 func (e *engine) freeBuf(b *buffer) error {
 	d := e.d
-	switch b.kind {
-	case ipc:
+	if b.kind == ipc {
 		return d.Check("cuIpcCloseMemHandle", d.IpcCloseMemHandle(b.ptr))
-	default:
+	}
+	if b.kind != peer || b.ctx == e.ctx {
 		return d.Check("cuMemFree", d.MemFree(b.ptr))
 	}
+	return errors.Join(d.Check("cuCtxSetCurrent", d.CtxSetCurrent(b.ctx)),
+		d.Check("cuMemFree(peer buffer)", d.MemFree(b.ptr)),
+		d.Check("cuCtxSetCurrent", d.CtxSetCurrent(e.ctx)))
 }
 
 func (e *engine) Free(id int) error {
@@ -492,16 +593,26 @@ func (e *engine) Free(id int) error {
 }
 
 // Close frees everything; it keeps going past errors so that as much as possible is released.
+// Closing again does nothing.
 func (e *engine) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
 	var errs []error
 	_ = e.th.Do(func() error {
 		d := e.d
 		if d == nil || e.ctx == 0 {
 			return nil
 		}
-		for id, b := range e.bufs {
-			errs = append(errs, e.freeBuf(b))
-			delete(e.bufs, id)
+		// Opened IPC handles first: another process's buffer is closed here before anything of
+		// this one is freed, which may be what a third process has open.
+		for _, kind := range []bufKind{ipc, peer, local} {
+			for id, b := range e.bufs {
+				if b.kind == kind {
+					errs = append(errs, e.freeBuf(b))
+					delete(e.bufs, id)
+				}
+			}
 		}
 		if e.src != 0 {
 			errs = append(errs, d.Check("cuMemFree", d.MemFree(e.src)))

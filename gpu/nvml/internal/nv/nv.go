@@ -43,6 +43,7 @@ const (
 	ERROR_NOT_READY                 Return = 27
 	ERROR_GPU_NOT_FOUND             Return = 28
 	ERROR_INVALID_STATE             Return = 29
+	ERROR_RESET_TYPE_NOT_SUPPORTED  Return = 30
 	ERROR_UNKNOWN                   Return = 999
 )
 
@@ -62,7 +63,8 @@ var returnNames = map[Return]string{
 	ERROR_FREQ_NOT_SUPPORTED: "ERROR_FREQ_NOT_SUPPORTED", ERROR_ARGUMENT_VERSION_MISMATCH: "ERROR_ARGUMENT_VERSION_MISMATCH",
 	ERROR_DEPRECATED: "ERROR_DEPRECATED", ERROR_NOT_READY: "ERROR_NOT_READY",
 	ERROR_GPU_NOT_FOUND: "ERROR_GPU_NOT_FOUND", ERROR_INVALID_STATE: "ERROR_INVALID_STATE",
-	ERROR_UNKNOWN: "ERROR_UNKNOWN",
+	ERROR_RESET_TYPE_NOT_SUPPORTED: "ERROR_RESET_TYPE_NOT_SUPPORTED",
+	ERROR_UNKNOWN:                  "ERROR_UNKNOWN",
 }
 
 // String names r as nvml.h does (go-nvml prints the same names).
@@ -140,7 +142,9 @@ const (
 	FEATURE_ENABLED  EnableState = 1
 )
 
-// NVLINK_MAX_LINKS is the most NVLinks a device can have (nvml.h of driver 550 and later).
+// NVLINK_MAX_LINKS is the most NVLinks a device can have: 36 in nvml.h of CUDA 13.3, 18 in the
+// nvml.h of CUDA 11.8 (Debian's, for driver R535) through 13.2.1. The inventory asks about 36
+// links on every driver; a link past a device's count answers INVALID_ARGUMENT or NOT_SUPPORTED.
 const NVLINK_MAX_LINKS = 36
 
 // Clock event (throttle) reason bits.
@@ -166,6 +170,17 @@ type PciInfo struct {
 	PciSubSystemId uint32
 	BusId          [32]int8
 }
+
+// Temperature is nvmlTemperature_v1_t, the argument of nvmlDeviceGetTemperatureV.
+type Temperature struct {
+	Version     uint32
+	SensorType  TemperatureSensors
+	Temperature int32
+}
+
+// Temperature_v1 is nvml.h's NVML_STRUCT_VERSION(Temperature, 1): the struct's size with the
+// version in the top byte.
+const Temperature_v1 = uint32(12 | 1<<24)
 
 // Memory is nvmlMemory_t.
 type Memory struct {

@@ -18,6 +18,8 @@ func TestLayouts(t *testing.T) {
 		{"nvmlPciInfo_t", unsafe.Sizeof(PciInfo{}), 16 + 5*4 + 32},
 		{"nvmlPciInfo_t.busId offset", unsafe.Offsetof(PciInfo{}.BusId), 36},
 		{"nvmlMemory_t", unsafe.Sizeof(Memory{}), 24},
+		{"nvmlTemperature_v1_t", unsafe.Sizeof(Temperature{}), 12},
+		{"nvmlTemperature_v1", uintptr(Temperature_v1), 12 | 1<<24},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %d bytes, nvml.h has %d", c.name, c.got, c.want)
@@ -33,6 +35,8 @@ func TestReturnString(t *testing.T) {
 		{SUCCESS, "SUCCESS"},
 		{ERROR_NO_PERMISSION, "ERROR_NO_PERMISSION"},
 		{ERROR_UNKNOWN, "ERROR_UNKNOWN"},
+		{Return(29), "ERROR_INVALID_STATE"},
+		{Return(30), "ERROR_RESET_TYPE_NOT_SUPPORTED"}, // nvml.h of CUDA 13.3
 		{Return(77), "unknown return value: 77"},
 	} {
 		if got := c.r.Error(); got != c.want {
@@ -49,7 +53,8 @@ func TestInitWithoutLibrary(t *testing.T) {
 			t.Skipf("%s is installed here: the missing-library path cannot be tested", libName)
 		}
 	}
-	l := New()
+	// By another name: a test of this package may have loaded the stand-in under libName.
+	l := NewAt("libnvidia-ml-absent.so.1")
 	if ret := l.Init(); ret != ERROR_LIBRARY_NOT_FOUND {
 		t.Fatalf("Init without %s: %v, want ERROR_LIBRARY_NOT_FOUND", libName, ret)
 	}
