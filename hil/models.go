@@ -35,6 +35,13 @@ func (f fakeModel) Seconds(src, dst int, bytes int64) (float64, error) {
 	return f.m.ExpectedSeconds(f.gpuOf[src], f.gpuOf[dst], bytes), nil
 }
 
+// MinSeconds is emulator.SplitLowerBound over the fake model's one or two lines (α, then a
+// slower rate beyond the knee).
+func (f fakeModel) MinSeconds(src, dst int, bytes int64) (float64, error) {
+	at := []int64{f.m.KneeBytes, f.m.KneeBytes + 1}
+	return emulator.SplitLowerBound(bytes, at, func(b int64) (float64, error) { return f.Seconds(src, dst, b) })
+}
+
 // SerialControllerModel is how a replay drives a switch controller: one command at a time, in
 // order of request, each taking T_r per change and then T_w to settle before the controller
 // confirms it (Er-El and Feitelson §2.3.3's T_c = T_r + T_w, per change: a command of k changes

@@ -50,7 +50,9 @@ Timing models: transfers take bytes/bandwidth unless --calibration (per-GPU-pair
 --measured (a table of measured times) is given; reconfiguration is --reconfig per change, all in
 parallel (the Tetris paper's model), or with --reconfig-model controller, commands serialised through one
 controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w). Schedulers plan
-with --bandwidth and --reconfig whatever the execution model; lower bounds use --bandwidth and
+with --bandwidth and --reconfig whatever the execution model; lower bounds follow the execution
+models: each pair's least transfer time under the transfer model (bytes/b, α + β·bytes per pair,
+or the measured times' best rate, since a split demand's pieces are timed by interpolation) and
 the reconfiguration model's delay for one command (α_r, or T_r + T_w).
 
 With --schedule S.json the given schedule is executed as it is (any producer); --demand is then
@@ -101,7 +103,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 }
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
-// reconfiguration α_r = reconfig under the parallel model; lower bounds at bandwidth.
+// reconfiguration α_r = reconfig under the parallel model; the lower bounds follow both.
 func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) {
 	var cfg emulator.Config
 	if m.calibration != "" && m.measured != "" {
@@ -136,7 +138,6 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 	if cfg.Reconfig, err = spec.ReconfigModel(); err != nil {
 		return cfg, specUsage(err)
 	}
-	cfg.BoundBandwidth = bandwidth
 	return cfg, nil
 }
 

@@ -16,8 +16,7 @@ import (
 // bytes/b, every switch change α_r, all in parallel; bounds at b.
 func bandwidthConfig(algos []string, o schedules.Options, verify bool) experiment.Config {
 	return experiment.Config{Algorithms: algos, Options: o, SkipVerify: !verify,
-		Exec: emulator.Config{Transfer: emulator.BandwidthModel(o.Bandwidth), Reconfig: emulator.ParallelReconfig(o.Reconfig),
-			BoundBandwidth: o.Bandwidth}}
+		Exec: emulator.Config{Transfer: emulator.BandwidthModel(o.Bandwidth), Reconfig: emulator.ParallelReconfig(o.Reconfig)}}
 }
 
 // ablation is one variant of Figure 6's table.

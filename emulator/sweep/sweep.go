@@ -209,7 +209,7 @@ func (cfg *Config) cell(bw, rc float64) experiment.Config {
 		rm = emulator.ParallelReconfig(rc)
 	}
 	return experiment.Config{Algorithms: cfg.Algorithms, Options: o, Reference: cfg.Reference, SkipVerify: true,
-		MaxMemory: cfg.MaxMemory, Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
+		MaxMemory: cfg.MaxMemory, Exec: emulator.Config{Transfer: tm, Reconfig: rm}}
 }
 
 // Nearest is the cell closest to (bandwidth, reconfig) on logarithmic scales, the way the grid's
