@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -333,5 +334,65 @@ func TestRoundEnds(t *testing.T) {
 	s.Circuits[1].Group = 1
 	if got := roundEnds(s, tl); len(got) != 2 || got[0] != 400e-9 || got[1] != 200e-9 {
 		t.Errorf("three rounds: rules at %v, want [4e-07 2e-07]", got)
+	}
+}
+
+// Two grids drawn on one SharedScale paint equal ratios in equal colours, whatever each grid's
+// own range (a 1.34 beside 1.67 must not look like a 6.1), and each carries the colour bar: its
+// label and its top value, the largest ratio of both grids.
+func TestHeatmapSharedScale(t *testing.T) {
+	low := Grid{Title: "bff", Rows: []string{"a"}, Cols: []string{"x", "y"}, Values: [][]float64{{1.34, 1.67}}}
+	high := Grid{Title: "bvn", Rows: []string{"a"}, Cols: []string{"x", "y"}, Values: [][]float64{{1.34, 6.1}}}
+	sc := SharedScale("completion / tetris (×)", low.Values, high.Values)
+	if sc.Lo != 1/minSaturation || sc.Hi != 6.1 {
+		t.Fatalf("shared scale %+v, want 0.8..6.1", sc)
+	}
+	png := func(g Grid) image.Image {
+		var b bytes.Buffer
+		if err := Heatmap(&b, "png", g); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	want := RatioColour(1.34, math.Log(6.1))
+	low.Scale, high.Scale = sc, sc
+	for _, g := range []Grid{low, high} {
+		if !hasColour(png(g), want) {
+			t.Errorf("%s on the shared scale: no cell in 1.34's colour %v", g.Title, want)
+		}
+		var svg bytes.Buffer
+		if err := Heatmap(&svg, "svg", g); err != nil {
+			t.Fatal(err)
+		}
+		for _, label := range []string{">completion / tetris (×)<", ">6.1<", ">1<"} {
+			if !strings.Contains(svg.String(), label) {
+				t.Errorf("%s: SVG lacks the colour bar's %q", g.Title, label)
+			}
+		}
+	}
+	// On its own scale the low grid saturates at 1.67, and 1.34 is darker than on the shared one.
+	low.Scale = Scale{}
+	if own := RatioColour(1.34, math.Log(1.67)); !hasColour(png(low), own) || own == want {
+		t.Errorf("own scale: 1.34 should be %v, unlike the shared %v", own, want)
+	}
+}
+
+func TestBarTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []float64
+	}{
+		{0.8, 6.1, []float64{0.8, 1, 1.25, 1.5, 2, 3, 5, 6.1}},
+		{1, 1.25, []float64{1, 1.25}},
+		{0.5, 2, []float64{0.5, 2.0 / 3, 0.8, 1, 1.25, 1.5, 2}},
+	}
+	for _, tc := range tests {
+		if got := barTicks(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("barTicks(%g, %g) = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }

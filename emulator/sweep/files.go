@@ -134,6 +134,9 @@ func (res *Result) WriteFiles(ctx context.Context, dir string, m *Manifest) ([]s
 	var outs []output
 	outs = append(outs, output{"sweep.csv", res.WriteCSV})
 	rows, cols := res.axisLabels()
+	// One colour scale for every baseline's grid: the figures sit side by side in the report.
+	grids := map[string][][]float64{}
+	var all [][][]float64
 	for _, algo := range res.Algorithms {
 		if algo == res.Reference {
 			continue
@@ -142,11 +145,19 @@ func (res *Result) WriteFiles(ctx context.Context, dir string, m *Manifest) ([]s
 		if err != nil {
 			return nil, err
 		}
+		grids[algo] = values
+		all = append(all, values)
+	}
+	scale := plot.SharedScale("completion / "+res.Reference+" completion (×)", all...)
+	for _, algo := range res.Algorithms {
+		if algo == res.Reference {
+			continue
+		}
 		g := plot.Grid{
 			Title: fmt.Sprintf("%s / %s completion, summed over %d matrices (>1: %s faster)",
 				algo, res.Reference, res.Matrices, res.Reference),
 			RowTitle: "bandwidth", ColTitle: "reconfiguration delay α_r",
-			Rows: rows, Cols: cols, Values: values,
+			Rows: rows, Cols: cols, Values: grids[algo], Scale: scale,
 		}
 		for _, format := range plot.Formats {
 			outs = append(outs, output{"speedup-" + algo + "." + format, func(w io.Writer) error { return plot.Heatmap(w, format, g) }})

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -637,5 +639,40 @@ func TestWriteFilesInterruptedMidway(t *testing.T) {
 	}
 	if m := readManifest(t, dir); m.Complete || len(m.Files) != 5 {
 		t.Errorf("manifest: complete %v, files %v; want incomplete, listing all 5", m.Complete, m.Files)
+	}
+}
+
+// Every baseline's heatmap is coloured on one scale, the whole sweep's: with serial (ratios up
+// to 1.5) and bvn beside it, both SVGs' colour bars end at the largest ratio of either.
+func TestWriteFilesSharedScale(t *testing.T) {
+	cfg := handConfig()
+	cfg.Algorithms = []string{serialAlgo, "bvn", parallelAlgo}
+	res, err := Run(context.Background(), handDemands(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi := 0.0
+	for _, algo := range []string{serialAlgo, "bvn"} {
+		g, err := res.RatioGrid(algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, vs := range g {
+			hi = max(hi, slices.Max(vs))
+		}
+	}
+	dir := t.TempDir()
+	if _, err := res.WriteFiles(context.Background(), dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	top := ">" + strconv.FormatFloat(hi, 'g', 3, 64) + "<"
+	for _, algo := range []string{serialAlgo, "bvn"} {
+		b, err := os.ReadFile(filepath.Join(dir, "speedup-"+algo+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), top) || !strings.Contains(string(b), "completion / "+parallelAlgo+" completion (×)") {
+			t.Errorf("speedup-%s.svg: no colour bar ending at the sweep's largest ratio %s", algo, top)
+		}
 	}
 }
