@@ -21,7 +21,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -65,9 +66,8 @@ func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
 	}
 	switch format {
 	case "svg":
-		cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true)) // the labels are laid out for these fonts
-		paint(draw.New(cv))
-		_, err = cv.WriteTo(w)
+		// Fonts referenced with metric-compatible fallbacks, not embedded (svgfig).
+		err = svgfig.Write(w, width, height, paint)
 	default:
 		cv := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
 		paint(draw.New(cv))
