@@ -2,8 +2,8 @@ package report
 
 import (
 	"bytes"
-	"math"
 	stdhtml "html"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
