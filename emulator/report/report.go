@@ -142,6 +142,8 @@ type page struct {
 	Texts       []text
 	Replays     []*Replay
 	Reproduce   *Reproduce
+	// ReproFigs are a reproduce directory's charts by figure ID.
+	ReproFigs map[string][]figure
 }
 
 type text struct{ Name, Body string }
@@ -261,10 +263,35 @@ func build(dir string) (*page, error) {
 			p.Texts = append(p.Texts, text{Name: rel, Body: string(b)})
 		}
 	}
+	if p.Reproduce != nil {
+		p.groupReproduceFigures()
+	}
 	if p.Emulate == nil && len(p.Sweeps) == 0 && len(p.Replays) == 0 && p.Reproduce == nil && len(p.Calibration)+len(p.Gantt)+len(p.Heatmaps)+len(p.Other) == 0 {
 		return nil, fmt.Errorf("%s: no emulate JSON, sweep.json, replay summary, reproduce.json or chart to report (run tetris-hil demo, or emulate --json, sweep, replay or reproduce --out, into it)", dir)
 	}
 	return p, nil
+}
+
+// groupReproduceFigures moves the charts under a figure's directory (fig7/…, as reproduce
+// writes them) beside that figure's tables, out of the sections chosen by file name.
+func (p *page) groupReproduceFigures() {
+	ids := map[string]bool{}
+	for _, f := range p.Reproduce.Figures {
+		ids[f.ID] = true
+	}
+	p.ReproFigs = map[string][]figure{}
+	for _, list := range []*[]figure{&p.Calibration, &p.Gantt, &p.Heatmaps, &p.Other} {
+		kept := (*list)[:0]
+		for _, f := range *list {
+			dir, _, ok := strings.Cut(filepath.ToSlash(f.Name), "/")
+			if ok && ids[dir] {
+				p.ReproFigs[dir] = append(p.ReproFigs[dir], f)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		*list = kept
+	}
 }
 
 func hasPNG(files []string, svg string) bool {

@@ -137,4 +137,9 @@ func TestWriteReproduce(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	// A figure's chart sits with its tables, after its heading, not under "Other figures".
+	fig7, chart := strings.Index(html, "<h3>fig7: "), strings.Index(html, `alt="fig7/completion-by-workload.png"`)
+	if chart < fig7 || fig7 < 0 || strings.Contains(html, "<h2>Other figures</h2>") {
+		t.Errorf("fig7's chart at %d, its heading at %d; want it under the heading", chart, fig7)
+	}
 }

@@ -115,6 +115,8 @@ Live times are measured on the devices; the prediction is the emulator's run of 
 {{range .Rows}}<tr><td>{{.Quantity}}</td><td>{{.Paper}}</td><td>{{.Ours}}</td></tr>
 {{end}}</table>
 {{end}}{{range .Notes}}<p class="note">note: {{.}}</p>{{end}}
+<div class="grid">{{range index $.ReproFigs .ID}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code></figcaption></figure>
+{{end}}</div>
 {{end}}{{end}}
 
 {{if .Other}}<h2>Other figures</h2>
