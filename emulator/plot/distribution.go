@@ -59,6 +59,10 @@ func DistributionAround(w io.Writer, format, title, yLabel string, rule float64,
 		p.Add(b)
 	}
 	p.NominalX(names...)
+	// Half a slot of room either side, so the first and last boxes stay off the frame.
+	p.X.Min, p.X.Max = -0.7, float64(len(series))-0.3
+	p.Y.Label.TextStyle.Font.Size = 12
+	p.X.Tick.Label.Font.Size = 11
 	pad := 0.05 * (hi - lo)
 	if pad == 0 {
 		pad = 0.05

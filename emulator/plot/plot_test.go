@@ -312,11 +312,51 @@ func TestDistribution(t *testing.T) {
 			t.Errorf("no box filled with series %d's colour", i)
 		}
 	}
+	// The first and last boxes keep clear of the frame: at least 40 px (half a slot; gonum's
+	// default range leaves 17) between the image's y axis (its leftmost long dark vertical
+	// line) and the first box, and between the last box and the right edge.
+	b := img.Bounds()
+	axis := -1
+	for x := b.Min.X; x < b.Max.X && axis < 0; x++ {
+		run := 0
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0x9000 && g < 0x9000 && bl < 0x9000 {
+				if run++; run > b.Dy()/2 {
+					axis = x
+					break
+				}
+			} else {
+				run = 0
+			}
+		}
+	}
+	first, _ := colourSpan(img, receiverColours[0])
+	_, lastEnd := colourSpan(img, receiverColours[len(series)-1])
+	if axis < 0 || first-axis < 40 || b.Max.X-lastEnd < 40 {
+		t.Errorf("y axis at x = %d, first box from x = %d, last box to x = %d of %d: a box is on the frame", axis, first, lastEnd, b.Max.X)
+	}
 	for _, bad := range [][]Series{nil, {{"empty", nil}}, {{"nan", []float64{1, math.NaN()}}}} {
 		if err := Distribution(&bytes.Buffer{}, "svg", "t", "y", bad); err == nil {
 			t.Errorf("Distribution(%v): no error", bad)
 		}
 	}
+}
+
+// colourSpan is the least and greatest x of the pixels of colour c (-1, -1 when none).
+func colourSpan(img image.Image, c color.RGBA) (lo, hi int) {
+	lo, hi = -1, -1
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == c {
+				if lo < 0 || x < lo {
+					lo = x
+				}
+				hi = max(hi, x)
+			}
+		}
+	}
+	return lo, hi
 }
 
 func TestRoundEnds(t *testing.T) {
