@@ -294,4 +294,4 @@ func (res *Result) WriteSummary(w io.Writer) error {
 // run's transfer model plus one α_r per distinct partner), as schedules.LowerBoundUnder computes
 // them. It is short enough to read at the plot's size; the README's Lower bounds section says
 // the rest.
-const BoundLabel = "completion / lower bound (×)"
+const BoundLabel = "completion / max(bandwidth, reconfig bound)"
