@@ -137,8 +137,44 @@ func TestGantt(t *testing.T) {
 			t.Errorf("no %s pixels (%v) in the PNG", name, c)
 		}
 	}
-	if hasColour(img, receiverColours[2]) {
-		t.Errorf("receiver 2 receives nothing but its colour appears")
+	// The key names every receiver's colour; rows are named as the CLI names switches; the time
+	// axis has a label every 100 ns over the 800 ns run (tinySchedule), not only at 0, 400, 800.
+	var svg bytes.Buffer
+	if err := Gantt(&svg, "svg", s, tl); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">receiver →0<", ">→1<", ">→3<", ">0:0<", ">2:1<", ">Tx 3<", ">100<", ">700<", ">800<"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("Gantt SVG lacks %q", want)
+		}
+	}
+	if strings.Contains(svg.String(), ">s0.0<") {
+		t.Error("switch rows still named s0.0")
+	}
+}
+
+func TestTimeTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (timeTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 801.9, []string{"0", "100", "200", "300", "400", "500", "600", "700", "800"}},
+		{0, 0.8, []string{"0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8"}},
+		{0, 487, []string{"0", "50", "100", "150", "200", "250", "300", "350", "400", "450"}},
+	}
+	for _, tc := range tests {
+		if got := labels(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("ticks over [%g, %g] = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }
 
@@ -149,7 +185,7 @@ func TestGanttSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"Tx 0", "Tx 1", "Tx 2", "Tx 3", "s0.0", "s0.1", "s1.0", "s1.1", "s2.0", "s2.1"}
+	wantNames := []string{"Tx 0", "Tx 1", "Tx 2", "Tx 3", "0:0", "0:1", "1:0", "1:1", "2:0", "2:1"}
 	if strings.Join(names, ",") != strings.Join(wantNames, ",") {
 		t.Fatalf("rows = %v, want %v", names, wantNames)
 	}
@@ -172,11 +208,11 @@ func TestGanttSegments(t *testing.T) {
 		{"tx2 waits on its path", key{2, 200e-9, 400e-9, waitColour}, ""},
 		{"tx2 reconfigures", key{2, 400e-9, 500e-9, reconfigColour}, ""},
 		{"tx2 sends to 0", key{2, 500e-9, 800e-9, receiverColours[0]}, "→0"},
-		{"s0.1 bar before", key{5, 0, 400e-9, barColour}, ""},
-		{"s0.1 switching", key{5, 400e-9, 500e-9, reconfigColour}, ""},
-		{"s0.1 cross after", key{5, 500e-9, 800e-9, crossColour}, ""},
-		{"s2.0 cross after", key{8, 500e-9, 800e-9, crossColour}, ""},
-		{"s1.0 bar throughout", key{6, 0, 800e-9, barColour}, ""},
+		{"0:1 bar before", key{5, 0, 400e-9, barColour}, ""},
+		{"0:1 switching", key{5, 400e-9, 500e-9, reconfigColour}, ""},
+		{"0:1 cross after", key{5, 500e-9, 800e-9, crossColour}, ""},
+		{"2:0 cross after", key{8, 500e-9, 800e-9, crossColour}, ""},
+		{"1:0 bar throughout", key{6, 0, 800e-9, barColour}, ""},
 	}
 	for _, tc := range tests {
 		label, ok := got[tc.k]
