@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/tetris-hil/tetris-hil/internal/pdffig"
 	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
@@ -36,11 +37,11 @@ const (
 	pngDPI        = 96
 )
 
-// Draw renders c in format "svg" or "png". The pairs drawn are those of the pattern the emulator
+// Draw renders c in format "svg", "png" or "pdf". The pairs drawn are those of the pattern the emulator
 // uses (permutation where measured, else isolated).
 func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
-	if format != "svg" && format != "png" {
-		return fmt.Errorf("plot format %q is not \"svg\" or \"png\"", format)
+	if format != "svg" && format != "png" && format != "pdf" {
+		return fmt.Errorf("plot format %q is not \"svg\", \"png\" or \"pdf\"", format)
 	}
 	pairs := pairsToDraw(c)
 	if len(pairs) == 0 {
@@ -68,6 +69,8 @@ func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
 	case "svg":
 		// Fonts referenced with metric-compatible fallbacks, not embedded (svgfig).
 		err = svgfig.Write(w, width, height, paint)
+	case "pdf":
+		err = pdffig.Write(w, width, height, paint)
 	default:
 		cv := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
 		paint(draw.New(cv))

@@ -79,7 +79,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
-	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
+	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg, .png or .pdf file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
 
@@ -182,8 +182,10 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 			ganttFormat = "svg"
 		case ".png":
 			ganttFormat = "png"
+		case ".pdf":
+			ganttFormat = "pdf"
 		default:
-			return "", usagef("--gantt %q: the file must end in .svg or .png", f.gantt)
+			return "", usagef("--gantt %q: the file must end in .svg, .png or .pdf", f.gantt)
 		}
 		if err := safefile.Check(f.gantt); err != nil {
 			return "", usagef("--gantt %q: %v", f.gantt, err)

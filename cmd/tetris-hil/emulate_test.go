@@ -169,8 +169,14 @@ func TestEmulateAlgorithmsTotalsAndGantt(t *testing.T) {
 			t.Errorf("%s: %v, not an SVG", name, err)
 		}
 	}
-	if _, code, _ := cli(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.pdf")); code != 2 {
-		t.Errorf("--gantt g.pdf: exit %d, want 2", code)
+	// A PDF Gantt chart, for papers; any other extension is a usage error.
+	if _, code, err := cli(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.pdf")); code != 0 {
+		t.Errorf("--gantt g.pdf: exit %d: %v", code, err)
+	} else if g, err := os.ReadFile(filepath.Join(dir, "g.pdf")); err != nil || !bytes.HasPrefix(g, []byte("%PDF-")) {
+		t.Errorf("g.pdf: %v, not a PDF", err)
+	}
+	if _, code, _ := cli(t, "emulate", "--matrix", "0", "--algo", "tetris", "--gantt", filepath.Join(dir, "g.eps")); code != 2 {
+		t.Errorf("--gantt g.eps: exit %d, want 2", code)
 	}
 }
 

@@ -23,3 +23,18 @@ func TestSVGReferencesFonts(t *testing.T) {
 		t.Errorf("3×3 heatmap SVG is %d bytes, want under 40 KiB", b.Len())
 	}
 }
+
+// Every chart of this package also renders as PDF (for papers).
+func TestPDF(t *testing.T) {
+	g := Grid{Title: "bvn / tetris at α_r", Rows: []string{"a"}, Cols: []string{"x"}, Values: [][]float64{{2}}}
+	var b bytes.Buffer
+	if err := Heatmap(&b, PDF, g); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b.Bytes(), []byte("%PDF-")) {
+		t.Errorf("not a PDF: %q", b.Bytes()[:min(20, b.Len())])
+	}
+	if err := Heatmap(&bytes.Buffer{}, "eps", g); err == nil || !strings.Contains(err.Error(), `"pdf"`) {
+		t.Errorf("eps: %v, want an error listing pdf", err)
+	}
+}

@@ -249,7 +249,7 @@ func TestGanttErrors(t *testing.T) {
 		mutate func(*schedules.Schedule, *schedules.Timeline)
 		want   string
 	}{
-		{"bad format", "pdf", func(*schedules.Schedule, *schedules.Timeline) {}, `"pdf"`},
+		{"bad format", "eps", func(*schedules.Schedule, *schedules.Timeline) {}, `"eps"`},
 		{"circuit out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.Circuits[1].Circuit = 7 }, "circuit 7"},
 		{"switch out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.SwitchChanges[0].Stage = 3 }, "stage 3"},
 		{"src beyond ports", "svg", func(s *schedules.Schedule, _ *schedules.Timeline) { s.Ports = 2 }, "src 2"},

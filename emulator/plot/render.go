@@ -12,13 +12,18 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/tetris-hil/tetris-hil/internal/pdffig"
 	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 
 	gplot "gonum.org/v1/plot"
 )
 
-// Formats are the output formats every function of this package writes.
+// Formats are the output formats every function of this package writes by default; "pdf" (for
+// papers) is accepted too.
 var Formats = []string{"svg", "png"}
+
+// PDF is the paper format: vector, fonts embedded as subsets.
+const PDF = "pdf"
 
 // pngDPI fixes the raster resolution so PNG sizes do not depend on gonum's default.
 const pngDPI = 96
@@ -37,8 +42,11 @@ func render(w io.Writer, format string, width, height vg.Length, paint func(draw
 		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
 			return fmt.Errorf("writing png: %w", err)
 		}
+	case "pdf":
+		// For paper figures: fonts embedded as subsets, text kept as Unicode (pdffig).
+		return pdffig.Write(w, width, height, paint)
 	default:
-		return fmt.Errorf("plot format %q is not \"svg\" or \"png\"", format)
+		return fmt.Errorf("plot format %q is not \"svg\", \"png\" or \"pdf\"", format)
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func Fig10(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, erro
 		}
 		g := plot.Grid{Title: fmt.Sprintf("%s / tetris completion, GPU-timed transfers (Figure 10); rows: workloads", algo),
 			RowTitle: "workload", ColTitle: "reconfiguration delay α_r", Rows: rows, Cols: cols, Values: grids[algo], Scale: scale}
-		files, err := writePlots(dir, "speedup-"+algo, func(w io.Writer, format string) error { return plot.Heatmap(w, format, g) })
+		files, err := s.writePlots(dir, "speedup-"+algo, func(w io.Writer, format string) error { return plot.Heatmap(w, format, g) })
 		if err != nil {
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func Fig9(ctx context.Context, s Setting, dir string) (*Figure, error) {
 	l := plot.Lines{Title: fmt.Sprintf("mean completion per matrix, %s, α_r = %s (Figure 9)", bw(s.Bandwidth), dur(s.Reconfig)),
 		XLabel: "GPUs", YLabel: "completion (ms)", LogX: true,
 		Series: []plot.Line{{Name: "bvn", X: xs, Y: yB}, {Name: "tetris", X: xs, Y: yT}}}
-	files, err := writePlots(dir, "scaling", func(w io.Writer, format string) error { return plot.LinePlot(w, format, l) })
+	files, err := s.writePlots(dir, "scaling", func(w io.Writer, format string) error { return plot.LinePlot(w, format, l) })
 	if err != nil {
 		return nil, err
 	}
