@@ -70,7 +70,7 @@ planned at {{bw .Bandwidth}} and α_r = {{secs .Reconfig}}; the lower bounds fol
 
 {{with .Emulate}}<h2>Results</h2>
 {{if .Totals}}<p>Sums over the {{.Matrices}} matrices (one inference pass); ratios are to the sums of the per-matrix lower bounds
-(bandwidth bound, Tetris §2.3; reconfiguration-aware bound: each endpoint's load plus one α_r per distinct partner).</p>
+(bandwidth bound, Tetris §2.3: each endpoint's least transfer time under the run's transfer model; reconfiguration-aware bound: that plus one α_r per distinct partner).</p>
 <table><tr><th>algorithm</th><th>completion (ms)</th><th>/ bandwidth bound</th><th>/ reconfiguration bound</th><th>Tetris speedup</th><th>rounds or groups</th><th>state changes</th></tr>
 {{range .Totals}}<tr><td>{{.Algorithm}}</td><td>{{ms .CompletionSeconds}}</td><td>{{ratio .CompletionSeconds .BandwidthBoundSeconds}}</td><td>{{ratio .CompletionSeconds .ReconfigBoundSeconds}}</td><td>{{num .Speedup}}</td><td>{{.Groups}}</td><td>{{.StateChanges}}</td></tr>
 {{end}}</table>{{end}}
