@@ -124,9 +124,12 @@ func (r summary) boundsFor(d *schedules.Demand, cfg Config) {
 	}
 }
 
-// ratio is completion over bound, 1 where a run that meets its bound falls below it by rounding
-// only (within boundSlack), so that a tight bound never reads 0.999…; a live run's that is
-// really below stays as it is.
+// BoundRatio is completion over a lower bound, 1 where a run (or a sum of runs) that meets its
+// bound falls below it by rounding only (within a relative 1e-9: the walk adds start times and
+// durations in another order than the bound sums them), so that a tight bound never reads
+// 0.999…; a ratio really below 1 (a live run faster than its model) stays as it is.
+func BoundRatio(completion, bound float64) float64 { return ratio(completion, bound) }
+
 func ratio(completion, bound float64) float64 {
 	q := completion / bound
 	if q < 1 && q >= 1-boundSlack {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
@@ -92,7 +93,7 @@ func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot
 		var rs []float64
 		for _, r := range out.Records {
 			if r.Algorithm == a && r.LowerBoundSeconds > 0 {
-				rs = append(rs, r.CompletionSeconds/r.LowerBoundSeconds)
+				rs = append(rs, emulator.BoundRatio(r.CompletionSeconds, r.LowerBoundSeconds))
 			}
 		}
 		if len(rs) == 0 {

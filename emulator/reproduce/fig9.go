@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -79,7 +80,7 @@ func Fig9(ctx context.Context, s Setting, dir string) (*Figure, error) {
 			Row{Key: fmt.Sprintf("tetris/%d", n), Quantity: fmt.Sprintf("Tetris, %d GPUs", n), Paper: paper, Ours: dur3(meanT), Value: meanT},
 			Row{Key: fmt.Sprintf("bvn/%d", n), Quantity: fmt.Sprintf("BvN, %d GPUs", n), Paper: NotStated, Ours: dur3(meanB), Value: meanB},
 			Row{Key: fmt.Sprintf("tetris-lb/%d", n), Quantity: fmt.Sprintf("Tetris / lower bound, %d GPUs", n), Paper: NotStated,
-				Ours: fmtRatio3(tet.CompletionSeconds / tet.LowerBoundSeconds), Value: tet.CompletionSeconds / tet.LowerBoundSeconds})
+				Ours: fmtRatio3(emulator.BoundRatio(tet.CompletionSeconds, tet.LowerBoundSeconds)), Value: emulator.BoundRatio(tet.CompletionSeconds, tet.LowerBoundSeconds)})
 		xs = append(xs, float64(n))
 		yT, yB = append(yT, meanT*1e3), append(yB, meanB*1e3)
 	}

@@ -107,7 +107,7 @@ func (c *Cell) BoundRatios(algo int) []float64 {
 	var rs []float64
 	for m, lb := range c.LowerBounds {
 		if lb > 0 {
-			rs = append(rs, c.Algorithms[algo].Completions[m]/lb)
+			rs = append(rs, emulator.BoundRatio(c.Algorithms[algo].Completions[m], lb))
 		}
 	}
 	return rs
