@@ -24,6 +24,47 @@ type TransferModel interface {
 	Name() string
 	// Seconds is the transfer time of bytes from port src to port dst.
 	Seconds(src, dst int, bytes int64) (float64, error)
+	// MinSeconds is a lower bound on the total time of moving bytes (> 0) from src to dst in
+	// any number of circuits whose sizes add up to bytes (schedules.PairLower): what the run's
+	// lower bounds charge the pair. Seconds(src, dst, bytes) itself is such a bound only where
+	// splitting cannot help, as under bytes/b or α + β·bytes with α ≥ 0; SplitLowerBound gives it
+	// for any piecewise-linear Seconds.
+	MinSeconds(src, dst int, bytes int64) (float64, error)
+}
+
+// SplitLowerBound is D·min_{1≤m≤D} T(m)/m for D = bytes and T = seconds, evaluated at the sizes
+// in at (those outside 1..D are skipped; 1 and D are always tried). It is a lower bound on the
+// time of any split of D bytes into circuits when at holds every end of the size intervals on
+// which T is linear (or the larger of a linear function and 0):
+//
+//   - Pieces d_1..d_k ≥ 1 with Σ d_i = D take Σ T(d_i) = Σ d_i·(T(d_i)/d_i) ≥ D·min_m T(m)/m.
+//     A piece of 0 bytes takes T(0) ≥ 0 (Run refuses a negative transfer time), so it only
+//     adds; for the same reason T is clamped at 0 here.
+//   - On an interval where T(m) = a + b·m, T(m)/m = b + a/m is monotone in m, and so is
+//     max(b + a/m, 0): its least value over the interval's whole sizes is at one of its ends.
+//
+// So the minimum over the candidates is the minimum over every m in 1..D. For T = α + β·m with
+// α ≥ 0 it is reached at m = D: the bound is T(D) = α + β·D (k pieces cost k·α + β·D).
+func SplitLowerBound(bytes int64, at []int64, seconds func(bytes int64) (float64, error)) (float64, error) {
+	if bytes <= 0 {
+		return 0, nil
+	}
+	best, err := seconds(bytes) // m = D: T(D)·D/D, exactly T(D)
+	if err != nil {
+		return 0, err
+	}
+	best = max(best, 0)
+	for _, m := range append([]int64{1}, at...) {
+		if m < 1 || m >= bytes {
+			continue
+		}
+		t, err := seconds(m)
+		if err != nil {
+			return 0, err
+		}
+		best = min(best, max(t, 0)*(float64(bytes)/float64(m)))
+	}
+	return best, nil
 }
 
 type bandwidthModel struct{ b float64 }
@@ -38,6 +79,11 @@ func (m bandwidthModel) Seconds(_, _ int, bytes int64) (float64, error) {
 		return 0, fmt.Errorf("bandwidth model: bandwidth %g B/s is not positive", m.b)
 	}
 	return float64(bytes) / m.b, nil
+}
+
+// MinSeconds is bytes/b: pieces at one rate take Σ d_i/b = bytes/b, however many.
+func (m bandwidthModel) MinSeconds(src, dst int, bytes int64) (float64, error) {
+	return m.Seconds(src, dst, bytes)
 }
 
 // BandwidthOf returns the b of a BandwidthModel, and false for any other model.
@@ -122,6 +168,22 @@ func (m *alphaBetaModel) Seconds(src, dst int, bytes int64) (float64, error) {
 		return 0, fmt.Errorf("alphabeta model: GPU pair (%d, %d) is not calibrated", gs, gd)
 	}
 	return m.fits[gs*m.gpus+gd].Seconds(bytes), nil
+}
+
+// MinSeconds is SplitLowerBound over the pair's fit: each piece of the fit is one line (a
+// one-line fit is its own piece), so its sizes' intervals end at each piece's FromBytes and the
+// size before it. A one-line fit with α ≥ 0 gives α + β·bytes.
+func (m *alphaBetaModel) MinSeconds(src, dst int, bytes int64) (float64, error) {
+	t := func(b int64) (float64, error) { return m.Seconds(src, dst, b) }
+	var at []int64
+	gs, err1 := m.gpu(src)
+	gd, err2 := m.gpu(dst)
+	if err1 == nil && err2 == nil && m.have[gs*m.gpus+gd] {
+		for _, p := range m.fits[gs*m.gpus+gd].Pieces {
+			at = append(at, p.FromBytes-1, p.FromBytes)
+		}
+	}
+	return SplitLowerBound(bytes, at, t)
 }
 
 // Measurement is one measured transfer time: the seed's hardware emulation (§4.1) times each
@@ -216,6 +278,20 @@ func (m *measuredModel) Seconds(src, dst int, bytes int64) (float64, error) {
 	a, b := xs[i-1], xs[i]
 	t := a.Seconds + (b.Seconds-a.Seconds)*float64(bytes-a.Bytes)/float64(b.Bytes-a.Bytes)
 	return max(t, 0), nil
+}
+
+// MinSeconds is SplitLowerBound over the pair's measured sizes: between two of them (and beyond
+// either end) Seconds is linear, or 0 where the line falls below 0. A split piece is timed by
+// interpolation or extrapolation, which can be less than its share of the measured time of the
+// whole demand (a line through two sizes extrapolates to 0 below them), so the table's time for
+// the demand's own size is not a lower bound on a split demand; this is.
+func (m *measuredModel) MinSeconds(src, dst int, bytes int64) (float64, error) {
+	xs := m.pairs[[2]int{src, dst}]
+	at := make([]int64, len(xs))
+	for i, x := range xs {
+		at[i] = x.Bytes
+	}
+	return SplitLowerBound(bytes, at, func(b int64) (float64, error) { return m.Seconds(src, dst, b) })
 }
 
 // ReadMeasuredTable reads measured times from JSON (a MeasuredTable) or, when name ends in .csv,

@@ -12,7 +12,6 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
@@ -439,29 +438,20 @@ func (e *oracleEngine) result(tl *schedules.Timeline, s *schedules.Schedule, d *
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
 	}
 	if d != nil {
-		b, from := cfg.BoundBandwidth, "the configured bound bandwidth"
-		bm, isBandwidth := BandwidthOf(cfg.Transfer)
-		if b <= 0 {
-			b, from = bm, ""
-			if !isBandwidth {
-				b, from = s.Params.BandwidthBytesPerSecond, "the schedule's planning bandwidth"
-			}
+		// The bounds follow the run's own transfer model (bytes/b, or each pair's MinSeconds).
+		r.BoundReconfig = cfg.Reconfig.Nominal()
+		var err error
+		if b, ok := BandwidthOf(cfg.Transfer); ok && b > 0 {
+			r.BoundBandwidth, r.Bounds = b, schedules.LowerBound(d, b, r.BoundReconfig)
+		} else if r.Bounds, err = schedules.LowerBoundUnder(d, cfg.Transfer.MinSeconds, r.BoundReconfig); err != nil {
+			r.BoundReconfig = 0
+			r.Notes = append(r.Notes, fmt.Sprintf("no lower bounds under the %s transfer model: %v", cfg.Transfer.Name(), err))
 		}
-		if !isBandwidth && b > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use b = %s (%s): the %s transfer model has no single b",
-				units.FormatBandwidth(b), from, cfg.Transfer.Name()))
+		if r.Bounds.Bandwidth > 0 {
+			r.RatioBandwidth = ratio(r.Completion, r.Bounds.Bandwidth)
 		}
-		if b > 0 {
-			r.BoundBandwidth, r.BoundReconfig = b, cfg.Reconfig.Nominal()
-			r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
-			if r.Bounds.Bandwidth > 0 {
-				r.RatioBandwidth = r.Completion / r.Bounds.Bandwidth
-			}
-			if r.Bounds.Reconfig > 0 {
-				r.RatioReconfig = r.Completion / r.Bounds.Reconfig
-			}
-		} else {
-			r.Notes = append(r.Notes, "no lower bounds: no bandwidth to compute them at")
+		if r.Bounds.Reconfig > 0 {
+			r.RatioReconfig = ratio(r.Completion, r.Bounds.Reconfig)
 		}
 	}
 	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {

@@ -66,7 +66,7 @@ func (r *Result) LowerBound() float64 { return r.Bounds.Max() }
 // Ratio is Completion over the larger lower bound (0 without a demand).
 func (r *Result) Ratio() float64 {
 	if lb := r.Bounds.Max(); lb > 0 {
-		return r.Completion / lb
+		return ratio(r.Completion, lb)
 	}
 	return 0
 }

@@ -12,10 +12,6 @@ import (
 type Config struct {
 	Transfer TransferModel
 	Reconfig ReconfigModel
-	// BoundBandwidth is the b (bytes/s) at which lower bounds are computed. Zero means the
-	// bandwidth model's b, or, for any other transfer model, the schedule's planning bandwidth
-	// (Result.Notes says so).
-	BoundBandwidth float64
 	// PathsChecked says every path of the schedule has been checked against the fabric already
 	// (schedules.Verify did, or a scheduler of this process planned it), so Run does not check
 	// each one a second time; ports, sizes, groups and path lengths are still checked, and so is
@@ -27,7 +23,8 @@ type Config struct {
 }
 
 // Run executes s in virtual time under cfg and returns its Result and Timeline. d, when not nil,
-// is the demand s was planned for; it gives the lower bounds. Run checks the schedule's structure
+// is the demand s was planned for; it gives the lower bounds, under cfg's own models, and a
+// completion below them is an error (a schedule that does not deliver d, or a bug). Run checks the schedule's structure
 // (ports, paths, round consistency) but not that it delivers d: that is schedules.Verify's job.
 func Run(ctx context.Context, s *schedules.Schedule, d *schedules.Demand, cfg Config) (*Result, *schedules.Timeline, error) {
 	// The order lives only as long as this call: its lists come from a pooled scratch, which
@@ -158,6 +155,9 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 			}
 		}
 		res := r.finish(s, d, cfg)
+		if err := checkBound(res, s, d); err != nil {
+			return nil, nil, err
+		}
 		if then != nil {
 			// The durations are not needed any more: a list this large goes back to the
 			// garbage collector rather than to the pool, so let it go before then allocates.
@@ -177,14 +177,22 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		}
 		r := newSummary(s, cfg, w.Counts())
 		tl := w.partialTimeline(s, &r)
-		return r.finish(s, d, cfg), tl, nil
+		res := r.finish(s, d, cfg)
+		if err := checkBound(res, s, d); err != nil {
+			return nil, nil, err
+		}
+		return res, tl, nil
 	}
 	tl, err := w.Timeline()
 	if err != nil {
 		// Unreachable for an Order built by NewOrder: every dependency points backwards.
 		return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 	}
-	return Summarize(s, d, tl, cfg, w.Counts()), tl, nil
+	res := Summarize(s, d, tl, cfg, w.Counts())
+	if err := checkBound(res, s, d); err != nil {
+		return nil, nil, err
+	}
+	return res, tl, nil
 }
 
 // drive walks w in virtual time: circuit i transmits for dur[i], commands take what model says.

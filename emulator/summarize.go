@@ -74,30 +74,7 @@ func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) 
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
 	}
 	if d != nil {
-		b, from := cfg.BoundBandwidth, "the configured bound bandwidth"
-		bm, isBandwidth := BandwidthOf(cfg.Transfer)
-		if b <= 0 {
-			b, from = bm, ""
-			if !isBandwidth {
-				b, from = s.Params.BandwidthBytesPerSecond, "the schedule's planning bandwidth"
-			}
-		}
-		if !isBandwidth && b > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("lower bounds use b = %s (%s): the %s transfer model has no single b",
-				units.FormatBandwidth(b), from, cfg.Transfer.Name()))
-		}
-		if b > 0 {
-			r.BoundBandwidth, r.BoundReconfig = b, cfg.Reconfig.Nominal()
-			r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
-			if r.Bounds.Bandwidth > 0 {
-				r.RatioBandwidth = r.Completion / r.Bounds.Bandwidth
-			}
-			if r.Bounds.Reconfig > 0 {
-				r.RatioReconfig = r.Completion / r.Bounds.Reconfig
-			}
-		} else {
-			r.Notes = append(r.Notes, "no lower bounds: no bandwidth to compute them at")
-		}
+		r.boundsFor(d, cfg)
 	}
 	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {
 		pieces := map[[2]int]int{}
@@ -119,4 +96,75 @@ func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) 
 		r.Notes = append(r.Notes, "crossbar: state changes count transmitter re-pointings; the timeline lists no switch changes")
 	}
 	return r.Result
+}
+
+// boundsFor sets the lower bounds for d and the ratios to them, from the run's own models: the
+// transfer model's MinSeconds for each pair (schedules.LowerBoundUnder; schedules.LowerBound's
+// load/b under the bandwidth model, the same bound) and the reconfiguration model's one-command
+// delay as α_r. A pair the transfer model cannot time leaves the run without bounds, with a note.
+func (r summary) boundsFor(d *schedules.Demand, cfg Config) {
+	r.BoundReconfig = cfg.Reconfig.Nominal()
+	if b, ok := BandwidthOf(cfg.Transfer); ok && b > 0 {
+		r.BoundBandwidth = b
+		r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
+	} else {
+		bd, err := schedules.LowerBoundUnder(d, cfg.Transfer.MinSeconds, r.BoundReconfig)
+		if err != nil {
+			r.BoundReconfig = 0
+			r.Notes = append(r.Notes, fmt.Sprintf("no lower bounds under the %s transfer model: %v", cfg.Transfer.Name(), err))
+			return
+		}
+		r.Bounds = bd
+	}
+	if r.Bounds.Bandwidth > 0 {
+		r.RatioBandwidth = ratio(r.Completion, r.Bounds.Bandwidth)
+	}
+	if r.Bounds.Reconfig > 0 {
+		r.RatioReconfig = ratio(r.Completion, r.Bounds.Reconfig)
+	}
+}
+
+// BoundRatio is completion over a lower bound, 1 where a run (or a sum of runs) that meets its
+// bound falls below it by rounding only (within a relative 1e-9: the walk adds start times and
+// durations in another order than the bound sums them), so that a tight bound never reads
+// 0.999…; a ratio really below 1 (a live run faster than its model) stays as it is.
+func BoundRatio(completion, bound float64) float64 { return ratio(completion, bound) }
+
+func ratio(completion, bound float64) float64 {
+	q := completion / bound
+	if q < 1 && q >= 1-boundSlack {
+		return 1
+	}
+	return q
+}
+
+// boundSlack is the relative rounding a completion may fall below its lower bound by: the walk
+// adds start times and durations in another order than the bound sums the durations.
+const boundSlack = 1e-9
+
+// checkBound fails an emulated run that finished before its own lower bound. That cannot happen
+// for a schedule that delivers d (schedules.LowerBoundUnder's proof), so it is either such a
+// schedule (Run does not check delivery: schedules.Verify does) or a bug, and either way no
+// ratio below 1 may reach a table.
+func checkBound(res *Result, s *schedules.Schedule, d *schedules.Demand) error {
+	lb := res.Bounds.Max()
+	if d == nil || !(res.Completion < lb*(1-boundSlack)) {
+		return nil
+	}
+	got := map[[2]int]int64{}
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		got[[2]int{c.Src, c.Dst}] += c.Bytes
+	}
+	for i := range d.N() {
+		for j := range d.N() {
+			if want := d.At(i, j); got[[2]int{i, j}] != want {
+				return fmt.Errorf("emulator: schedule %q does not deliver its demand (pair (%d, %d): %d of %d bytes), and its completion %s is below the demand's lower bound %s: verify the schedule against the demand",
+					s.Algorithm, i, j, got[[2]int{i, j}], want, units.FormatSeconds(res.Completion), units.FormatSeconds(lb))
+			}
+		}
+	}
+	return fmt.Errorf("emulator: internal error: %s completes in %s, below its lower bound %s (bandwidth bound %s, reconfiguration-aware %s) under transfer model %s and reconfiguration %s; a lower bound that a valid run beats is a bug",
+		s.Algorithm, units.FormatSeconds(res.Completion), units.FormatSeconds(lb), units.FormatSeconds(res.Bounds.Bandwidth),
+		units.FormatSeconds(res.Bounds.Reconfig), res.Transfer, res.Reconfig)
 }

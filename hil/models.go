@@ -37,6 +37,13 @@ func (f fakeModel) Seconds(src, dst int, bytes int64) (float64, error) {
 	return f.m.ExpectedSeconds(f.gpuOf[src], f.gpuOf[dst], bytes), nil
 }
 
+// MinSeconds is emulator.SplitLowerBound over the fake model's one or two lines (α, then a
+// slower rate beyond the knee).
+func (f fakeModel) MinSeconds(src, dst int, bytes int64) (float64, error) {
+	at := []int64{f.m.KneeBytes, f.m.KneeBytes + 1}
+	return emulator.SplitLowerBound(bytes, at, func(b int64) (float64, error) { return f.Seconds(src, dst, b) })
+}
+
 // SerialControllerModel is how a replay drives a switch controller of B = 1 (T_r per change):
 // ControllerModel(ctlmodel.Model{TR: tr, TW: tw, Batch: 1}).
 func SerialControllerModel(tr, tw float64) emulator.ReconfigModel {

@@ -49,7 +49,7 @@ type Config struct {
 	// Env drives the replays (transfers, switches or injected α_r).
 	Env Env
 	// Predict are the timing models the emulator predicts each schedule with, the same models
-	// the live devices follow; BoundBandwidth gives the lower bounds (zero: the schedule's).
+	// the live devices follow; the lower bounds follow them too.
 	Predict emulator.Config
 	// LiveTransfer and LiveReconfig name what the live run measured and how it reconfigured,
 	// for the records.
@@ -397,7 +397,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 			liveReconfig = rf.Reconfiguration
 		}
 		exec := emulator.Config{Transfer: named{predict.Transfer, cfg.LiveTransfer},
-			Reconfig: namedReconfig{predict.Reconfig, liveReconfig}, BoundBandwidth: predict.BoundBandwidth}
+			Reconfig: namedReconfig{predict.Reconfig, liveReconfig}}
 		res := emulator.Summarize(s, j.Demand, live.Timeline, exec, live.Counts)
 		rec := &emulator.RunRecord{Version: emulator.RunRecordVersion, Source: emulator.SourceLive, Tool: tool,
 			Inputs: m.Inputs, Algorithm: s.Algorithm, Matrix: j.Matrix, TransferModel: cfg.LiveTransfer,

@@ -1,12 +1,17 @@
 package schedules
 
+import "fmt"
+
 // Bounds are lower bounds on the completion time of a demand, in seconds.
 type Bounds struct {
-	// Bandwidth is Tetris §2.3's T_min: the most loaded transmitter or receiver drained at b.
+	// Bandwidth is Tetris §2.3's T_min: the most loaded transmitter or receiver drained at b
+	// (LowerBound), or, under another transfer model, the endpoint whose demands take longest to
+	// transmit at the least the model allows for them (LowerBoundUnder).
 	Bandwidth float64 `json:"bandwidth_bound_seconds"`
 	// Reconfig adds reconfiguration: max over endpoints e of load_e/b + d_e·α_r, where d_e is the
 	// number of distinct partners of e (a local i→i demand, when the demand counts the diagonal,
-	// is a partner that costs nothing; see LowerBound).
+	// is a partner that costs nothing; see LowerBound), load_e/b being e's transfer term under
+	// the run's transfer model.
 	Reconfig float64 `json:"reconfig_bound_seconds"`
 }
 
@@ -50,16 +55,60 @@ func (b Bounds) Max() float64 { return max(b.Bandwidth, b.Reconfig) }
 // Cross switch when it runs first (the all-Bar path), so for an endpoint with one only d_e − 1
 // gaps are certain on the Beneš fabric; LowerBound charges it d_e − 1 on both fabrics.
 func LowerBound(d *Demand, bandwidth, alphaR float64) Bounds {
+	b, _ := lowerBound(d, alphaR, func(e int, rx bool) (float64, error) {
+		if rx {
+			return float64(d.ColLoad(e)) / bandwidth, nil
+		}
+		return float64(d.RowLoad(e)) / bandwidth, nil
+	})
+	return b
+}
+
+// PairLower is a transfer model's lower bound on moving bytes (> 0) from src to dst: no set of
+// circuits src→dst whose sizes add up to bytes transmits for less time in all, however many
+// pieces the bytes are split into (a circuit of 0 bytes counts as one that takes no time).
+type PairLower func(src, dst int, bytes int64) (float64, error)
+
+// LowerBoundUnder is LowerBound for any transfer model: endpoint e's transfer term load_e/b
+// becomes Σ_j lower(e, j, D_ej) over its partners (a receiver's over its senders). The proof of
+// LowerBound uses the transfer term only as "e's circuits, disjoint in time, transmit this long in
+// all": e's circuits to partner j are pieces whose sizes add up to D_ej (every byte delivered
+// exactly once), so by the definition of PairLower they transmit for at least lower(e, j, D_ej),
+// and the gaps argument does not look at transfer times. Under an α-β model with α ≥ 0 and β ≥ 0
+// a pair's lower term is α + β·D_ej: k pieces cost k·α + β·D_ej ≥ α + β·D_ej, k ≥ 1 (see
+// emulator.TransferModel's MinSeconds for each model's proof). An error from lower is returned
+// with the pair named.
+func LowerBoundUnder(d *Demand, lower PairLower, alphaR float64) (Bounds, error) {
+	n := d.N()
+	return lowerBound(d, alphaR, func(e int, rx bool) (float64, error) {
+		var t float64
+		for j := 0; j < n; j++ {
+			src, dst := e, j
+			if rx {
+				src, dst = j, e
+			}
+			if v := d.At(src, dst); v > 0 {
+				x, err := lower(src, dst, v)
+				if err != nil {
+					return 0, fmt.Errorf("lower bound: pair (%d, %d), %d bytes: %w", src, dst, v, err)
+				}
+				t += x
+			}
+		}
+		return t, nil
+	})
+}
+
+// lowerBound is the loop of both bounds: transfer(e, rx) is the least time endpoint e (its
+// receiver when rx) transmits in all.
+func lowerBound(d *Demand, alphaR float64, transfer func(e int, rx bool) (float64, error)) (Bounds, error) {
 	var b Bounds
 	n := d.N()
 	for e := 0; e < n; e++ {
 		for _, rx := range []bool{false, true} {
-			var load int64
-			var deg int
+			deg := d.RowDegree(e)
 			if rx {
-				load, deg = d.ColLoad(e), d.ColDegree(e)
-			} else {
-				load, deg = d.RowLoad(e), d.RowDegree(e)
+				deg = d.ColDegree(e)
 			}
 			if deg == 0 {
 				continue
@@ -68,10 +117,13 @@ func LowerBound(d *Demand, bandwidth, alphaR float64) Bounds {
 			if d.At(e, e) > 0 {
 				gaps-- // the local demand may run first, on the all-Bar path
 			}
-			t := float64(load) / bandwidth
+			t, err := transfer(e, rx)
+			if err != nil {
+				return Bounds{}, err
+			}
 			b.Bandwidth = max(b.Bandwidth, t)
 			b.Reconfig = max(b.Reconfig, t+float64(gaps)*alphaR)
 		}
 	}
-	return b
+	return b, nil
 }

@@ -21,7 +21,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tetris-hil/tetris-hil/internal/pdffig"
+	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -35,11 +37,11 @@ const (
 	pngDPI        = 96
 )
 
-// Draw renders c in format "svg" or "png". The pairs drawn are those of the pattern the emulator
+// Draw renders c in format "svg", "png" or "pdf". The pairs drawn are those of the pattern the emulator
 // uses (permutation where measured, else isolated).
 func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
-	if format != "svg" && format != "png" {
-		return fmt.Errorf("plot format %q is not \"svg\" or \"png\"", format)
+	if format != "svg" && format != "png" && format != "pdf" {
+		return fmt.Errorf("plot format %q is not \"svg\", \"png\" or \"pdf\"", format)
 	}
 	pairs := pairsToDraw(c)
 	if len(pairs) == 0 {
@@ -52,7 +54,7 @@ func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
 			err = fmt.Errorf("plot: %v", r)
 		}
 	}()
-	fits, err := fitsPlot(pairs)
+	fits, err := fitsPlot(c, pairs)
 	if err != nil {
 		return err
 	}
@@ -65,9 +67,10 @@ func Draw(w io.Writer, format string, c *model.Calibration) (err error) {
 	}
 	switch format {
 	case "svg":
-		cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true)) // the labels are laid out for these fonts
-		paint(draw.New(cv))
-		_, err = cv.WriteTo(w)
+		// Fonts referenced with metric-compatible fallbacks, not embedded (svgfig).
+		err = svgfig.Write(w, width, height, paint)
+	case "pdf":
+		err = pdffig.Write(w, width, height, paint)
 	default:
 		cv := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
 		paint(draw.New(cv))
@@ -100,27 +103,87 @@ var colours = []color.RGBA{
 	{188, 189, 34, 255}, {23, 190, 207, 255},
 }
 
-// maxLegend bounds the legend; with more pairs the colours still tell neighbouring lines apart.
-const maxLegend = 10
+// linkClass is the pairs of one interconnect type (NVML's link name, e.g. "NV18" or "PHB").
+type linkClass struct {
+	name  string
+	pairs []model.PairFit
+}
 
-func fitsPlot(pairs []model.PairFit) (*gplot.Plot, error) {
+// linkClasses groups pairs by the inventory's link name ("link unknown" where it has none), in
+// order of first appearance.
+func linkClasses(c *model.Calibration, pairs []model.PairFit) []linkClass {
+	var out []linkClass
+	at := map[string]int{}
+	for _, p := range pairs {
+		name := c.Inventory.Links[fmt.Sprintf("%d-%d", p.Src, p.Dst)]
+		if name == "" {
+			name = "link unknown"
+		}
+		i, ok := at[name]
+		if !ok {
+			i = len(out)
+			at[name] = i
+			out = append(out, linkClass{name: name})
+		}
+		out[i].pairs = append(out[i].pairs, p)
+	}
+	return out
+}
+
+// representative is the class's pair of median bandwidth: the one drawn with its points.
+func (l linkClass) representative() model.PairFit {
+	ps := slices.Clone(l.pairs)
+	slices.SortStableFunc(ps, func(a, b model.PairFit) int { return cmpFloat(bw(a), bw(b)) })
+	return ps[len(ps)/2]
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// fitsPlot draws, per link class, its representative pair (medians, IQR bars, fit) and, behind
+// it, the spread of the class: a band from the fastest to the slowest median of its pairs at
+// each measured size. 56 overlaid curves of one class read as one; this says what they share
+// and how far they differ.
+func fitsPlot(c *model.Calibration, pairs []model.PairFit) (*gplot.Plot, error) {
 	p := gplot.New()
-	p.Title.Text = fmt.Sprintf("Transfer time vs size, %d pairs (%s): medians, IQR, fits", len(pairs), pairs[0].PatternName())
+	p.Title.Text = fmt.Sprintf("Transfer time vs size, %d pairs (%s): per link class, a median pair and the spread", len(pairs), pairs[0].PatternName())
 	p.Title.TextStyle.Font.Size = 11
 	p.X.Label.Text = "message size"
 	p.Y.Label.Text = "time"
 	p.X.Scale, p.Y.Scale = gplot.LogScale{}, gplot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = sizeTicks{}, timeTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = 8
-	for i, pf := range pairs {
-		col := colours[i%len(colours)]
-		pts := make(plotter.XYs, len(pf.Medians))
-		errs := make(plotter.YErrors, len(pf.Medians))
-		for j, m := range pf.Medians {
+	p.Legend.TextStyle.Font.Size = 10
+	p.Legend.YOffs, p.Legend.XOffs = -vg.Points(6), vg.Points(6)
+	for _, pf := range pairs {
+		for _, m := range pf.Medians {
 			if m.Bytes <= 0 || !(m.Seconds > 0) {
 				return nil, fmt.Errorf("plot: pair %d→%d: median %d bytes in %g s cannot go on log axes", pf.Src, pf.Dst, m.Bytes, m.Seconds)
 			}
+		}
+	}
+	for i, lc := range linkClasses(c, pairs) {
+		col := colours[i%len(colours)]
+		if band := spread(lc.pairs); band != nil {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			poly.Color = color.NRGBA{col.R, col.G, col.B, 70}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+		rep := lc.representative()
+		pts := make(plotter.XYs, len(rep.Medians))
+		errs := make(plotter.YErrors, len(rep.Medians))
+		for j, m := range rep.Medians {
 			pts[j] = plotter.XY{X: float64(m.Bytes), Y: m.Seconds}
 			lo, hi := m.Seconds, m.Seconds
 			if m.P25 > 0 && m.P75 >= m.P25 {
@@ -132,7 +195,7 @@ func fitsPlot(pairs []model.PairFit) (*gplot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = col, vg.Points(1.8), draw.CircleGlyph{}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = col, vg.Points(2.2), draw.CircleGlyph{}
 		eb, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
@@ -141,20 +204,66 @@ func fitsPlot(pairs []model.PairFit) (*gplot.Plot, error) {
 			return nil, err
 		}
 		eb.LineStyle.Color, eb.CapWidth = col, vg.Points(2)
-		line, err := plotter.NewLine(fitted(pf))
+		line, err := plotter.NewLine(fitted(rep))
 		if err != nil {
 			return nil, err
 		}
-		line.LineStyle.Color, line.LineStyle.Width = col, vg.Points(1)
+		line.LineStyle.Color, line.LineStyle.Width = col, vg.Points(1.2)
 		p.Add(eb, sc, line)
-		if i < maxLegend {
-			p.Legend.Add(fmt.Sprintf("%d→%d %s", pf.Src, pf.Dst, describe(pf)), line, sc)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, q := range lc.pairs {
+			lo, hi = math.Min(lo, bw(q)), math.Max(hi, bw(q))
+		}
+		p.Legend.Add(fmt.Sprintf("%s, %d pairs: %d→%d %s", lc.name, len(lc.pairs), rep.Src, rep.Dst, describe(rep)), line, sc)
+		if len(lc.pairs) > 1 {
+			p.Legend.Add(fmt.Sprintf("   spread of the %d: %.0f–%.0f GB/s", len(lc.pairs), lo/1e9, hi/1e9), bandThumb{color.NRGBA{col.R, col.G, col.B, 90}})
 		}
 	}
-	if len(pairs) > maxLegend {
-		p.Legend.Add(fmt.Sprintf("… and %d more pairs", len(pairs)-maxLegend))
-	}
 	return p, nil
+}
+
+// spread is the polygon from the fastest to the slowest median of pairs at each size measured
+// for every one of them (nil with one pair or fewer than two common sizes).
+func spread(pairs []model.PairFit) plotter.XYs {
+	if len(pairs) < 2 {
+		return nil
+	}
+	lo, hi := map[int64]float64{}, map[int64]float64{}
+	count := map[int64]int{}
+	for _, p := range pairs {
+		for _, m := range p.Medians {
+			if count[m.Bytes] == 0 {
+				lo[m.Bytes], hi[m.Bytes] = m.Seconds, m.Seconds
+			}
+			count[m.Bytes]++
+			lo[m.Bytes], hi[m.Bytes] = math.Min(lo[m.Bytes], m.Seconds), math.Max(hi[m.Bytes], m.Seconds)
+		}
+	}
+	var sizes []int64
+	for b, n := range count {
+		if n == len(pairs) {
+			sizes = append(sizes, b)
+		}
+	}
+	if len(sizes) < 2 {
+		return nil
+	}
+	slices.Sort(sizes)
+	out := make(plotter.XYs, 0, 2*len(sizes))
+	for _, b := range sizes {
+		out = append(out, plotter.XY{X: float64(b), Y: hi[b]})
+	}
+	for i := len(sizes) - 1; i >= 0; i-- {
+		out = append(out, plotter.XY{X: float64(sizes[i]), Y: lo[sizes[i]]})
+	}
+	return out
+}
+
+// bandThumb is the legend swatch of a spread band.
+type bandThumb struct{ c color.Color }
+
+func (b bandThumb) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(b.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 func describe(p model.PairFit) string {
@@ -241,9 +350,7 @@ func heatmap(c *model.Calibration, pairs []model.PairFit) (*gplot.Plot, *gplot.P
 	if hi-lo < 1e-9*hi {
 		lo, hi = lo*0.99, hi*1.01
 	}
-	cm := moreland.SmoothBlueRed()
-	cm.SetMin(lo)
-	cm.SetMax(hi)
+	cm := bandwidthScale(lo, hi)
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("Bandwidth (GB/s), %s", pairs[0].PatternName())
 	p.Title.TextStyle.Font.Size = 11
@@ -267,6 +374,19 @@ func heatmap(c *model.Calibration, pairs []model.PairFit) (*gplot.Plot, *gplot.P
 	return p, bar
 }
 
+// bandwidthScale is the heatmap's colour scale over lo..hi GB/s: sequential, since bandwidth has
+// no midpoint to diverge from (dark to light blue; lighter is faster).
+func bandwidthScale(lo, hi float64) palette.ColorMap {
+	// ColorBrewer's Blues ends; NewLuminance interpolates them at even steps of lightness.
+	cm, err := moreland.NewLuminance([]color.Color{color.NRGBA{0x08, 0x30, 0x6b, 255}, color.NRGBA{0xde, 0xeb, 0xf7, 255}})
+	if err != nil {
+		panic(err) // two fixed controls of rising luminance: cannot fail
+	}
+	cm.SetMin(lo)
+	cm.SetMax(hi)
+	return cm
+}
+
 type cells struct {
 	c       *model.Calibration
 	pattern string
@@ -279,6 +399,8 @@ func (h *cells) Plot(dc draw.Canvas, p *gplot.Plot) {
 	n := len(h.gpus)
 	style := text.Style{Color: color.Black, Font: font.From(gplot.DefaultFont, vg.Points(max(6, 11-float64(n)/2))),
 		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: gplot.DefaultTextHandler}
+	dark := text.Style(style)
+	dark.Color = color.White
 	for r, s := range h.gpus {
 		y := float64(n - 1 - r)
 		for col, d := range h.gpus {
@@ -295,7 +417,11 @@ func (h *cells) Plot(dc draw.Canvas, p *gplot.Plot) {
 			pts := []vg.Point{{X: trX(x - 0.5), Y: trY(y - 0.5)}, {X: trX(x + 0.5), Y: trY(y - 0.5)},
 				{X: trX(x + 0.5), Y: trY(y + 0.5)}, {X: trX(x - 0.5), Y: trY(y + 0.5)}}
 			dc.FillPolygon(fill, dc.ClipPolygonXY(pts))
-			dc.FillText(style, vg.Point{X: trX(x), Y: trY(y)}, label)
+			sty := style
+			if r, g, b, _ := fill.RGBA(); 0.2126*float64(r)+0.7152*float64(g)+0.0722*float64(b) < 0.45*0xffff {
+				sty = dark // white on the dark end of the scale
+			}
+			dc.FillText(sty, vg.Point{X: trX(x), Y: trY(y)}, label)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"strings"
 	"testing"
@@ -24,7 +25,70 @@ func knee() *model.Calibration {
 		}
 	}
 	c.Pairs = []model.PairFit{line, kneed}
+	c.Inventory.Links = map[string]string{"0-1": "NV18", "1-0": "PHB"} // two link classes
 	return c
+}
+
+// eight is an 8-GPU calibration of one link class, 56 pairs of bandwidths 300..355 GB/s.
+func eight() *model.Calibration {
+	c := &model.Calibration{Version: 1, Inventory: model.Inventory{Links: map[string]string{}}}
+	for g := range 8 {
+		c.Inventory.GPUs = append(c.Inventory.GPUs, model.GPU{Index: g})
+	}
+	k := 0
+	for i := range 8 {
+		for j := range 8 {
+			if i == j {
+				continue
+			}
+			b := 300e9 + float64(k)*1e9
+			k++
+			p := model.PairFit{Src: i, Dst: j, Alpha: 3e-6, Beta: 1 / b, Bandwidth: b, R2: 1}
+			for n := int64(4096); n <= 1<<28; n *= 4 {
+				p.Medians = append(p.Medians, model.Median{Bytes: n, Seconds: p.Seconds(n)})
+			}
+			c.Pairs = append(c.Pairs, p)
+			c.Inventory.Links[fmt.Sprintf("%d-%d", i, j)] = "NV18"
+		}
+	}
+	return c
+}
+
+// 56 pairs of one link class are drawn as one: a representative (the median-bandwidth pair) with
+// a legend line naming the class, and the spread band of all 56 with its range.
+func TestDrawOneClass(t *testing.T) {
+	var svg bytes.Buffer
+	if err := Draw(&svg, "svg", eight()); err != nil {
+		t.Fatal(err)
+	}
+	out := svg.String()
+	for _, want := range []string{"NV18, 56 pairs: 4→0 α 3.00 µs, 328 GB/s", "spread of the 56: 300–355 GB/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("svg lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "pairs: "); n != 1 {
+		t.Errorf("%d legend entries for pairs, want 1 (one class)", n)
+	}
+}
+
+// The bandwidth heatmap's scale is sequential: its colours' luminance changes monotonically from
+// the slowest pair to the fastest (a diverging scale turns back past its middle).
+func TestHeatmapSequential(t *testing.T) {
+	cm := bandwidthScale(300, 355)
+	prev := -1.0
+	for v := 300.0; v <= 355; v += 5 {
+		col, err := cm.At(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, g, b, _ := col.RGBA()
+		l := 0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)
+		if l <= prev {
+			t.Fatalf("luminance does not rise at %g GB/s: %g after %g (lighter is faster)", v, l, prev)
+		}
+		prev = l
+	}
 }
 
 func TestDrawBothFormats(t *testing.T) {

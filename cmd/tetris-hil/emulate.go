@@ -55,7 +55,9 @@ controller taking --tr each while the settle time --tw overlaps (T_c = T_r + T_w
 command of k changes is ⌈k/B⌉ requests of --tr each (--batch 1: T_r per change; the default 0:
 one request per command); --serial-settle makes the controller wait for each command's settle
 before it takes the next (Er-El and Feitelson §2.3.3 overlap them). Schedulers plan
-with --bandwidth and --reconfig whatever the execution model; lower bounds use --bandwidth and
+with --bandwidth and --reconfig whatever the execution model; lower bounds follow the execution
+models: each pair's least transfer time under the transfer model (bytes/b, α + β·bytes per pair,
+or the measured times' best rate, since a split demand's pieces are timed by interpolation) and
 the reconfiguration model's delay for one command (α_r, or T_r + T_w).
 
 With --schedule S.json the given schedule is executed as it is (any producer); --demand is then
@@ -97,7 +99,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.wear.register(fs)
 	f.tenants.register(fs)
-	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
+	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg, .png or .pdf file; with several runs, -m<matrix>-<algorithm> goes before the extension")
 	return cmd
 }
 
@@ -125,7 +127,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 }
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
-// reconfiguration α_r = reconfig under the parallel model; lower bounds at bandwidth.
+// reconfiguration α_r = reconfig under the parallel model; the lower bounds follow both.
 func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) {
 	var cfg emulator.Config
 	if m.calibration != "" && m.measured != "" {
@@ -164,7 +166,6 @@ func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) 
 	if cfg.Reconfig, err = spec.ReconfigModel(); err != nil {
 		return cfg, specUsage(err)
 	}
-	cfg.BoundBandwidth = bandwidth
 	return cfg, nil
 }
 
@@ -218,8 +219,10 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 			ganttFormat = "svg"
 		case ".png":
 			ganttFormat = "png"
+		case ".pdf":
+			ganttFormat = "pdf"
 		default:
-			return "", usagef("--gantt %q: the file must end in .svg or .png", f.gantt)
+			return "", usagef("--gantt %q: the file must end in .svg, .png or .pdf", f.gantt)
 		}
 		if err := safefile.Check(f.gantt); err != nil {
 			return "", usagef("--gantt %q: %v", f.gantt, err)

@@ -413,7 +413,7 @@ func (r *replayRun) manifest() error {
 func (r *replayRun) startTransfers() error {
 	f, ctx, inv := r.f, r.ctx, r.inv
 	r.cfg = hil.Config{Dir: f.out, Jobs: r.jobs, Env: r.env, Notes: r.notes,
-		Predict:      emulator.Config{Transfer: r.predict, Reconfig: r.reconfig, BoundBandwidth: r.opts.Bandwidth},
+		Predict:      emulator.Config{Transfer: r.predict, Reconfig: r.reconfig},
 		LiveTransfer: "measured: " + r.engine + " copies, one worker per endpoint"}
 	if f.lockClocks {
 		lock, err := r.lib.LockClocks(ctx, distinct(r.gpuOf), uint32(f.clockMHz))

@@ -25,10 +25,14 @@ demo writes it), the command that reproduces each figure. Images are embedded as
 page fetches nothing (no scripts, fonts or styles from the network).
 
 It recognises an emulate --json file by its contents (any name), sweep.json manifests (in the
-directory or one level down), and PNG/SVG charts by name: calibration*, gantt*, speedup-*,
-completion-vs-lower-bound*; other images go under "Other figures".`,
+directory or one level down), a replay directory (summary.json beside manifest.json: live vs
+predicted completion per run as bars, the per-circuit start differences as box plots, each run's
+switch log), a reproduce directory (reproduce.json: the paper-vs-ours tables of every figure),
+and PNG/SVG charts by name: calibration*, gantt*, speedup-*, completion-vs-lower-bound*; other
+images go under "Other figures".`,
 		Example: `  tetris-hil demo --out run1 && tetris-hil report run1 -o run1.html
-  tetris-hil sweep --out sw --bandwidth 100Gbps,800Gbps --reconfig 1us,100us && tetris-hil report sw -o sw.html`,
+  tetris-hil sweep --out sw --bandwidth 100Gbps,800Gbps --reconfig 1us,100us && tetris-hil report sw -o sw.html
+  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --out r1 && tetris-hil report r1 -o r1.html`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
@@ -68,10 +68,9 @@ func (sc *Scan) Plot(w io.Writer, format string) error {
 	width, height := 22*vg.Centimeter, 14*vg.Centimeter
 	switch format {
 	case "svg":
-		c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedSVGFonts)) // the labels are laid out for these fonts
-		p.Draw(draw.New(c))
-		if _, err := c.WriteTo(w); err != nil {
-			return fmt.Errorf("writing svg: %w", err)
+		// Fonts referenced with metric-compatible fallbacks, not embedded (svgfig).
+		if err := svgfig.Write(w, width, height, p.Draw); err != nil {
+			return err
 		}
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))
@@ -84,8 +83,3 @@ func (sc *Scan) Plot(w io.Writer, format string) error {
 	}
 	return nil
 }
-
-// embedSVGFonts embeds the fonts in SVG output: a viewer without Liberation would substitute a
-// font of other metrics, and labels laid out for Liberation would overlap. Golden tests turn it
-// off (their files hold the layout, not half a megabyte of font each).
-var embedSVGFonts = true

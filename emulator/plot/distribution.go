@@ -24,6 +24,12 @@ type Series struct {
 // within 1.5 IQR, outliers as circles) in format "svg" or "png", with a dashed rule at y = 1, the
 // lower bound: Tetris Figure 7(b).
 func Distribution(w io.Writer, format, title, yLabel string, series []Series) error {
+	return DistributionAround(w, format, title, yLabel, 1, series)
+}
+
+// DistributionAround is Distribution with the dashed rule at y = rule (0 for differences, e.g.
+// live minus predicted start times).
+func DistributionAround(w io.Writer, format, title, yLabel string, rule float64, series []Series) error {
 	if len(series) == 0 {
 		return fmt.Errorf("distribution %q: no series to draw", title)
 	}
@@ -33,7 +39,7 @@ func Distribution(w io.Writer, format, title, yLabel string, series []Series) er
 	p.Title.Padding = vg.Points(6)
 	p.Y.Label.Text = yLabel
 	names := make([]string, len(series))
-	lo, hi := 1.0, 1.0
+	lo, hi := rule, rule
 	for i, s := range series {
 		names[i] = s.Name
 		if len(s.Values) == 0 {
@@ -53,13 +59,17 @@ func Distribution(w io.Writer, format, title, yLabel string, series []Series) er
 		p.Add(b)
 	}
 	p.NominalX(names...)
+	// Half a slot of room either side, so the first and last boxes stay off the frame.
+	p.X.Min, p.X.Max = -0.7, float64(len(series))-0.3
+	p.Y.Label.TextStyle.Font.Size = 12
+	p.X.Tick.Label.Font.Size = 11
 	pad := 0.05 * (hi - lo)
 	if pad == 0 {
 		pad = 0.05
 	}
 	p.Y.Min, p.Y.Max = lo-pad, hi+pad
 	p.Y.Tick.Marker = distinctTicks{}
-	p.Add(&hRule{y: 1})
+	p.Add(&hRule{y: rule})
 	width := max(vg.Length(160+70*len(series)), p.Title.TextStyle.Width(title)+40)
 	return render(w, format, width, 300, p.Draw)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -39,8 +40,10 @@ const (
 	ganttMaxRowH   = 14
 	ganttMinRowH   = 4
 	ganttRowBudget = 1400 // total height the rows may take before each row shrinks
-	ganttChrome    = 110  // title, time axis and legend
-	legendHeight   = 22
+	ganttChrome    = 130  // title, time axis and the two legend lines
+	legendHeight   = 40
+	// ganttMargin keeps the row names and the last time label inside the image.
+	ganttMargin = 8
 )
 
 // segment is one coloured interval on one row of a Gantt chart.
@@ -84,10 +87,11 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "time (" + unit + ")"
 	p.X.Min, p.X.Max = 0, span*scale
+	p.X.Tick.Marker = timeTicks{}
 	p.Y.Min, p.Y.Max = -0.5, float64(rows)-0.5
 	// NominalY puts names[i] at y = i, counting upwards; the chart reads top-down.
 	// Labels stay at least ganttMinLabel points: where rows are thinner (64 ports: 416 rows),
-	// only every labelEvery-th row is named (Tx 0, Tx 2, ...; s0.0, s0.2, ...), so that the
+	// only every labelEvery-th row is named (Tx 0, Tx 2, ...; 0:0, 0:2, ...), so that the
 	// names are readable and do not overlap.
 	labelSize, labelEvery := ganttLabels(rowH)
 	rev := make([]string, rows)
@@ -111,10 +115,56 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 	if s.Fabric == schedules.Benes {
 		legend = append(legend, legendEntry{"switch bar", barColour}, legendEntry{"switch cross", crossColour})
 	}
+	keys := receiverKey(s.Ports)
 	return render(w, format, ganttWidth, height, func(c draw.Canvas) {
-		p.Draw(draw.Crop(c, 0, 0, legendHeight, 0))
-		drawLegend(draw.Crop(c, 0, 0, 0, legendHeight-c.Max.Y+c.Min.Y), legend)
+		p.Draw(draw.Crop(c, ganttMargin, -2*ganttMargin, legendHeight, -ganttMargin/2))
+		drawLegend(draw.Crop(c, 0, 0, legendHeight/2, legendHeight-c.Max.Y+c.Min.Y), legend)
+		drawLegend(draw.Crop(c, 0, 0, 0, legendHeight/2-c.Max.Y+c.Min.Y), keys)
 	})
+}
+
+// receiverKey is the legend line that keys the transmission colours to receivers: "→0" to
+// "→9", and a note where colours repeat (more than ten ports).
+func receiverKey(ports int) []legendEntry {
+	var keys []legendEntry
+	for r := range min(ports, len(receiverColours)) {
+		name := fmt.Sprintf("→%d", r)
+		if ports > len(receiverColours) {
+			name = fmt.Sprintf("→%d, %d, …", r, r+len(receiverColours))
+		}
+		if r == 0 {
+			name = "receiver " + name
+		}
+		keys = append(keys, legendEntry{name, receiverColours[r]})
+	}
+	return keys
+}
+
+// timeTicks labels the time axis every 1, 2 or 5 × 10^k units, 8 to 16 labels across it, with an
+// unlabelled tick between two labelled ones.
+type timeTicks struct{}
+
+func (timeTicks) Ticks(lo, hi float64) []gplot.Tick {
+	if !(hi > lo) {
+		return []gplot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 4, 64)}}
+	}
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/8)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if (hi-lo)/(m*step) <= 16 {
+			step *= m
+			break
+		}
+	}
+	var ts []gplot.Tick
+	for i := math.Ceil(lo / step * 2); i*step/2 <= hi*(1+1e-9); i++ {
+		v := i * step / 2
+		t := gplot.Tick{Value: v}
+		if int(i)%2 == 0 {
+			t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // ganttMinLabel is the smallest row label, in points, that still reads on screen and paper.
@@ -204,7 +254,7 @@ func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) ([]segment, []
 	for st := 0; st < f.Stages(); st++ {
 		for sw := 0; sw < f.SwitchesPerStage(); sw++ {
 			row := len(names)
-			names = append(names, fmt.Sprintf("s%d.%d", st, sw))
+			names = append(names, fmt.Sprintf("%d:%d", st, sw)) // as tetris-hil switch set names it
 			chs := changes[f.SwitchID(st, sw)]
 			slices.SortStableFunc(chs, func(a, b schedules.SwitchChange) int { return cmpFloat(a.Start, b.Start) })
 			at, state := 0.0, benes.Bar

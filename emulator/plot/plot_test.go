@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,8 +137,44 @@ func TestGantt(t *testing.T) {
 			t.Errorf("no %s pixels (%v) in the PNG", name, c)
 		}
 	}
-	if hasColour(img, receiverColours[2]) {
-		t.Errorf("receiver 2 receives nothing but its colour appears")
+	// The key names every receiver's colour; rows are named as the CLI names switches; the time
+	// axis has a label every 100 ns over the 800 ns run (tinySchedule), not only at 0, 400, 800.
+	var svg bytes.Buffer
+	if err := Gantt(&svg, "svg", s, tl); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">receiver →0<", ">→1<", ">→3<", ">0:0<", ">2:1<", ">Tx 3<", ">100<", ">700<", ">800<"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("Gantt SVG lacks %q", want)
+		}
+	}
+	if strings.Contains(svg.String(), ">s0.0<") {
+		t.Error("switch rows still named s0.0")
+	}
+}
+
+func TestTimeTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (timeTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 801.9, []string{"0", "100", "200", "300", "400", "500", "600", "700", "800"}},
+		{0, 0.8, []string{"0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8"}},
+		{0, 487, []string{"0", "50", "100", "150", "200", "250", "300", "350", "400", "450"}},
+	}
+	for _, tc := range tests {
+		if got := labels(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("ticks over [%g, %g] = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }
 
@@ -148,7 +185,7 @@ func TestGanttSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"Tx 0", "Tx 1", "Tx 2", "Tx 3", "s0.0", "s0.1", "s1.0", "s1.1", "s2.0", "s2.1"}
+	wantNames := []string{"Tx 0", "Tx 1", "Tx 2", "Tx 3", "0:0", "0:1", "1:0", "1:1", "2:0", "2:1"}
 	if strings.Join(names, ",") != strings.Join(wantNames, ",") {
 		t.Fatalf("rows = %v, want %v", names, wantNames)
 	}
@@ -171,11 +208,11 @@ func TestGanttSegments(t *testing.T) {
 		{"tx2 waits on its path", key{2, 200e-9, 400e-9, waitColour}, ""},
 		{"tx2 reconfigures", key{2, 400e-9, 500e-9, reconfigColour}, ""},
 		{"tx2 sends to 0", key{2, 500e-9, 800e-9, receiverColours[0]}, "→0"},
-		{"s0.1 bar before", key{5, 0, 400e-9, barColour}, ""},
-		{"s0.1 switching", key{5, 400e-9, 500e-9, reconfigColour}, ""},
-		{"s0.1 cross after", key{5, 500e-9, 800e-9, crossColour}, ""},
-		{"s2.0 cross after", key{8, 500e-9, 800e-9, crossColour}, ""},
-		{"s1.0 bar throughout", key{6, 0, 800e-9, barColour}, ""},
+		{"0:1 bar before", key{5, 0, 400e-9, barColour}, ""},
+		{"0:1 switching", key{5, 400e-9, 500e-9, reconfigColour}, ""},
+		{"0:1 cross after", key{5, 500e-9, 800e-9, crossColour}, ""},
+		{"2:0 cross after", key{8, 500e-9, 800e-9, crossColour}, ""},
+		{"1:0 bar throughout", key{6, 0, 800e-9, barColour}, ""},
 	}
 	for _, tc := range tests {
 		label, ok := got[tc.k]
@@ -212,7 +249,7 @@ func TestGanttErrors(t *testing.T) {
 		mutate func(*schedules.Schedule, *schedules.Timeline)
 		want   string
 	}{
-		{"bad format", "pdf", func(*schedules.Schedule, *schedules.Timeline) {}, `"pdf"`},
+		{"bad format", "eps", func(*schedules.Schedule, *schedules.Timeline) {}, `"eps"`},
 		{"circuit out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.Circuits[1].Circuit = 7 }, "circuit 7"},
 		{"switch out of range", "svg", func(_ *schedules.Schedule, tl *schedules.Timeline) { tl.SwitchChanges[0].Stage = 3 }, "stage 3"},
 		{"src beyond ports", "svg", func(s *schedules.Schedule, _ *schedules.Timeline) { s.Ports = 2 }, "src 2"},
@@ -311,11 +348,51 @@ func TestDistribution(t *testing.T) {
 			t.Errorf("no box filled with series %d's colour", i)
 		}
 	}
+	// The first and last boxes keep clear of the frame: at least 40 px (half a slot; gonum's
+	// default range leaves 17) between the image's y axis (its leftmost long dark vertical
+	// line) and the first box, and between the last box and the right edge.
+	b := img.Bounds()
+	axis := -1
+	for x := b.Min.X; x < b.Max.X && axis < 0; x++ {
+		run := 0
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0x9000 && g < 0x9000 && bl < 0x9000 {
+				if run++; run > b.Dy()/2 {
+					axis = x
+					break
+				}
+			} else {
+				run = 0
+			}
+		}
+	}
+	first, _ := colourSpan(img, receiverColours[0])
+	_, lastEnd := colourSpan(img, receiverColours[len(series)-1])
+	if axis < 0 || first-axis < 40 || b.Max.X-lastEnd < 40 {
+		t.Errorf("y axis at x = %d, first box from x = %d, last box to x = %d of %d: a box is on the frame", axis, first, lastEnd, b.Max.X)
+	}
 	for _, bad := range [][]Series{nil, {{"empty", nil}}, {{"nan", []float64{1, math.NaN()}}}} {
 		if err := Distribution(&bytes.Buffer{}, "svg", "t", "y", bad); err == nil {
 			t.Errorf("Distribution(%v): no error", bad)
 		}
 	}
+}
+
+// colourSpan is the least and greatest x of the pixels of colour c (-1, -1 when none).
+func colourSpan(img image.Image, c color.RGBA) (lo, hi int) {
+	lo, hi = -1, -1
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == c {
+				if lo < 0 || x < lo {
+					lo = x
+				}
+				hi = max(hi, x)
+			}
+		}
+	}
+	return lo, hi
 }
 
 func TestRoundEnds(t *testing.T) {
@@ -333,5 +410,65 @@ func TestRoundEnds(t *testing.T) {
 	s.Circuits[1].Group = 1
 	if got := roundEnds(s, tl); len(got) != 2 || got[0] != 400e-9 || got[1] != 200e-9 {
 		t.Errorf("three rounds: rules at %v, want [4e-07 2e-07]", got)
+	}
+}
+
+// Two grids drawn on one SharedScale paint equal ratios in equal colours, whatever each grid's
+// own range (a 1.34 beside 1.67 must not look like a 6.1), and each carries the colour bar: its
+// label and its top value, the largest ratio of both grids.
+func TestHeatmapSharedScale(t *testing.T) {
+	low := Grid{Title: "bff", Rows: []string{"a"}, Cols: []string{"x", "y"}, Values: [][]float64{{1.34, 1.67}}}
+	high := Grid{Title: "bvn", Rows: []string{"a"}, Cols: []string{"x", "y"}, Values: [][]float64{{1.34, 6.1}}}
+	sc := SharedScale("completion / tetris (×)", low.Values, high.Values)
+	if sc.Lo != 1/minSaturation || sc.Hi != 6.1 {
+		t.Fatalf("shared scale %+v, want 0.8..6.1", sc)
+	}
+	png := func(g Grid) image.Image {
+		var b bytes.Buffer
+		if err := Heatmap(&b, "png", g); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	want := RatioColour(1.34, math.Log(6.1))
+	low.Scale, high.Scale = sc, sc
+	for _, g := range []Grid{low, high} {
+		if !hasColour(png(g), want) {
+			t.Errorf("%s on the shared scale: no cell in 1.34's colour %v", g.Title, want)
+		}
+		var svg bytes.Buffer
+		if err := Heatmap(&svg, "svg", g); err != nil {
+			t.Fatal(err)
+		}
+		for _, label := range []string{">completion / tetris (×)<", ">6.1<", ">1<"} {
+			if !strings.Contains(svg.String(), label) {
+				t.Errorf("%s: SVG lacks the colour bar's %q", g.Title, label)
+			}
+		}
+	}
+	// On its own scale the low grid saturates at 1.67, and 1.34 is darker than on the shared one.
+	low.Scale = Scale{}
+	if own := RatioColour(1.34, math.Log(1.67)); !hasColour(png(low), own) || own == want {
+		t.Errorf("own scale: 1.34 should be %v, unlike the shared %v", own, want)
+	}
+}
+
+func TestBarTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []float64
+	}{
+		{0.8, 6.1, []float64{0.8, 1, 1.25, 1.5, 2, 3, 5, 6.1}},
+		{1, 1.25, []float64{1, 1.25}},
+		{0.5, 2, []float64{0.5, 2.0 / 3, 0.8, 1, 1.25, 1.5, 2}},
+	}
+	for _, tc := range tests {
+		if got := barTicks(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("barTicks(%g, %g) = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }

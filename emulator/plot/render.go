@@ -11,13 +11,19 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tetris-hil/tetris-hil/internal/pdffig"
+	"github.com/tetris-hil/tetris-hil/internal/svgfig"
 
 	gplot "gonum.org/v1/plot"
 )
 
-// Formats are the output formats every function of this package writes.
+// Formats are the output formats every function of this package writes by default; "pdf" (for
+// papers) is accepted too.
 var Formats = []string{"svg", "png"}
+
+// PDF is the paper format: vector, fonts embedded as subsets.
+const PDF = "pdf"
 
 // pngDPI fixes the raster resolution so PNG sizes do not depend on gonum's default.
 const pngDPI = 96
@@ -26,13 +32,9 @@ const pngDPI = 96
 func render(w io.Writer, format string, width, height vg.Length, paint func(draw.Canvas)) error {
 	switch format {
 	case "svg":
-		// Fonts embedded: a viewer without Liberation would substitute one of other metrics, and
-		// the labels laid out for Liberation would overlap.
-		c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedSVGFonts))
-		paint(draw.New(c))
-		if _, err := c.WriteTo(w); err != nil {
-			return fmt.Errorf("writing svg: %w", err)
-		}
+		// Fonts referenced with metric-compatible fallbacks, not embedded (svgfig): a figure of
+		// a few kilobytes rather than half a megabyte, laid out the same in any viewer.
+		return svgfig.Write(w, width, height, paint)
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI),
 			vgimg.UseBackgroundColor(color.White))
@@ -40,8 +42,11 @@ func render(w io.Writer, format string, width, height vg.Length, paint func(draw
 		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
 			return fmt.Errorf("writing png: %w", err)
 		}
+	case "pdf":
+		// For paper figures: fonts embedded as subsets, text kept as Unicode (pdffig).
+		return pdffig.Write(w, width, height, paint)
 	default:
-		return fmt.Errorf("plot format %q is not \"svg\" or \"png\"", format)
+		return fmt.Errorf("plot format %q is not \"svg\", \"png\" or \"pdf\"", format)
 	}
 	return nil
 }
@@ -98,8 +103,3 @@ func labelColour(fill color.RGBA) color.Color {
 	}
 	return color.Black
 }
-
-// embedSVGFonts embeds the fonts in SVG output: a viewer without Liberation would substitute a
-// font of other metrics, and labels laid out for Liberation would overlap. Golden tests turn it
-// off (their files hold the layout, not half a megabyte of font each).
-var embedSVGFonts = true

@@ -4,8 +4,10 @@
 // commands that reproduce each figure. Everything is inlined (images as data: URIs, no scripts,
 // no fonts or styles fetched), so the page opens the same offline, from a mail or an archive.
 //
-// It reads only files: the emulate JSON (experiment.Report), the sweep manifest (sweep.json),
-// commands.json (figure file → command, as the demo writes it) and the images beside them.
+// It reads only files: the emulate JSON (experiment.Report), the sweep manifest (sweep.json), a
+// replay directory's summary.json and manifest.json with the run records they name, a
+// reproduce directory's reproduce.json, commands.json (figure file → command, as the demo
+// writes it) and the images beside them.
 package report
 
 import (
@@ -138,6 +140,10 @@ type page struct {
 	Heatmaps    []figure
 	Other       []figure
 	Texts       []text
+	Replays     []*Replay
+	Reproduce   *Reproduce
+	// ReproFigs are a reproduce directory's charts by figure ID.
+	ReproFigs map[string][]figure
 }
 
 type text struct{ Name, Body string }
@@ -204,6 +210,24 @@ func build(dir string) (*page, error) {
 			if p.Tool == "" {
 				p.Tool, p.Inputs = e.Tool, e.Inputs
 			}
+		case base == "summary.json" && isReplay(path):
+			r, err := readReplay(path, rel)
+			if err != nil {
+				return nil, err
+			}
+			p.Replays = append(p.Replays, r)
+			if p.Tool == "" {
+				p.Tool, p.Inputs = r.Tool, r.Inputs
+			}
+		case base == "reproduce.json" && p.Reproduce == nil:
+			r, err := readReproduce(path, rel)
+			if err != nil {
+				return nil, err
+			}
+			p.Reproduce = r
+			if p.Tool == "" {
+				p.Tool, p.Inputs = r.Tool, r.Inputs
+			}
 		case base == "sweep.json":
 			s, err := readSweep(path)
 			if err != nil {
@@ -239,10 +263,35 @@ func build(dir string) (*page, error) {
 			p.Texts = append(p.Texts, text{Name: rel, Body: string(b)})
 		}
 	}
-	if p.Emulate == nil && len(p.Sweeps) == 0 && len(p.Calibration)+len(p.Gantt)+len(p.Heatmaps)+len(p.Other) == 0 {
-		return nil, fmt.Errorf("%s: no emulate JSON, sweep.json or chart to report (run tetris-hil demo, or emulate --json, sweep --out, into it)", dir)
+	if p.Reproduce != nil {
+		p.groupReproduceFigures()
+	}
+	if p.Emulate == nil && len(p.Sweeps) == 0 && len(p.Replays) == 0 && p.Reproduce == nil && len(p.Calibration)+len(p.Gantt)+len(p.Heatmaps)+len(p.Other) == 0 {
+		return nil, fmt.Errorf("%s: no emulate JSON, sweep.json, replay summary, reproduce.json or chart to report (run tetris-hil demo, or emulate --json, sweep, replay or reproduce --out, into it)", dir)
 	}
 	return p, nil
+}
+
+// groupReproduceFigures moves the charts under a figure's directory (fig7/…, as reproduce
+// writes them) beside that figure's tables, out of the sections chosen by file name.
+func (p *page) groupReproduceFigures() {
+	ids := map[string]bool{}
+	for _, f := range p.Reproduce.Figures {
+		ids[f.ID] = true
+	}
+	p.ReproFigs = map[string][]figure{}
+	for _, list := range []*[]figure{&p.Calibration, &p.Gantt, &p.Heatmaps, &p.Other} {
+		kept := (*list)[:0]
+		for _, f := range *list {
+			dir, _, ok := strings.Cut(filepath.ToSlash(f.Name), "/")
+			if ok && ids[dir] {
+				p.ReproFigs[dir] = append(p.ReproFigs[dir], f)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		*list = kept
+	}
 }
 
 func hasPNG(files []string, svg string) bool {
@@ -293,6 +342,10 @@ func embed(path, rel, command string) (figure, error) {
 	if len(b) == 0 {
 		return figure{}, errors.New(path + ": empty image")
 	}
-	uri := "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
-	return figure{Name: rel, URI: template.URL(uri), Command: command}, nil
+	return figure{Name: rel, URI: dataURI(mime, b), Command: command}, nil
+}
+
+// dataURI is b inlined as a data: URI of type mime.
+func dataURI(mime string, b []byte) template.URL {
+	return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b))
 }

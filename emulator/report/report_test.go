@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	stdhtml "html"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestWriteFixture(t *testing.T) {
 
 func TestWriteRefuses(t *testing.T) {
 	for _, c := range []struct{ dir, want string }{
-		{t.TempDir(), "no emulate JSON, sweep.json or chart"},
+		{t.TempDir(), "no emulate JSON, sweep.json, replay summary, reproduce.json or chart"},
 		{"testdata/run/emulate.json", "not a directory"},
 		{"testdata/missing", "no such file"},
 	} {
@@ -67,5 +68,78 @@ func TestWorstAndBest(t *testing.T) {
 	}
 	if n := e.Matrices(); n != 2 {
 		t.Errorf("%d matrices, want 2", n)
+	}
+}
+
+// A replay directory (tetris-hil replay --fake --fake-gpus 4 on hand4, tetris and bvn at
+// α_r = 1 ms) shows the summary's live and predicted completions, the two figures drawn from the
+// run records, and each run's switch log with switches named STAGE:INDEX.
+func TestWriteReplay(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, "testdata/replay"); err != nil {
+		t.Fatal(err)
+	}
+	html := stdhtml.UnescapeString(b.String())
+	if m := fetches.FindString(html); m != "" {
+		t.Errorf("the page fetches something: %q", m)
+	}
+	for _, want := range []string{
+		"<h2>Live replay</h2>",
+		"<td>0 tetris</td><td>", "<td>0 bvn</td><td>",
+		`alt="live vs predicted completion"`, `alt="start differences"`,
+		"Switch log: 0 tetris", "<td><code>2:1</code></td>",
+		"<td>hand4.csv</td>",
+	} {
+		if !strings.Contains(html, strings.ReplaceAll(want, "<td>hand4.csv</td>", "cmd/tetris-hil/testdata/emulate/hand4.csv")) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The differences drawn are hil's: over every circuit, the largest |live − predicted start|
+	// is the summary's worst.
+	r, err := readReplay("testdata/replay/summary.json", "summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range r.Runs {
+		ds, sw, err := compareRecords("testdata/replay/m0-"+run.Algorithm+".live.json", "testdata/replay/m0-"+run.Algorithm+".predicted.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for _, d := range ds {
+			if math.Abs(d) > math.Abs(worst) {
+				worst = d
+			}
+		}
+		if len(ds) != run.Circuits || worst != run.StartDifference.Worst {
+			t.Errorf("%s: %d differences, worst %g; summary: %d circuits, worst %g", run.Algorithm, len(ds), worst, run.Circuits, run.StartDifference.Worst)
+		}
+		if len(sw) == 0 || len(run.Switches) != len(sw) {
+			t.Errorf("%s: switch log of %d rows shown of %d", run.Algorithm, len(run.Switches), len(sw))
+		}
+	}
+}
+
+// A reproduce directory shows its paper-vs-ours tables.
+func TestWriteReproduce(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, "testdata/reproduce"); err != nil {
+		t.Fatal(err)
+	}
+	html := stdhtml.UnescapeString(b.String())
+	for _, want := range []string{
+		"<h2>Reproduction of the Tetris paper's figures</h2>",
+		"<caption>Figure 6 (Tetris §3): variant / Tetris completion at 800Gbps, α_r = 100ns</caption>",
+		"<td>Tetris --no-partial (matching-wide barriers) / Tetris</td><td>not stated (longer: Figure 6(a))</td><td>1.002</td>",
+		"<h3>fig7: ",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// A figure's chart sits with its tables, after its heading, not under "Other figures".
+	fig7, chart := strings.Index(html, "<h3>fig7: "), strings.Index(html, `alt="fig7/completion-by-workload.png"`)
+	if chart < fig7 || fig7 < 0 || strings.Contains(html, "<h2>Other figures</h2>") {
+		t.Errorf("fig7's chart at %d, its heading at %d; want it under the heading", chart, fig7)
 	}
 }

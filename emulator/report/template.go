@@ -16,8 +16,9 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(x, 'f', 3, 64)
 	},
-	"bw":   units.FormatBandwidth,
-	"secs": units.FormatSeconds,
+	"bw":      units.FormatBandwidth,
+	"plusLen": func(s []SwitchRow, more int) int { return len(s) + more },
+	"secs":    units.FormatSeconds,
 }
 
 func ratioString(a, b float64) string {
@@ -46,6 +47,7 @@ figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; 
 figcaption { font-size: .9em; color: #555; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(600px, 1fr)); gap: 1em; }
 .note { color: #555; }
+caption { text-align: left; font-weight: bold; padding: .3em 0; }
 </style>
 </head>
 <body>
@@ -59,7 +61,7 @@ fabric of 2×2 photonic switches; the baselines are those of its §4.1.</p>
 {{range .Inputs}}<tr><td>{{.Role}}</td><td><code>{{.Path}}</code></td><td><code>{{if .SHA256}}{{.SHA256}}{{else}}(built in){{end}}</code></td></tr>
 {{end}}</table>{{else}}<p class="note">No inputs recorded.</p>{{end}}
 {{with .Emulate}}<p>Emulation: transfer model <b>{{.TransferModel}}</b>, reconfiguration model <b>{{.ReconfigModel}}</b>,
-lower bounds at {{bw .Bandwidth}} and α_r = {{secs .Reconfig}} (file <code>{{.Path}}</code>).</p>{{end}}
+planned at {{bw .Bandwidth}} and α_r = {{secs .Reconfig}}; the lower bounds follow the two models (file <code>{{.Path}}</code>).</p>{{end}}
 
 {{if .Calibration}}<h2>Calibration</h2>
 <p class="note">Per ordered GPU pair, the α-β (Hockney) fit T(m) = α + β·m of the measured copy times (Tetris §4.1–4.2, Figure 13).</p>
@@ -68,7 +70,7 @@ lower bounds at {{bw .Bandwidth}} and α_r = {{secs .Reconfig}} (file <code>{{.P
 
 {{with .Emulate}}<h2>Results</h2>
 {{if .Totals}}<p>Sums over the {{.Matrices}} matrices (one inference pass); ratios are to the sums of the per-matrix lower bounds
-(bandwidth bound, Tetris §2.3; reconfiguration-aware bound: each endpoint's load plus one α_r per distinct partner).</p>
+(bandwidth bound, Tetris §2.3: each endpoint's least transfer time under the run's transfer model; reconfiguration-aware bound: that plus one α_r per distinct partner).</p>
 <table><tr><th>algorithm</th><th>completion (ms)</th><th>/ bandwidth bound</th><th>/ reconfiguration bound</th><th>Tetris speedup</th><th>rounds or groups</th><th>state changes</th></tr>
 {{range .Totals}}<tr><td>{{.Algorithm}}</td><td>{{ms .CompletionSeconds}}</td><td>{{ratio .CompletionSeconds .BandwidthBoundSeconds}}</td><td>{{ratio .CompletionSeconds .ReconfigBoundSeconds}}</td><td>{{num .Speedup}}</td><td>{{.Groups}}</td><td>{{.StateChanges}}</td></tr>
 {{end}}</table>{{end}}
@@ -90,6 +92,32 @@ bandwidths {{range $i, $b := .Bandwidths}}{{if $i}}, {{end}}{{bw $b}}{{end}}; α
 {{.TransferModel}}; {{.ReconfigModel}} (manifest <code>{{.Path}}</code>). As Tetris Figures 8 and 10.</p>{{end}}
 <div class="grid">{{range .Heatmaps}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code>{{if .Command}} · reproduce: <code>{{.Command}}</code>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
+
+{{range .Replays}}<h2>Live replay</h2>
+<p>Replay <code>{{.Path}}</code>: reconfiguration {{.Reconfiguration}}; predicted with {{.PredictTransfer}} and {{.PredictReconfig}}.
+Live times are measured on the devices; the prediction is the emulator's run of the same schedule under those models.</p>
+<table><tr><th>run</th><th>circuits</th><th>commands</th><th>live (ms)</th><th>predicted (ms)</th><th>live / predicted</th><th>start Δ median (ms)</th><th>start Δ p99 (ms)</th><th>start Δ worst (ms)</th></tr>
+{{range .Runs}}<tr><td>{{.Matrix.Index}} {{.Algorithm}}</td><td>{{.Circuits}}</td><td>{{.Commands}}</td><td>{{ms .Live}}</td><td>{{ms .Predicted}}</td><td>{{num .LiveOverPredicted}}</td><td>{{ms .StartDifference.Median}}</td><td>{{ms .StartDifference.P99}}</td><td>{{ms .StartDifference.Worst}}</td></tr>
+{{end}}</table>
+<div class="grid">{{with .Completion.URI}}<figure><img src="{{.}}" alt="live vs predicted completion"><figcaption>live vs predicted completion</figcaption></figure>{{end}}
+{{with .Starts.URI}}<figure><img src="{{.}}" alt="start differences"><figcaption>per-circuit start difference, live − predicted</figcaption></figure>{{end}}</div>
+{{range .Runs}}<details><summary>Switch log: {{.Matrix.Index}} {{.Algorithm}} ({{len .Switches}}{{if .MoreSwitches}} of {{.MoreSwitches | plusLen .Switches}}{{end}} changes; switches named STAGE:INDEX as <code>tetris-hil switch set</code> takes them)</summary>
+<table><tr><th>switch</th><th>from</th><th>to</th><th>start (ms)</th><th>settled (ms)</th></tr>
+{{range .Switches}}<tr><td><code>{{.Switch}}</code></td><td>{{.From}}</td><td>{{.To}}</td><td>{{ms .Start}}</td><td>{{ms .End}}</td></tr>
+{{end}}</table></details>
+{{end}}{{end}}
+
+{{with .Reproduce}}<h2>Reproduction of the Tetris paper's figures</h2>
+<p>From <code>{{.Path}}</code>: for each figure, what the paper's text states and our number for the same quantity.</p>
+{{range .Figures}}<h3>{{.ID}}: {{.Title}}</h3>
+<p class="note">{{.Setting}}</p>
+{{range .Tables}}<table><caption>{{.Title}}</caption><tr><th>quantity</th><th>paper</th><th>ours</th></tr>
+{{range .Rows}}<tr><td>{{.Quantity}}</td><td>{{.Paper}}</td><td>{{.Ours}}</td></tr>
+{{end}}</table>
+{{end}}{{range .Notes}}<p class="note">note: {{.}}</p>{{end}}
+<div class="grid">{{range index $.ReproFigs .ID}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code></figcaption></figure>
+{{end}}</div>
+{{end}}{{end}}
 
 {{if .Other}}<h2>Other figures</h2>
 <div class="grid">{{range .Other}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code>{{if .Command}} · reproduce: <code>{{.Command}}</code>{{end}}</figcaption></figure>

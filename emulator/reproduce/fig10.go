@@ -122,21 +122,31 @@ func Fig10(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, erro
 	}
 	f.Files = append(f.Files, p)
 	grids := map[string][][]float64{}
+	var all [][][]float64
 	for a, algo := range algos {
 		if algo == "tetris" {
 			continue
 		}
-		g := plot.Grid{Title: fmt.Sprintf("%s / tetris completion, GPU-timed transfers (Figure 10); rows: workloads", algo),
-			RowTitle: "workload", ColTitle: "reconfiguration delay α_r", Rows: rows, Cols: cols}
+		var values [][]float64
 		for gi := range rows {
 			var vs []float64
 			for c := range cols {
 				vs = append(vs, ratio(a, gi, c))
 			}
-			g.Values = append(g.Values, vs)
+			values = append(values, vs)
 		}
-		grids[algo] = g.Values
-		files, err := writePlots(dir, "speedup-"+algo, func(w io.Writer, format string) error { return plot.Heatmap(w, format, g) })
+		grids[algo] = values
+		all = append(all, values)
+	}
+	// One colour scale for all the baselines' grids, as Figure 10 sets them side by side.
+	scale := plot.SharedScale("completion / tetris completion (×)", all...)
+	for _, algo := range algos {
+		if algo == "tetris" {
+			continue
+		}
+		g := plot.Grid{Title: fmt.Sprintf("%s / tetris completion, GPU-timed transfers (Figure 10); rows: workloads", algo),
+			RowTitle: "workload", ColTitle: "reconfiguration delay α_r", Rows: rows, Cols: cols, Values: grids[algo], Scale: scale}
+		files, err := s.writePlots(dir, "speedup-"+algo, func(w io.Writer, format string) error { return plot.Heatmap(w, format, g) })
 		if err != nil {
 			return nil, err
 		}

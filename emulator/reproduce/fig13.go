@@ -24,7 +24,7 @@ func dur3(s float64) string {
 
 // Fig13 draws the calibration's α-β fits (calibrate/plot: per pair the medians with their
 // spread and the fitted line, beside a bandwidth heatmap) and tabulates the fits.
-func Fig13(in Inputs, dir string) (*Figure, error) {
+func Fig13(s Setting, in Inputs, dir string) (*Figure, error) {
 	c := in.Calibration
 	var fits []model.PairFit
 	n := c.GPUs()
@@ -89,7 +89,7 @@ func Fig13(in Inputs, dir string) (*Figure, error) {
 	f.Tables = append(f.Tables, t)
 	f.Notes = append(f.Notes, "the paper: transfer times \"closely follow the classic α-β cost model\" (Hockney), "+
 		"\"with an initial overhead for small messages, and linearly scaling as the message size grows\"")
-	files, err := writePlots(dir, "alpha-beta", func(w io.Writer, format string) error { return calplot.Draw(w, format, c) })
+	files, err := s.writePlots(dir, "alpha-beta", func(w io.Writer, format string) error { return calplot.Draw(w, format, c) })
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,7 @@ import (
 // bytes/b, every switch change α_r, all in parallel; bounds at b.
 func bandwidthConfig(algos []string, o schedules.Options, verify bool) experiment.Config {
 	return experiment.Config{Algorithms: algos, Options: o, SkipVerify: !verify,
-		Exec: emulator.Config{Transfer: emulator.BandwidthModel(o.Bandwidth), Reconfig: emulator.ParallelReconfig(o.Reconfig),
-			BoundBandwidth: o.Bandwidth}}
+		Exec: emulator.Config{Transfer: emulator.BandwidthModel(o.Bandwidth), Reconfig: emulator.ParallelReconfig(o.Reconfig)}}
 }
 
 // ablation is one variant of Figure 6's table.
@@ -62,7 +61,7 @@ func Fig6(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 		base := outs[i*step].Totals[0]
 		t := Table{Title: fmt.Sprintf("Figure 6 (Tetris §3): variant / Tetris completion at %s, α_r = %s", bw(s.Bandwidth), dur(rc))}
 		t.Rows = append(t.Rows, Row{Key: "tetris/lb/" + keyDur(rc), Quantity: "Tetris / lower bound (Figure 6(d))", Paper: NotStated,
-			Ours: fmtRatio3(base.CompletionSeconds / base.LowerBoundSeconds), Value: base.CompletionSeconds / base.LowerBoundSeconds})
+			Ours: fmtRatio3(emulator.BoundRatio(base.CompletionSeconds, base.LowerBoundSeconds)), Value: emulator.BoundRatio(base.CompletionSeconds, base.LowerBoundSeconds)})
 		fmt.Fprintf(&csv, "%g,tetris,%g,%g,1\n", rc, base.CompletionSeconds, base.LowerBoundSeconds)
 		for k, a := range ablations {
 			tot := outs[i*step+1+k].Totals[0]

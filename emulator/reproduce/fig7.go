@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
@@ -41,14 +42,14 @@ func Fig7(ctx context.Context, s Setting, in Inputs, dir string) (*Figure, error
 	if err != nil {
 		return nil, err
 	}
-	files, err := writePlots(dir, "completion-by-workload", func(w io.Writer, format string) error { return plot.BarChart(w, format, bars) })
+	files, err := s.writePlots(dir, "completion-by-workload", func(w io.Writer, format string) error { return plot.BarChart(w, format, bars) })
 	if err != nil {
 		return nil, err
 	}
 	f.Files = append(f.Files, files...)
 	if len(series) > 0 {
 		title := fmt.Sprintf("completion / lower bound per matrix, %s, α_r = %s (Figure 7(b))", bw(s.Bandwidth), dur(s.Reconfig))
-		files, err := writePlots(dir, "completion-vs-lower-bound", func(w io.Writer, format string) error {
+		files, err := s.writePlots(dir, "completion-vs-lower-bound", func(w io.Writer, format string) error {
 			return plot.Distribution(w, format, title, sweep.BoundLabel, series)
 		})
 		if err != nil {
@@ -92,7 +93,7 @@ func fig7(ctx context.Context, s Setting, in Inputs) (*Figure, plot.Bars, []plot
 		var rs []float64
 		for _, r := range out.Records {
 			if r.Algorithm == a && r.LowerBoundSeconds > 0 {
-				rs = append(rs, r.CompletionSeconds/r.LowerBoundSeconds)
+				rs = append(rs, emulator.BoundRatio(r.CompletionSeconds, r.LowerBoundSeconds))
 			}
 		}
 		if len(rs) == 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/emulator/plot"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -79,7 +80,7 @@ func Fig9(ctx context.Context, s Setting, dir string) (*Figure, error) {
 			Row{Key: fmt.Sprintf("tetris/%d", n), Quantity: fmt.Sprintf("Tetris, %d GPUs", n), Paper: paper, Ours: dur3(meanT), Value: meanT},
 			Row{Key: fmt.Sprintf("bvn/%d", n), Quantity: fmt.Sprintf("BvN, %d GPUs", n), Paper: NotStated, Ours: dur3(meanB), Value: meanB},
 			Row{Key: fmt.Sprintf("tetris-lb/%d", n), Quantity: fmt.Sprintf("Tetris / lower bound, %d GPUs", n), Paper: NotStated,
-				Ours: fmtRatio3(tet.CompletionSeconds / tet.LowerBoundSeconds), Value: tet.CompletionSeconds / tet.LowerBoundSeconds})
+				Ours: fmtRatio3(emulator.BoundRatio(tet.CompletionSeconds, tet.LowerBoundSeconds)), Value: emulator.BoundRatio(tet.CompletionSeconds, tet.LowerBoundSeconds)})
 		xs = append(xs, float64(n))
 		yT, yB = append(yT, meanT*1e3), append(yB, meanB*1e3)
 	}
@@ -94,7 +95,7 @@ func Fig9(ctx context.Context, s Setting, dir string) (*Figure, error) {
 	l := plot.Lines{Title: fmt.Sprintf("mean completion per matrix, %s, α_r = %s (Figure 9)", bw(s.Bandwidth), dur(s.Reconfig)),
 		XLabel: "GPUs", YLabel: "completion (ms)", LogX: true,
 		Series: []plot.Line{{Name: "bvn", X: xs, Y: yB}, {Name: "tetris", X: xs, Y: yT}}}
-	files, err := writePlots(dir, "scaling", func(w io.Writer, format string) error { return plot.LinePlot(w, format, l) })
+	files, err := s.writePlots(dir, "scaling", func(w io.Writer, format string) error { return plot.LinePlot(w, format, l) })
 	if err != nil {
 		return nil, err
 	}

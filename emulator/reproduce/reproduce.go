@@ -204,7 +204,7 @@ func Run(ctx context.Context, figs []string, s Setting, in Inputs, dir string, d
 		case "fig10":
 			f, err = Fig10(ctx, s, in, sub)
 		case "fig13":
-			f, err = Fig13(in, sub)
+			f, err = Fig13(s, in, sub)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reproduce %s: %w", id, err)

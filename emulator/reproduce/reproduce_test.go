@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -361,4 +362,38 @@ func TestWriteTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, "testdata/fig6-permutation.golden", []byte(b.String()))
+}
+
+// With PDF set, every chart Figure 7 draws has a PDF twin beside its SVG and PNG, and the
+// figure lists it among its files.
+func TestPDFTwins(t *testing.T) {
+	s := reduced()
+	s.PDF = true
+	dir := t.TempDir()
+	f7, err := Fig7(context.Background(), s, Inputs{Trace: permutation(t), TraceName: "permutation"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdfs := 0
+	for _, f := range f7.Files {
+		if !strings.HasSuffix(f, ".pdf") {
+			continue
+		}
+		pdfs++
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("%PDF-")) {
+			t.Errorf("%s is not a PDF", f)
+		}
+		for _, twin := range []string{".svg", ".png"} {
+			if _, err := os.Stat(strings.TrimSuffix(f, ".pdf") + twin); err != nil {
+				t.Errorf("%s has no %s twin: %v", f, twin, err)
+			}
+		}
+	}
+	if pdfs != 2 {
+		t.Errorf("%d PDFs among %v, want 2 (completion by workload, completion vs lower bound)", pdfs, f7.Files)
+	}
 }

@@ -35,6 +35,9 @@ type Setting struct {
 	Scale Scale `json:"scale"`
 	// Jobs is the number of workers (0: one per CPU).
 	Jobs int `json:"-"`
+	// PDF adds a PDF of every chart reproduce draws itself (Figures 7, 9, 10, 13; Figure 8's
+	// heatmaps come from the sweep, in SVG and PNG): vector, fonts embedded as subsets, for papers.
+	PDF bool `json:"-"`
 	// Progress, when set, is called after every run (one algorithm on one matrix) with what is
 	// running ("fig8", "fig9, 16 GPUs"), the runs done and the total. Calls never overlap.
 	Progress func(what string, done, total int) `json:"-"`
@@ -158,9 +161,13 @@ func writeTables(path string, f *Figure) error {
 }
 
 // writePlots writes base.svg and base.png into dir.
-func writePlots(dir, base string, draw func(io.Writer, string) error) ([]string, error) {
+func (s *Setting) writePlots(dir, base string, draw func(io.Writer, string) error) ([]string, error) {
+	formats := plot.Formats
+	if s.PDF {
+		formats = append(slices.Clone(formats), plot.PDF)
+	}
 	var files []string
-	for _, format := range plot.Formats {
+	for _, format := range formats {
 		var b bytes.Buffer
 		if err := draw(&b, format); err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", base, format, err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
@@ -27,7 +28,7 @@ func (r *Result) WriteCSV(w io.Writer) error {
 			for _, a := range c.Algorithms {
 				overLB := ""
 				if c.LowerBound > 0 {
-					overLB = g(a.Completion / c.LowerBound)
+					overLB = g(emulator.BoundRatio(a.Completion, c.LowerBound))
 				}
 				rec := []string{units.FormatBandwidth(c.Bandwidth), g(c.Bandwidth),
 					units.FormatSeconds(c.Reconfig), g(c.Reconfig), a.Algorithm,

@@ -107,7 +107,7 @@ func (c *Cell) BoundRatios(algo int) []float64 {
 	var rs []float64
 	for m, lb := range c.LowerBounds {
 		if lb > 0 {
-			rs = append(rs, c.Algorithms[algo].Completions[m]/lb)
+			rs = append(rs, emulator.BoundRatio(c.Algorithms[algo].Completions[m], lb))
 		}
 	}
 	return rs
@@ -209,7 +209,7 @@ func (cfg *Config) cell(bw, rc float64) experiment.Config {
 		rm = emulator.ParallelReconfig(rc)
 	}
 	return experiment.Config{Algorithms: cfg.Algorithms, Options: o, Reference: cfg.Reference, SkipVerify: true,
-		MaxMemory: cfg.MaxMemory, Exec: emulator.Config{Transfer: tm, Reconfig: rm, BoundBandwidth: bw}}
+		MaxMemory: cfg.MaxMemory, Exec: emulator.Config{Transfer: tm, Reconfig: rm}}
 }
 
 // Nearest is the cell closest to (bandwidth, reconfig) on logarithmic scales, the way the grid's

@@ -16,7 +16,7 @@ import (
 func emulate(t *testing.T, s *schedules.Schedule, d *schedules.Demand, bw, alpha float64) *emulator.Result {
 	t.Helper()
 	res, tl, err := emulator.Run(context.Background(), s, d, emulator.Config{
-		Transfer: emulator.BandwidthModel(bw), Reconfig: emulator.ParallelReconfig(alpha), BoundBandwidth: bw,
+		Transfer: emulator.BandwidthModel(bw), Reconfig: emulator.ParallelReconfig(alpha),
 	})
 	if err != nil {
 		t.Fatal(err)

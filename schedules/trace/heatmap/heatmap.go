@@ -2,7 +2,9 @@
 // cell per (transmitter, receiver) pair shaded by bytes, row and column loads beside the grid,
 // the bottleneck endpoints (those whose load sets the bandwidth lower bound) outlined in red, and
 // a colour scale from 0 to the largest cell. Past 16 ports the port labels and loads are thinned
-// to every 2nd, 4th, ... port so that they stay legible.
+// to every 2nd, 4th, ... port so that they stay legible; each receiver's load is written
+// vertically under its own column. Text is set in Liberation Sans, an outline font rendered
+// anti-aliased at the figure's size (the figure's axes read at 64 ports as at 8).
 package heatmap
 
 import (
@@ -13,8 +15,9 @@ import (
 	"io"
 
 	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
+	"gonum.org/v1/plot/font/liberation"
 
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -37,7 +40,7 @@ type Layout struct {
 // under about 800 px, and never below 1 px.
 func LayoutFor(n int) Layout {
 	cell := max(1, min(48, 768/max(n, 1)))
-	return Layout{Cell: cell, Left: 56, Top: 44, Right: 160, Bottom: 40}
+	return Layout{Cell: cell, Left: 56, Top: 48, Right: 170, Bottom: 84}
 }
 
 // LabelEvery is the stride of the port labels: 1 while a cell fits a label (14 px), else the
@@ -108,14 +111,19 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 	}
 	st := d.Statistics()
 	every := l.LabelEvery()
-	// A column load ("127.4MiB", up to 9 characters of 7 px) needs 64 px; with two lines,
-	// neighbours on one line are 2·rxEvery cells apart.
+	// A column load is written upwards under its column: one line of text (about 12 px) needs
+	// 12 px of width, so it goes on every column that has a port label.
 	rxEvery := every
-	for 2*rxEvery*l.Cell < 64 {
+	for rxEvery*l.Cell < 12 {
 		rxEvery *= 2
 	}
+	face, err := labelFace()
+	if err != nil {
+		return nil, err
+	}
+	text := func(img *image.RGBA, x, y int, s string, c color.RGBA) { drawText(img, face, x, y, s, c) }
 	text(img, 4, 16, title, Ink)
-	text(img, 4, 32, "Tx \\ Rx", Ink)
+	text(img, 4, 36, "Tx \\ Rx", Ink)
 	for k := 0; k < n; k += every {
 		{
 			o := l.CellOrigin(k, k)
@@ -136,8 +144,8 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 			text(img, l.Left+n*l.Cell+6, o.Y+l.Cell/2+4, units.FormatBytes(d.RowLoad(k)), inkFor(bottleneck[tx]))
 		}
 		if k%rxEvery == 0 {
-			// Column loads alternate between two lines so that neighbours never overlap.
-			text(img, o.X+1, l.Top+n*l.Cell+16+12*((k/rxEvery)%2), units.FormatBytes(d.ColLoad(k)), inkFor(bottleneck[rx]))
+			// Upwards from the bottom edge, centred on the column: it reads against its cells.
+			upText(img, face, o.X+l.Cell/2+4, l.Top+n*l.Cell+6, units.FormatBytes(d.ColLoad(k)), inkFor(bottleneck[rx]))
 		}
 		if bottleneck[tx] {
 			outline(img, image.Rect(l.Left, o.Y, l.Left+n*l.Cell, o.Y+l.Cell), Bottleneck)
@@ -153,10 +161,59 @@ func Render(d *schedules.Demand, title string) (*image.RGBA, error) {
 		fill(img, image.Rect(bar.Min.X, y, bar.Max.X, y+1), Shade(v, peak))
 	}
 	outline(img, bar.Inset(-1), Ink)
-	text(img, bar.Max.X+4, bar.Min.Y+8, units.FormatBytes(peak), Ink)
+	// The title sits above the grid's top edge, clear of the top value beside the bar's top.
+	text(img, bar.Max.X+4, bar.Min.Y+10, units.FormatBytes(peak), Ink)
 	text(img, bar.Max.X+4, bar.Max.Y, "0", Ink)
-	text(img, bar.Min.X-4, bar.Min.Y-4, "bytes/cell", Ink)
+	text(img, bar.Min.X-4, bar.Min.Y-22, "bytes/cell", Ink)
 	return img, nil
+}
+
+// labelFace is Liberation Sans at 11 px, hinted to the pixel grid.
+func labelFace() (font.Face, error) {
+	for _, f := range liberation.Collection() {
+		if f.Font.Typeface == "Liberation" && f.Font.Variant == "Sans" && f.Font.Style == font.StyleNormal && f.Font.Weight == font.WeightNormal {
+			return opentype.NewFace(f.Face, &opentype.FaceOptions{Size: 11, DPI: 72, Hinting: font.HintingFull})
+		}
+	}
+	return nil, fmt.Errorf("heatmap: no Liberation Sans in gonum's font collection")
+}
+
+// drawText writes s with its baseline starting at (x, y).
+func drawText(img *image.RGBA, face font.Face, x, y int, s string, c color.RGBA) {
+	dr := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: face, Dot: fixed.P(x, y)}
+	dr.DrawString(s)
+}
+
+// upText writes s rotated a quarter turn anticlockwise (reading upwards), its baseline along
+// x and its end at y (the top of the text is at y − width).
+func upText(img *image.RGBA, face font.Face, x, y int, s string, c color.RGBA) {
+	w := font.MeasureString(face, s).Ceil()
+	m := face.Metrics()
+	h := (m.Ascent + m.Descent).Ceil()
+	tmp := image.NewRGBA(image.Rect(0, 0, w, h))
+	fill(tmp, tmp.Bounds(), color.RGBA{})
+	drawText(tmp, face, 0, m.Ascent.Ceil(), s, c)
+	// Pixel (u, v) of the horizontal text lands at (x − ascent + v, y + w − u): upwards.
+	for v := 0; v < h; v++ {
+		for u := 0; u < w; u++ {
+			px := tmp.RGBAAt(u, v)
+			if px.A == 0 {
+				continue
+			}
+			X, Y := x-m.Ascent.Ceil()+v, y+w-1-u
+			if !image.Pt(X, Y).In(img.Bounds()) {
+				continue
+			}
+			img.SetRGBA(X, Y, over(px, img.RGBAAt(X, Y)))
+		}
+	}
+}
+
+// over is premultiplied src over dst.
+func over(src, dst color.RGBA) color.RGBA {
+	a := 255 - uint32(src.A)
+	f := func(s, d uint8) uint8 { return uint8(uint32(s) + uint32(d)*a/255) }
+	return color.RGBA{f(src.R, dst.R), f(src.G, dst.G), f(src.B, dst.B), f(src.A, dst.A)}
 }
 
 func inkFor(b bool) color.RGBA {
@@ -182,9 +239,4 @@ func outline(img *image.RGBA, r image.Rectangle, c color.RGBA) {
 	fill(img, image.Rect(r.Min.X, r.Max.Y-t, r.Max.X, r.Max.Y), c)
 	fill(img, image.Rect(r.Min.X, r.Min.Y, r.Min.X+t, r.Max.Y), c)
 	fill(img, image.Rect(r.Max.X-t, r.Min.Y, r.Max.X, r.Max.Y), c)
-}
-
-func text(img *image.RGBA, x, y int, s string, c color.RGBA) {
-	dr := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
-	dr.DrawString(s)
 }

@@ -3,6 +3,7 @@ package heatmap
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
 	"image/png"
 	"testing"
@@ -96,8 +97,10 @@ func ExampleRender() {
 	// Output: true
 }
 
-// At 64 ports the labels are thinned, not dropped, and a colour scale runs from the largest
-// cell's shade at the top to white at the bottom.
+// At 64 ports the labels are thinned, not dropped, each receiver's load is written under its own
+// column (ink in the strip below the grid between that column's edges), the colour bar's title
+// stays clear of its top value, and a colour scale runs from the largest cell's shade at the top
+// to white at the bottom.
 func TestRender64LabelsAndScale(t *testing.T) {
 	rows := make([][]int64, 64)
 	for i := range rows {
@@ -124,7 +127,7 @@ func TestRender64LabelsAndScale(t *testing.T) {
 		ink := 0
 		for y := l.Top - 14; y < l.Top-2; y++ {
 			for x := o.X; x < o.X+l.Cell; x++ {
-				if img.RGBAAt(x, y) == Ink {
+				if colourDist(img.RGBAAt(x, y), Ink) < 200 { // anti-aliased text: dark, if not exactly Ink
 					ink++
 				}
 			}
@@ -133,7 +136,32 @@ func TestRender64LabelsAndScale(t *testing.T) {
 			t.Errorf("no label above port %d", k)
 		}
 	}
+	dark := func(r image.Rectangle) int {
+		n := 0
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if colourDist(img.RGBAAt(x, y), Ink) < 200 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	grid := l.Top + 64*l.Cell
+	for _, k := range []int{0, 2, 62} {
+		o := l.CellOrigin(0, k)
+		if dark(image.Rect(o.X, grid+6, o.X+l.Cell, grid+50)) == 0 {
+			t.Errorf("no load under column %d", k)
+		}
+	}
+	if dark(image.Rect(l.CellOrigin(0, 1).X, grid+6, l.CellOrigin(0, 1).X+l.Cell, grid+50)) != 0 {
+		t.Error("ink under column 1, which has no label: the loads are not under their columns")
+	}
 	bar := l.ScaleBar(64)
+	// The top value sits beside the bar's top, the title above it with a gap between.
+	if dark(image.Rect(bar.Min.X-4, bar.Min.Y-9, bar.Max.X+80, bar.Min.Y-2)) != 0 { // the bar's frame is at Min.Y−1
+		t.Error("the colour bar's title runs into its top value")
+	}
 	mid := (bar.Min.X + bar.Max.X) / 2
 	if got, want := img.RGBAAt(mid, bar.Min.Y+3), Shade(50, 50); colourDist(got, want) > 12 { // a gradient: 3 px down is a little lighter
 		t.Errorf("scale top %v, want the peak's shade %v", got, want)
