@@ -115,7 +115,7 @@ func runPareto(cmd *cobra.Command, f *paretoFlags) error {
 	}
 	spec.Base.Algorithms = base
 	spec.Base.Options.Bandwidth, spec.Base.Options.WearBalance = b, f.balance
-	spec.Base.Exec = emulator.Config{Transfer: emulator.BandwidthModel(b), Reconfig: emulator.ParallelReconfig(0), BoundBandwidth: b}
+	spec.Base.Exec = emulator.Config{Transfer: emulator.BandwidthModel(b), Reconfig: emulator.ParallelReconfig(0)}
 	pool := experiment.Pool{}
 	var finish func()
 	pool.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "pareto", len(ds)*len(alphas)*(len(weights)+len(base)))

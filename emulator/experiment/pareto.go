@@ -32,7 +32,7 @@ type ParetoPoint struct {
 // its Algorithms are the baselines), the α_r values (each both planned and executed with), and
 // the wear weights Tetris runs at (0 is Tetris as published). Reconfiguration executes under the
 // parallel model (α_r per change, all concurrent: the paper's) at each α_r; Base.Exec gives the
-// transfer model and the bound bandwidth.
+// transfer model, which the bounds follow.
 type ParetoSpec struct {
 	Matrices []Matrix
 	Base     Config

@@ -21,7 +21,7 @@ func TestParetoMatchesRuns(t *testing.T) {
 	}
 	base := Config{Algorithms: []string{"tetris", "bvn"},
 		Options: schedules.Options{Bandwidth: 1e11},
-		Exec:    emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(0), BoundBandwidth: 1e11}}
+		Exec:    emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(0)}}
 	spec := ParetoSpec{Matrices: ms, Base: base, Reconfig: []float64{1e-8, 1e-5}, Weights: []float64{0, 4}}
 	pts, err := Pareto(ctx, spec, Pool{})
 	if err != nil {
