@@ -40,6 +40,8 @@ type calibrateFlags struct {
 	lockClocks                     bool
 	clockMHz                       uint
 	resume, unpinned, noProgress   bool
+	overwrite                      bool
+	progressMode                   string
 	timeout                        string
 	fakeAlpha, fakeBandwidth       string
 	fakeNoise, fakeOutliers        float64
@@ -105,7 +107,10 @@ contention under the permutation pattern (--fake-contention).`,
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted run kept in OUT.partial (same plan)")
 	fs.BoolVar(&f.unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding the interrupted run kept in OUT.partial")
+	fs.StringVar(&f.progressMode, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar")
+	_ = fs.MarkDeprecated("no-progress", "use --progress off")
 	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a request within this is reported hung and killed")
 	fs.StringVar(&f.startMargin, "start-margin", "", "permutation pattern: how far ahead the concurrent copies are released together (default 100ms, 1ms with --fake)")
 	fs.StringVar(&f.fakeAlpha, "fake-alpha", "3us", "with --fake: per-copy latency α around which pairs lie (±5 %)")
@@ -124,6 +129,23 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := safefile.Check(f.out); err != nil {
 		return usagef("--out %q: %v", f.out, err)
 	}
+	if err := checkProgress(f.progressMode); err != nil {
+		return err
+	}
+	if f.resume && f.overwrite {
+		return usagef("--resume and --overwrite: give one (continue OUT.partial, or discard it)")
+	}
+	lock, err := claimOutFile(cmd, "out", f.out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	// Under the lock: no other run writes OUT.partial while it is looked at.
+	partialPath := f.out + ".partial"
+	if _, err := os.Stat(partialPath); err == nil && !f.resume && !f.overwrite {
+		return usagef("--out %q: %s holds an interrupted calibration: --resume to continue it, or --overwrite to discard it and start afresh",
+			f.out, partialPath)
+	}
 	lib, err := f.ff.open()
 	if err != nil {
 		return err
@@ -140,7 +162,6 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := f.demandPlan(&cfg); err != nil {
 		return err
 	}
-	partialPath := f.out + ".partial"
 	if err := safefile.Check(partialPath); err != nil {
 		return usagef("--out %q: its partial file: %v", f.out, err)
 	}
@@ -435,7 +456,7 @@ func (f *calibrateFlags) progress(cmd *cobra.Command, cfg *calibrate.Config, par
 		last = time.Now()
 		return safefile.WriteJSON(partialPath, p)
 	}
-	if f.noProgress {
+	if f.noProgress || !showProgress(f.progressMode, cmd.ErrOrStderr()) {
 		return
 	}
 	bar := progressbar.NewOptions(calibrate.Steps(&cfg.Plan),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -153,6 +152,13 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.timelineDir != "" {
+		lock, err := claimOutDir(cmd, "timeline", f.timelineDir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	var out *experiment.Outcome
 	var cfg experiment.Config
 	if f.schedule != "" {
@@ -203,17 +209,6 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 		}
 	}
 	return ganttFormat, nil
-}
-
-// checkOutDir checks that dir is a directory or can be created as one (its parent exists).
-func checkOutDir(dir string) error {
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	return safefile.Check(dir)
 }
 
 // runSchedule executes the --schedule file as it is.

@@ -138,6 +138,14 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	if err := r.loadJobs(); err != nil {
 		return err
 	}
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, lock.Release)
+	if err := hil.CheckDir(f.out); err != nil { // again, now that no other run can write there
+		return usagef("--out %q: %v", f.out, err)
+	}
 	if err := r.openGPUs(); err != nil {
 		return err
 	}

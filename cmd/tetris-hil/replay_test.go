@@ -20,6 +20,9 @@ func TestReplayBadFlags(t *testing.T) {
 	unsetCUDAVisible(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
+	if err := os.WriteFile(filepath.Join(dir, "a-file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -33,7 +36,8 @@ func TestReplayBadFlags(t *testing.T) {
 		{[]string{"--matrix", "0", "--in-process", "--out", out}, "--in-process: only with --fake"},
 		{[]string{"--fake", "--matrix", "0", "--spin", "fast", "--out", out}, `--spin "fast"`},
 		{[]string{"--fake", "--matrix", "0", "--fake-alpha", "5", "--out", out}, `--fake-alpha "5"`},
-		{[]string{"--fake", "--matrix", "0", "--out", filepath.Join(dir, "no", "such")}, "--out"},
+		// A missing directory is created with its parents; a path through a file cannot be.
+		{[]string{"--fake", "--matrix", "0", "--out", filepath.Join(dir, "a-file", "run")}, "a-file is a file, not a directory"},
 		{[]string{"--selftest-delays", "--selftest-reps", "0"}, "--selftest-reps 0"},
 	} {
 		_, code, err := cli(t, append([]string{"replay"}, tc.args...)...)

@@ -91,6 +91,11 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	s := reproduce.Default()
 	s.Jobs = f.jobs
 	bars := &figureBars{w: cmd.ErrOrStderr(), mode: f.progress}
@@ -111,7 +116,7 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Wrote %s (plots and data under %s/<figure>/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), f.out,
+	fmt.Fprintf(out, "Wrote %s (plots and data under %s/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), filepath.Join(f.out, "<figure>"),
 		time.Since(start).Seconds())
 	return nil
 }
@@ -277,7 +282,7 @@ func makeFakeCalibration(cmd *cobra.Command, path string, gpus int) error {
 	}
 	c := newCalibrateCmd()
 	// Two sizes per doubling (4 KiB to 1 GiB) are plenty for a fit and halve the steps.
-	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--no-progress", "--per-octave", "2", "-o", path})
+	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--progress", "off", "--overwrite", "--per-octave", "2", "-o", path})
 	c.SetOut(io.Discard)
 	c.SetErr(cmd.ErrOrStderr())
 	c.SilenceUsage, c.SilenceErrors = true, true

@@ -216,9 +216,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	for i, nd := range named {
 		demands[i] = nd.Demand
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return usagef("--out %q: %v", f.out, err)
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
 	}
+	defer lock.Release()
 	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
 	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
 		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Msg("sweep")

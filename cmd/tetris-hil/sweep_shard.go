@@ -41,9 +41,11 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return usagef("--out %q: %v", f.out, err)
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
 	}
+	defer lock.Release()
 	cells := len(cfg.Bandwidths) * len(cfg.Reconfigs)
 	units := cells * len(demands)
 	lo, hi := sh.Index*units/sh.Count, (sh.Index+1)*units/sh.Count
@@ -121,9 +123,11 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return usagef("--out %q: %v", out, err)
+	lock, err := claimOutDir(cmd, "out", out)
+	if err != nil {
+		return err
 	}
+	defer lock.Release()
 	files, err := res.WriteFiles(cmd.Context(), out, m)
 	if err != nil {
 		return err
