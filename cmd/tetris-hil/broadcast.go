@@ -150,7 +150,7 @@ the stack to trigger the next change (§2.4); --header sets H (1 byte gives the 
 		Example: `  tetris-hil broadcast --nodes 1024
   tetris-hil broadcast --algo ring,tree --nodes 64 --tc 5ms --tf 500ns --tb 50us --size 1000B
   tetris-hil broadcast --nodes 256 --tr 100us --tw 5ms --json out.json
-  tetris-hil broadcast --nodes 256 --switch-bench bench.json --tc-half`,
+  tetris-hil broadcast --nodes 256 --switch-bench examples/switch-bench.json --tc-half`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.params(cmd)

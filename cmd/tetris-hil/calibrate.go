@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,7 +84,7 @@ With --fake everything runs on fake devices: T(m) = α + m/B per pair around --f
 contention under the permutation pattern (--fake-contention).`,
 		Example: `  tetris-hil calibrate --fake -o cal.json && tetris-hil emulate --calibration cal.json
   tetris-hil calibrate --gpus 0,1,2,3 --copy sm --reps 50 -o cal-sm.json
-  tetris-hil calibrate --demand trace.json -o cal.json --measured-out measured.json
+  tetris-hil calibrate --demand examples/trace.json -o cal.json --measured-out measured.json
   tetris-hil calibrate -o cal.json --resume          # continue after Ctrl-C
   tetris-hil calibrate show cal.json --plot cal.png`,
 		Args: exactArgs(0),
@@ -105,7 +106,7 @@ contention under the permutation pattern (--fake-contention).`,
 	fs.StringVar(&f.measuredOut, "measured-out", "", "with --demand: measured-times file for emulate --measured (default: OUT with .measured.json)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; restored on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted run kept in OUT.partial (same plan)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted run kept in OUT.partial (same plan; without one, start afresh)")
 	fs.BoolVar(&f.unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding the interrupted run kept in OUT.partial")
 	fs.StringVar(&f.progressMode, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
@@ -165,7 +166,10 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := safefile.Check(partialPath); err != nil {
 		return usagef("--out %q: its partial file: %v", f.out, err)
 	}
-	if f.resume {
+	if _, err := os.Stat(partialPath); f.resume && errors.Is(err, fs.ErrNotExist) {
+		// Nothing to continue: a retry loop (until calibrate --resume; do :; done) starts afresh.
+		fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: --resume: no interrupted calibration in %s; starting from the beginning\n", partialPath)
+	} else if f.resume {
 		if cfg.Resume, err = loadPartial(partialPath); err != nil {
 			return usagef("--resume: %v", err)
 		}

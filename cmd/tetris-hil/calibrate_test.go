@@ -104,6 +104,10 @@ func TestCalibrateShowAndPlot(t *testing.T) {
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {
+	badPartial := filepath.Join(t.TempDir(), "cal.json")
+	if err := os.WriteFile(badPartial+".partial", []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -118,7 +122,7 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--fake", "--fake-bandwidth", "250"}, "--fake-bandwidth"},
 		{[]string{"calibrate", "--fake", "--fake-knee", "big"}, "--fake-knee"},
 		{[]string{"calibrate", "--fake", "-o", "/nonexistent-dir/cal.json"}, "--out"},
-		{[]string{"calibrate", "--fake", "--resume", "-o", "/tmp/no-such-calibration-here.json"}, "--resume"},
+		{[]string{"calibrate", "--fake", "--resume", "-o", badPartial}, "--resume"},
 		{[]string{"calibrate", "show", "testdata/emulate/hand4.csv"}, "hand4.csv"},
 		{[]string{"calibrate", "show", "testdata/calibrate/knee3.json", "--plot", "x.gif"}, "--plot"},
 	}

@@ -87,7 +87,7 @@ exactly those CPUs (of the ones this process may use); exit status 1 if any does
 				}
 			}
 			if checkWorkers {
-				return checkWorkerPinning(cmd, lib, ff.fake, len(inv.GPUs))
+				return checkWorkerPinning(cmd, lib, ff.fake, inv)
 			}
 			return nil
 		},
@@ -122,7 +122,9 @@ func writeFakeAffinityNote(w io.Writer, inv *nvml.Inventory) error {
 	return err
 }
 
-func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, n int) error {
+// checkWorkerPinning checks a worker on every GPU CUDA can see (CUDA_VISIBLE_DEVICES hides the
+// others: a worker could not open them).
+func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, inv *nvml.Inventory) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this binary to start workers: %w", err)
@@ -132,9 +134,14 @@ func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, n int) err
 	if fake {
 		cfg.Engine = "fake"
 	}
-	gpus := make([]int, n)
-	for i := range gpus {
-		gpus[i] = i
+	var gpus []int
+	for _, g := range inv.GPUs {
+		if g.CUDAOrdinal >= 0 {
+			gpus = append(gpus, g.Index)
+		}
+	}
+	if len(gpus) == 0 {
+		return usagef("--check-workers: CUDA_VISIBLE_DEVICES hides every GPU: no worker to check")
 	}
 	ps, err := bench.CheckPinning(cmd.Context(), cfg, gpus)
 	if err != nil {

@@ -57,9 +57,9 @@ optional and only adds lower bounds and the verifier's check, and --bandwidth/--
 to the schedule's own parameters.
 
 Every emulated timeline is checked by the verifier; a violation is an internal error (exit 1).`,
-		Example: `  tetris-hil emulate --demand m.csv
-  tetris-hil emulate --demand trace.json --layer 3 --phase dispatch --algo tetris,bvn --reconfig 1us
-  tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
+		Example: `  tetris-hil emulate --demand examples/demand.csv
+  tetris-hil emulate --demand examples/trace.json --layer 1 --phase dispatch --algo tetris,bvn --reconfig 1us
+  tetris-hil emulate --demand examples/demand.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
   tetris-hil emulate --schedule s.json --timeline runs/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -94,7 +94,7 @@ the noise of a loaded machine small against the transfers.
 --selftest-delays measures the injection error (actual wake-up minus deadline) for 10ns to 10ms
 and prints median, p99 and worst; nothing else runs.`,
 		Example: `  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --reconfig 1ms --out runs/r1
-  tetris-hil replay --fake --matrix 0 --algo all --wiring lab/wiring-8x8.yaml --out runs/r2
+  tetris-hil replay --fake --matrix 0 --algo all --wiring examples/wiring-8x8-serial.yaml --out runs/r2
   tetris-hil replay --schedule s.json --calibration cal.json --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu --out runs/r3
   tetris-hil replay --selftest-delays`,
 		Args: exactArgs(0),
@@ -106,7 +106,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	f.ff.register(cmd)
 	fs.StringVar(&f.algo, "algo", "tetris", "schedulers to replay: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "replay this schedule file as it is instead of scheduling")
-	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created if missing; its parent must exist)")
+	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created, with its parents, if missing)")
 	fs.StringVar(&f.wiring, "wiring", "", "switch wiring map (YAML): drive its switches (the fake controller under --fake)")
 	fs.StringVar(&f.port, "port", "", "with --wiring: serial port, overriding the map's")
 	fs.StringVar(&f.gpuMap, "gpu-map", "", "the GPU of each endpoint, comma-separated NVML indices (default: endpoint i on GPU i)")

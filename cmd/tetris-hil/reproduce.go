@@ -66,7 +66,7 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
 		Example: `  tetris-hil reproduce all --out repro/
   tetris-hil reproduce fig8 fig9 --out repro/
   tetris-hil reproduce fig10 fig13 --calibration cal.json --out repro/
-  tetris-hil reproduce fig7 --demand my-trace.json --out repro/`,
+  tetris-hil reproduce fig7 --demand examples/trace.json --out repro/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("%s needs at least one figure: fig6, fig7, fig8, fig9, fig10, fig13 or all (see --help)", cmd.CommandPath())

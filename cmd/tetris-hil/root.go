@@ -41,6 +41,10 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
+	// --version prints what the version command prints (the text holds no template actions).
+	var version strings.Builder
+	_ = writeVersion(&version)
+	root.SetVersionTemplate(version.String())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	for _, add := range subcommands {
 		root.AddCommand(add())

@@ -128,9 +128,9 @@ planned times). The result is checked with the verifier before it is written: a 
 produces an invalid schedule is an internal error (exit 1), and nothing is written.
 
 Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
-		Example: `  tetris-hil schedule --algo tetris --demand m.csv -o s.json
-  tetris-hil schedule --algo bvn --demand trace.json --matrix 3 --reconfig 1us -o bvn.json
-  tetris-hil schedule --algo tetris --no-partial --demand m.csv -o ablation.json`,
+		Example: `  tetris-hil schedule --algo tetris --demand examples/demand.csv -o s.json
+  tetris-hil schedule --algo bvn --demand examples/trace.json --matrix 3 --reconfig 1us -o bvn.json
+  tetris-hil schedule --algo tetris --no-partial --demand examples/demand.csv -o ablation.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScheduleCmd(cmd, &f) },
 	}

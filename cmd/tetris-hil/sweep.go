@@ -80,11 +80,11 @@ complete (` + sweep.PartialName + `): after Ctrl-C or a crash, --resume continue
 stopped (it checks that the inputs' hashes, the grid and the models are the same), and the
 files it writes equal an uninterrupted sweep's byte for byte.`,
 		Example: `  tetris-hil sweep --out sweep/
-  tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
-  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
+  tetris-hil sweep --demand examples/trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
+  tetris-hil sweep --demand examples/trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
   tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
   tetris-hil sweep --out sweep/ --resume                 # continue after Ctrl-C
-  tetris-hil sweep --shard 0/4 --out shard-0/ && tetris-hil sweep merge shard-*/ --out sweep/`,
+  tetris-hil sweep --shard 0/2 --out shard-0/ && tetris-hil sweep --shard 1/2 --out shard-1/ && tetris-hil sweep merge shard-*/ --out merged/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}

@@ -83,7 +83,7 @@ SHA-256 and the inputs it read.
 
 It refuses shards from different sweeps (inputs, selected matrices, grid, algorithms, models,
 ablations or tool version differ), a shard given twice, and a missing shard.`,
-		Example: `  for k in 0 1 2 3; do tetris-hil sweep --demand t.json --shard $k/4 --out shards/$k; done
+		Example: `  for k in 0 1 2 3; do tetris-hil sweep --demand examples/trace.json --shard $k/4 --out shards/$k; done
   tetris-hil sweep merge shards/* --out sweep/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

@@ -132,7 +132,7 @@ func newSwitchSetCmd() *cobra.Command {
 		Long: `set applies the changes as one batch (one Apply: on a serial board one SW line per 16 channels, then
 *OPC?) and returns once every change has settled. Closing the controller afterwards puts the
 hardware in its safe state, so set is for checking the wiring, not for holding a configuration.`,
-		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring lab.yaml --port /dev/ttyACM0`,
+		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("%s: give at least one change, e.g. 0:3=cross", cmd.CommandPath())
@@ -172,7 +172,7 @@ func newSwitchGetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "get --wiring FILE",
 		Short:   "Print every switch's state as read back from the hardware",
-		Example: `  tetris-hil switch get --wiring lab.yaml --port /dev/ttyACM0 --json`,
+		Example: `  tetris-hil switch get --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0 --json`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return h.run(cmd.Context(), func(c switchctl.Controller, w *switchctl.Wiring, _ *switchctl.ChangeLog) error {
@@ -227,7 +227,7 @@ func newSwitchSafeCmd() *cobra.Command {
 		Short: "Put the hardware in its safe state",
 		Long: `safe puts the hardware in its safe state: a switch board every channel bar (SAFE), GPIO every pin
 low, a crystal driver every crystal off and then high voltage off.`,
-		Example: `  tetris-hil switch safe --wiring lab.yaml`,
+		Example: `  tetris-hil switch safe --wiring examples/wiring-8x8-gpio.yaml`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return h.run(cmd.Context(), func(c switchctl.Controller, _ *switchctl.Wiring, _ *switchctl.ChangeLog) error {
@@ -259,7 +259,7 @@ of Er-El and Feitelson §2.3.3 (T_c = T_r + T_w). The bench file (--json to stan
 -o FILE) is what emulate --reconfig-model controller --switch-bench FILE reads.
 
 Interrupted (SIGINT), it stops and puts every switch safe.`,
-		Example: `  tetris-hil switch bench --wiring lab.yaml --port /dev/pts/5 --rounds 500 -o bench.json
+		Example: `  tetris-hil switch bench --wiring examples/wiring-8x8-serial.yaml --port /dev/pts/5 --rounds 500 -o bench.json
   tetris-hil emulate --reconfig-model controller --switch-bench bench.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
