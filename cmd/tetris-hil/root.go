@@ -47,11 +47,12 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	var version strings.Builder
 	_ = writeVersion(&version)
 	root.SetVersionTemplate(version.String())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
+	root.SetFlagErrorFunc(flagError)
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
 	tidyUsage(root)
+	registerCompletions(root)
 	return root
 }
 

@@ -107,7 +107,7 @@ func lookupAlgos(list string) ([]string, error) {
 			return nil, emptyEntry("algo", list)
 		}
 		if _, err := schedules.Lookup(a); err != nil {
-			return nil, usagef("--algo %q: %v", a, err)
+			return nil, unknownName("--algo", "algorithm", a, schedules.Names(), "tetris-hil algorithms")
 		}
 		names = append(names, a)
 	}
