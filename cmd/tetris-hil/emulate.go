@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +32,8 @@ type emulateFlags struct {
 	gantt       string
 	progress    string
 	maxMemory   memoryFlag
+	csvOut      string
+	totals      bool
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -73,7 +76,9 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.algo, "algo", "all", "schedulers to run: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "execute this schedule file as it is instead of scheduling")
 	f.models.register(fs)
-	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
+	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file (- for standard output, instead of the table)")
+	fs.StringVar(&f.csvOut, "csv", "", "write every run and the totals as CSV to this file, a unit per column heading (- for standard output, instead of the table)")
+	fs.BoolVar(&f.totals, "totals", false, "print one summary line per algorithm over every matrix instead of a row per matrix (with --csv: the total rows only)")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.StringVar(&f.gantt, "gantt", "", "draw a Gantt chart per run (per transmitter and per switch) to this .svg or .png file; with several runs, -m<matrix>-<algorithm> goes before the extension")
@@ -169,11 +174,52 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), experiment.Describe(f.sourceName(), out.Matrices(), cfg))
-	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
+	stdout := cmd.OutOrStdout()
+	if f.jsonOut != "-" && f.csvOut != "-" {
+		fmt.Fprintln(stdout, experiment.Describe(f.sourceName(), out.Matrices(), cfg))
+		write := out.WriteTable
+		if f.totals {
+			write = func(w io.Writer) error { return writeEmulateTotals(w, out) }
+		}
+		if err := write(stdout); err != nil {
+			return err
+		}
+	}
+	if f.csvOut != "" {
+		if err := writeCSVTo(stdout, f.csvOut, func(w io.Writer) error { return writeEmulateCSV(w, out, f.totals) }); err != nil {
+			return fmt.Errorf("--csv %s: %w", f.csvOut, err)
+		}
+	}
+	if err := f.writeOutputs(cmd.Context(), stdout, out, cfg, ganttFormat); err != nil {
 		return err
 	}
-	return f.writeOutputs(cmd.Context(), out, cfg, ganttFormat)
+	return f.sayWritten(cmd)
+}
+
+// sayWritten names the files emulate wrote: on standard output after the table, or on standard
+// error when standard output carries the JSON or CSV itself.
+func (f *emulateFlags) sayWritten(cmd *cobra.Command) error {
+	var files []string
+	for _, p := range []string{f.jsonOut, f.csvOut} {
+		if p != "" && p != "-" {
+			files = append(files, p)
+		}
+	}
+	if f.timelineDir != "" {
+		files = append(files, f.timelineDir+" (schedules, timelines, Chrome traces; "+experiment.TimelinesManifestName+" lists them)")
+	}
+	if f.gantt != "" {
+		files = append(files, f.gantt+" (one chart per run: -m<matrix>-<algorithm> before the extension when there are several)")
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	w := cmd.OutOrStdout()
+	if f.jsonOut == "-" || f.csvOut == "-" {
+		w = cmd.ErrOrStderr()
+	}
+	_, err := fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
+	return err
 }
 
 // checkOutputs checks every output path before any work starts and returns the chart format.
@@ -194,9 +240,14 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 			return "", usagef("--gantt %q: %v", f.gantt, err)
 		}
 	}
-	if f.jsonOut != "" {
-		if err := safefile.Check(f.jsonOut); err != nil {
-			return "", usagef("--json %q: %v", f.jsonOut, err)
+	if f.jsonOut == "-" && f.csvOut == "-" {
+		return "", usagef("--json - and --csv -: only one can take standard output")
+	}
+	for flag, p := range map[string]string{"json": f.jsonOut, "csv": f.csvOut} {
+		if p != "" && p != "-" {
+			if err := safefile.Check(p); err != nil {
+				return "", usagef("--%s %q: %v", flag, p, err)
+			}
 		}
 	}
 	if f.timelineDir != "" {
@@ -298,7 +349,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 }
 
 // writeOutputs writes the run records, charts and report the flags ask for.
-func (f *emulateFlags) writeOutputs(ctx context.Context, out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
+func (f *emulateFlags) writeOutputs(ctx context.Context, stdout io.Writer, out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
 	if f.timelineDir == "" && f.gantt == "" && f.jsonOut == "" {
 		return nil
 	}
@@ -325,7 +376,7 @@ func (f *emulateFlags) writeOutputs(ctx context.Context, out *experiment.Outcome
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := experiment.NewReport(out, cfg, provenance.Tool(), inputs).Write(f.jsonOut); err != nil {
+		if err := writeJSONTo(stdout, f.jsonOut, experiment.NewReport(out, cfg, provenance.Tool(), inputs)); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}
 	}
