@@ -126,13 +126,19 @@ func (h *hwFlags) run(ctx context.Context, do func(c switchctl.Controller, w *sw
 
 func newSwitchSetCmd() *cobra.Command {
 	var h hwFlags
+	var hold bool
 	cmd := &cobra.Command{
-		Use:   "set STAGE:INDEX=bar|cross... --wiring FILE",
-		Short: "Apply one batch of switch changes",
+		Use:   "set STAGE:INDEX=bar|cross... --wiring FILE [--hold]",
+		Short: "Apply one batch of switch changes (and, with --hold, keep them until interrupted)",
 		Long: `set applies the changes as one batch (one Apply: on a serial board one SW line per 16 channels, then
 *OPC?) and returns once every change has settled. Closing the controller afterwards puts the
-hardware in its safe state, so set is for checking the wiring, not for holding a configuration.`,
-		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0`,
+hardware in its safe state, so without --hold set is for checking the wiring.
+
+--hold keeps the configuration after it has settled (to measure light through a path, say) until
+Ctrl-C or SIGTERM, then puts the hardware safe as always; it exits 130 or 143 as any interrupted
+command does.`,
+		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0
+  tetris-hil switch set 0:3=cross --wiring examples/wiring-8x8-serial.yaml --hold   # Ctrl-C to go safe`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("%s: give at least one change, e.g. 0:3=cross", cmd.CommandPath())
@@ -158,11 +164,16 @@ hardware in its safe state, so set is for checking the wiring, not for holding a
 				for _, e := range log.Entries(0) {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s=%s settled in %s\n", e.Switch, e.State, units.FormatSeconds(e.Settled.Sub(e.Commanded).Seconds()))
 				}
+				if hold {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: holding %d change(s); Ctrl-C puts the switches safe\n", len(changes))
+					<-cmd.Context().Done() // the controller's Close (in run) then puts them safe
+				}
 				return nil
 			})
 		},
 	}
 	h.register(cmd.Flags())
+	cmd.Flags().BoolVar(&hold, "hold", false, "keep the configuration until interrupted (Ctrl-C, SIGTERM), then put the switches safe")
 	return cmd
 }
 
