@@ -119,7 +119,8 @@ func (f *broadcastFlags) writeJSON(cmd *cobra.Command, v any) error {
 	if err := safefile.WriteJSON(f.jsonOut, v); err != nil {
 		return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 	}
-	return nil
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.jsonOut)
+	return err
 }
 
 func newBroadcastCmd() *cobra.Command {
@@ -303,6 +304,12 @@ closed form dashed. The paper's regime is a change worth about ten forwards, e.g
 				if err := safefile.WriteFile(plotOut, b.Bytes()); err != nil {
 					return fmt.Errorf("--plot %s: %w", plotOut, err)
 				}
+				// Where standard output carries the JSON, the note goes to standard error.
+				note := cmd.OutOrStdout()
+				if f.jsonOut == "-" {
+					note = cmd.ErrOrStderr()
+				}
+				fmt.Fprintf(note, "wrote %s\n", plotOut)
 			}
 			if f.jsonOut != "" {
 				return f.writeJSON(cmd, sweepReport{Version: holo.FormatVersion, Params: p, Points: points, Crossovers: cross})

@@ -92,7 +92,8 @@ contention under the permutation pattern (--fake-contention).`,
 	}
 	f.ff.register(cmd)
 	fs := cmd.Flags()
-	fs.StringVarP(&f.out, "out", "o", "calibration.json", "calibration file to write")
+	fs.StringVarP(&f.out, "output", "o", "calibration.json", "calibration file to write")
+	renamedFlag(fs, "out", "output") // -o for a file, --out for directories, on every command
 	fs.StringVar(&f.gpus, "gpus", "", "GPUs to calibrate, comma-separated NVML indices (default: all)")
 	fs.StringVar(&f.pairs, "pairs", "", "ordered pairs to measure, e.g. 0-1,1-0,0-0 (default: all pairs of distinct --gpus; one GPU: its loopback)")
 	fs.StringVar(&f.sizes, "sizes", "4KiB..1GiB", "message sizes: MIN..MAX (geometric, --per-octave per doubling) or a comma-separated list")
@@ -128,7 +129,7 @@ contention under the permutation pattern (--fake-contention).`,
 
 func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := safefile.Check(f.out); err != nil {
-		return usagef("--out %q: %v", f.out, err)
+		return usagef("-o %q: %v", f.out, err)
 	}
 	if err := checkProgress(f.progressMode); err != nil {
 		return err
@@ -136,7 +137,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if f.resume && f.overwrite {
 		return usagef("--resume and --overwrite: give one (continue OUT.partial, or discard it)")
 	}
-	lock, err := claimOutFile(cmd, "out", f.out)
+	lock, err := claimOutFile(cmd, "output", f.out)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	// Under the lock: no other run writes OUT.partial while it is looked at.
 	partialPath := f.out + ".partial"
 	if _, err := os.Stat(partialPath); err == nil && !f.resume && !f.overwrite {
-		return usagef("--out %q: %s holds an interrupted calibration: --resume to continue it, or --overwrite to discard it and start afresh",
+		return usagef("-o %q: %s holds an interrupted calibration: --resume to continue it, or --overwrite to discard it and start afresh",
 			f.out, partialPath)
 	}
 	lib, err := f.ff.open()
@@ -164,7 +165,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		return err
 	}
 	if err := safefile.Check(partialPath); err != nil {
-		return usagef("--out %q: its partial file: %v", f.out, err)
+		return usagef("-o %q: its partial file: %v", f.out, err)
 	}
 	if _, err := os.Stat(partialPath); f.resume && errors.Is(err, fs.ErrNotExist) {
 		// Nothing to continue: a retry loop (until calibrate --resume; do :; done) starts afresh.
@@ -214,7 +215,7 @@ func (f *calibrateFlags) finish(cmd *cobra.Command, res *calibrate.Result, parti
 		return err
 	}
 	if err := safefile.WriteFile(f.out, b); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
+		return fmt.Errorf("-o %s: %w", f.out, err)
 	}
 	if err := os.Remove(partialPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -546,7 +547,11 @@ colour scale, to an .svg or .png file.`,
 			if err := calplot.Draw(&buf, format, cal); err != nil {
 				return err
 			}
-			return safefile.WriteFile(plotOut, []byte(buf.String()))
+			if err := safefile.WriteFile(plotOut, []byte(buf.String())); err != nil {
+				return fmt.Errorf("--plot %s: %w", plotOut, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", plotOut)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&plotOut, "plot", "", "draw the fits and a bandwidth heatmap to this .svg or .png file")

@@ -121,7 +121,7 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--fake", "--reps", "0"}, "--reps 0"},
 		{[]string{"calibrate", "--fake", "--fake-bandwidth", "250"}, "--fake-bandwidth"},
 		{[]string{"calibrate", "--fake", "--fake-knee", "big"}, "--fake-knee"},
-		{[]string{"calibrate", "--fake", "-o", "/nonexistent-dir/cal.json"}, "--out"},
+		{[]string{"calibrate", "--fake", "-o", "/nonexistent-dir/cal.json"}, "-o \"/nonexistent-dir/cal.json\""},
 		{[]string{"calibrate", "--fake", "--resume", "-o", badPartial}, "--resume"},
 		{[]string{"calibrate", "show", "testdata/emulate/hand4.csv"}, "hand4.csv"},
 		{[]string{"calibrate", "show", "testdata/calibrate/knee3.json", "--plot", "x.gif"}, "--plot"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"io"
 	"os"
 	"strings"
@@ -44,7 +45,8 @@ func cudaVisible() *string {
 
 func newDevicesCmd() *cobra.Command {
 	var ff fakeGPUFlags
-	var asJSON, checkWorkers bool
+	var checkWorkers bool
+	var jsonOut string
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs (NVML): identity, NUMA node and local CPUs, clocks, and the topology matrix",
@@ -71,8 +73,14 @@ exactly those CPUs (of the ones this process may use); exit status 1 if any does
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
+			if jsonOut == "-" {
 				return nvml.WriteJSON(out, inv)
+			} else if jsonOut != "" {
+				if err := safefile.WriteStream(jsonOut, func(w io.Writer) error { return nvml.WriteJSON(w, inv) }); err != nil {
+					return fmt.Errorf("--json %s: %w", jsonOut, err)
+				}
+				_, err := fmt.Fprintf(out, "wrote %s\n", jsonOut)
+				return err
 			}
 			if err := nvml.WriteTable(out, inv); err != nil {
 				return err
@@ -93,7 +101,7 @@ exactly those CPUs (of the ones this process may use); exit status 1 if any does
 		},
 	}
 	ff.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the inventory as JSON")
+	jsonFlag(cmd.Flags(), &jsonOut, "the inventory, instead of the tables")
 	cmd.Flags().BoolVar(&checkWorkers, "check-workers", false, "start a pinned worker per GPU and check every thread's CPUs")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tetris-hil/tetris-hil/internal/outdir"
 	"github.com/tetris-hil/tetris-hil/internal/outlock"
@@ -49,3 +50,21 @@ func tookOver(cmd *cobra.Command, l *outlock.Lock, flag, path string, err error)
 
 // commandLine is this process's command line, for a lock file to say who holds it.
 func commandLine() string { return shellJoin(os.Args) }
+
+// renamedFlag keeps a flag's old name working as a hidden, deprecated alias of its new one, so
+// that scripts written against the old name go on running (with a note on standard error).
+func renamedFlag(fs *pflag.FlagSet, oldName, newName string) {
+	f := fs.Lookup(newName)
+	fs.Var(f.Value, oldName, f.Usage)
+	if f.NoOptDefVal != "" {
+		fs.Lookup(oldName).NoOptDefVal = f.NoOptDefVal
+	}
+	_ = fs.MarkDeprecated(oldName, "use --"+newName)
+}
+
+// jsonFlag registers --json as every command has it: --json alone (or --json -) prints JSON on
+// standard output, --json=FILE writes it to FILE.
+func jsonFlag(fs *pflag.FlagSet, p *string, what string) {
+	fs.StringVar(p, "json", "", "JSON of "+what+": --json (or --json -) on standard output, --json=FILE into FILE")
+	fs.Lookup("json").NoOptDefVal = "-"
+}

@@ -188,9 +188,8 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 	if err := safefile.WriteStream(f.out, s.WriteJSON); err != nil {
 		return fmt.Errorf("-o %s: %w", f.out, err)
 	}
-	logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
-		Str("file", f.out).Msg("schedule written")
-	return nil
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s: %d circuits, %d groups)\n", f.out, s.Algorithm, len(s.Circuits), s.Groups())
+	return err
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -179,7 +178,7 @@ command does.`,
 
 func newSwitchGetCmd() *cobra.Command {
 	var h hwFlags
-	var asJSON bool
+	var jsonOut string
 	cmd := &cobra.Command{
 		Use:     "get --wiring FILE",
 		Short:   "Print every switch's state as read back from the hardware",
@@ -192,7 +191,7 @@ func newSwitchGetCmd() *cobra.Command {
 					return err
 				}
 				out := cmd.OutOrStdout()
-				if asJSON {
+				if jsonOut != "" {
 					type row struct {
 						Switch switchctl.Addr  `json:"switch"`
 						State  switchctl.State `json:"state"`
@@ -201,9 +200,7 @@ func newSwitchGetCmd() *cobra.Command {
 					for i, s := range st {
 						rows[i] = row{s.Switch, s.State}
 					}
-					enc := json.NewEncoder(out)
-					enc.SetIndent("", " ")
-					return enc.Encode(rows)
+					return writeJSONTo(out, jsonOut, rows)
 				}
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "switch\tdriven by\tstate")
@@ -215,7 +212,7 @@ func newSwitchGetCmd() *cobra.Command {
 		},
 	}
 	h.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	jsonFlag(cmd.Flags(), &jsonOut, "every switch's state, instead of the table")
 	return cmd
 }
 
@@ -257,7 +254,7 @@ low, a crystal driver every crystal off and then high voltage off.`,
 func newSwitchBenchCmd() *cobra.Command {
 	var h hwFlags
 	var rounds int
-	var asJSON bool
+	var jsonOut string
 	var out string
 	cmd := &cobra.Command{
 		Use:   "bench --wiring FILE [--rounds 200] [--json] [-o FILE]",
@@ -303,23 +300,33 @@ Interrupted (SIGINT), it stops and puts every switch safe.`,
 				if err != nil {
 					return err
 				}
-				if out != "" {
-					if err := safefile.WriteFile(out, b); err != nil {
-						return err
+				var wrote []string
+				for _, p := range []string{out, jsonOut} {
+					if p != "" && p != "-" {
+						if err := safefile.WriteFile(p, b); err != nil {
+							return err
+						}
+						wrote = append(wrote, p)
 					}
 				}
-				if asJSON {
+				if jsonOut == "-" {
 					_, err := cmd.OutOrStdout().Write(b)
+					if len(wrote) > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(wrote, ", "))
+					}
 					return err
 				}
 				printBench(cmd.OutOrStdout(), bf, rounds)
+				if len(wrote) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", strings.Join(wrote, ", "))
+				}
 				return nil
 			})
 		},
 	}
 	h.register(cmd.Flags())
 	cmd.Flags().IntVar(&rounds, "rounds", 200, "number of single-switch toggles")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bench file (JSON) instead of the table")
+	jsonFlag(cmd.Flags(), &jsonOut, "the bench file (JSON), instead of the table")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the bench file here")
 	return cmd
 }
