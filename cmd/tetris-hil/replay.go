@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -609,14 +610,25 @@ func schedulesOf(jobs []hil.Job) []*schedules.Schedule {
 	return out
 }
 
+// writeReplayTable prints the summary with one time unit per group of columns, named in the
+// heading, and bare numbers in the cells (awk reads them as they are).
 func writeReplayTable(w io.Writer, sum *hil.Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tCOMMANDS\t")
+	var times, deltas []float64
 	for _, r := range sum.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
-			units.FormatSeconds(r.PredictedCompletionSeconds), r.LiveOverPredicted,
-			units.FormatSeconds(r.StartDifference.Median), units.FormatSeconds(r.StartDifference.P99), signed(r.StartDifference.Worst),
-			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst), r.Commands)
+		times = append(times, r.CompletionSeconds, r.PredictedCompletionSeconds)
+		for _, d := range []hil.Diff{r.StartDifference, r.EndDifference} {
+			deltas = append(deltas, d.Median, d.P99, math.Abs(d.Worst))
+		}
+	}
+	tu, du := secondsColumn(times), secondsColumn(deltas)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "ALGORITHM\tLIVE (%s)\tPREDICTED (%s)\tLIVE/PRED\tSTART Δ MEDIAN (%s)\tP99\tWORST\tEND Δ MEDIAN (%s)\tP99\tWORST\tCOMMANDS\t\n",
+		tu.unit, tu.unit, du.unit, du.unit)
+	for _, r := range sum.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, tu.format(r.CompletionSeconds),
+			tu.format(r.PredictedCompletionSeconds), r.LiveOverPredicted,
+			du.format(r.StartDifference.Median), du.format(r.StartDifference.P99), du.signed(r.StartDifference.Worst),
+			du.format(r.EndDifference.Median), du.format(r.EndDifference.P99), du.signed(r.EndDifference.Worst), r.Commands)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -627,11 +639,45 @@ func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 	return nil
 }
 
-func signed(x float64) string {
-	if x < 0 {
-		return "-" + units.FormatSeconds(-x)
+// timeUnit is one column's unit: the largest value has at most four digits before the point,
+// and the smallest nonzero one keeps four significant digits.
+type timeUnit struct {
+	unit     string
+	scale    float64
+	decimals int
+}
+
+func secondsColumn(vs []float64) timeUnit {
+	hi, lo := 0.0, math.Inf(1)
+	for _, v := range vs {
+		if v = math.Abs(v); v > 0 {
+			hi, lo = max(hi, v), min(lo, v)
+		}
 	}
-	return "+" + units.FormatSeconds(x)
+	c := timeUnit{unit: "s", scale: 1}
+	switch {
+	case hi == 0:
+		return c
+	case hi < 1e-6:
+		c.unit, c.scale = "ns", 1e9
+	case hi < 1e-3:
+		c.unit, c.scale = "µs", 1e6
+	case hi < 1:
+		c.unit, c.scale = "ms", 1e3
+	}
+	c.decimals = min(6, max(0, 3-int(math.Floor(math.Log10(lo*c.scale)))))
+	return c
+}
+
+func (c timeUnit) format(v float64) string {
+	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
+}
+
+func (c timeUnit) signed(v float64) string {
+	if v < 0 {
+		return c.format(v)
+	}
+	return "+" + c.format(v)
 }
 
 func writeSelfTest(w io.Writer, stats []delay.Stats, in delay.Injector) error {

@@ -199,3 +199,32 @@ func TestReplayScheduleFile(t *testing.T) {
 		t.Errorf("--algo with --schedule: exit %d, %v", code, err)
 	}
 }
+
+// The replay table names each column's unit in its heading and holds bare numbers: the same
+// value reads the same whatever unit another row would have chosen.
+func TestReplayTableUnitsInHeadings(t *testing.T) {
+	sum := &hil.Summary{Runs: []hil.RunSummary{
+		{Algorithm: "tetris", CompletionSeconds: 0.07991, PredictedCompletionSeconds: 0.07823, LiveOverPredicted: 1.0214, Commands: 38,
+			StartDifference: hil.Diff{Median: 1.114e-3, P99: 3.19e-3, Worst: 3.19e-3}, EndDifference: hil.Diff{Median: 1.125e-3, P99: 2.898e-3, Worst: -2.898e-3}},
+		{Algorithm: "bvn", CompletionSeconds: 0.3186, PredictedCompletionSeconds: 0.3025, LiveOverPredicted: 1.0533, Commands: 43,
+			StartDifference: hil.Diff{Median: 800e-6, P99: 15.99e-3, Worst: 16.05e-3}, EndDifference: hil.Diff{Median: 7.993e-3, P99: 16.09e-3, Worst: 16.17e-3}},
+	}}
+	var b strings.Builder
+	if err := writeReplayTable(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.Contains(lines[0], "LIVE (ms)") || !strings.Contains(lines[0], "START Δ MEDIAN (ms)") {
+		t.Errorf("heading %q", lines[0])
+	}
+	want := [][]string{
+		// The smallest Δ (0.8 ms) keeps four significant digits: four decimals for the column.
+		{"tetris", "79.91", "78.23", "1.0214", "1.1140", "3.1900", "+3.1900", "1.1250", "2.8980", "-2.8980", "38"},
+		{"bvn", "318.60", "302.50", "1.0533", "0.8000", "15.9900", "+16.0500", "7.9930", "16.0900", "+16.1700", "43"},
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[i+1]); strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("row %d: %v, want %v", i, got, w)
+		}
+	}
+}
