@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/internal/outdir"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -237,7 +238,7 @@ type Partial struct {
 	Live      *Live              `json:"measured"`
 }
 
-// CheckDir checks that dir can be the run directory: a new directory whose parent exists, or an
+// CheckDir checks that dir can be the run directory: a new directory (its parents are created), or an
 // existing one that holds no run yet (no manifest.json), so that the files of two sessions never
 // mix under one manifest.
 func CheckDir(dir string) error {
@@ -250,7 +251,7 @@ func CheckDir(dir string) error {
 		}
 		return nil
 	}
-	return safefile.Check(dir)
+	return outdir.Check(dir) // created, with its parents, by Run
 }
 
 // Run replays every job in order and writes the run directory: manifest.json first (incomplete)

@@ -119,7 +119,8 @@ func (f *broadcastFlags) writeJSON(cmd *cobra.Command, v any) error {
 	if err := safefile.WriteJSON(f.jsonOut, v); err != nil {
 		return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 	}
-	return nil
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.jsonOut)
+	return err
 }
 
 func newBroadcastCmd() *cobra.Command {
@@ -150,7 +151,7 @@ the stack to trigger the next change (§2.4); --header sets H (1 byte gives the 
 		Example: `  tetris-hil broadcast --nodes 1024
   tetris-hil broadcast --algo ring,tree --nodes 64 --tc 5ms --tf 500ns --tb 50us --size 1000B
   tetris-hil broadcast --nodes 256 --tr 100us --tw 5ms --json out.json
-  tetris-hil broadcast --nodes 256 --switch-bench bench.json --tc-half`,
+  tetris-hil broadcast --nodes 256 --switch-bench examples/switch-bench.json --tc-half`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := f.params(cmd)
@@ -303,6 +304,12 @@ closed form dashed. The paper's regime is a change worth about ten forwards, e.g
 				if err := safefile.WriteFile(plotOut, b.Bytes()); err != nil {
 					return fmt.Errorf("--plot %s: %w", plotOut, err)
 				}
+				// Where standard output carries the JSON, the note goes to standard error.
+				note := cmd.OutOrStdout()
+				if f.jsonOut == "-" {
+					note = cmd.ErrOrStderr()
+				}
+				fmt.Fprintf(note, "wrote %s\n", plotOut)
 			}
 			if f.jsonOut != "" {
 				return f.writeJSON(cmd, sweepReport{Version: holo.FormatVersion, Params: p, Points: points, Crossovers: cross})

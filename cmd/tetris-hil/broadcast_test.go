@@ -29,7 +29,7 @@ func TestBroadcastSweepGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
-	goldenfile.Check(t, "testdata/broadcast/sweep-paper-4-96.golden.txt", []byte(out))
+	goldenfile.Check(t, "testdata/broadcast/sweep-paper-4-96.golden.txt", []byte(strings.ReplaceAll(out, dir, "DIR")))
 	for _, want := range []string{"N < 68", "N < 10", "N < 56", "N < 58"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("crossover table lacks %q", want)

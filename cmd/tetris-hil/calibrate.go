@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,8 @@ type calibrateFlags struct {
 	lockClocks                     bool
 	clockMHz                       uint
 	resume, unpinned, noProgress   bool
+	overwrite                      bool
+	progressMode                   string
 	timeout                        string
 	fakeAlpha, fakeBandwidth       string
 	fakeNoise, fakeOutliers        float64
@@ -81,7 +84,7 @@ With --fake everything runs on fake devices: T(m) = α + m/B per pair around --f
 contention under the permutation pattern (--fake-contention).`,
 		Example: `  tetris-hil calibrate --fake -o cal.json && tetris-hil emulate --calibration cal.json
   tetris-hil calibrate --gpus 0,1,2,3 --copy sm --reps 50 -o cal-sm.json
-  tetris-hil calibrate --demand trace.json -o cal.json --measured-out measured.json
+  tetris-hil calibrate --demand examples/trace.json -o cal.json --measured-out measured.json
   tetris-hil calibrate -o cal.json --resume          # continue after Ctrl-C
   tetris-hil calibrate show cal.json --plot cal.png`,
 		Args: exactArgs(0),
@@ -89,7 +92,8 @@ contention under the permutation pattern (--fake-contention).`,
 	}
 	f.ff.register(cmd)
 	fs := cmd.Flags()
-	fs.StringVarP(&f.out, "out", "o", "calibration.json", "calibration file to write")
+	fs.StringVarP(&f.out, "output", "o", "calibration.json", "calibration file to write")
+	renamedFlag(fs, "out", "output") // -o for a file, --out for directories, on every command
 	fs.StringVar(&f.gpus, "gpus", "", "GPUs to calibrate, comma-separated NVML indices (default: all)")
 	fs.StringVar(&f.pairs, "pairs", "", "ordered pairs to measure, e.g. 0-1,1-0,0-0 (default: all pairs of distinct --gpus; one GPU: its loopback)")
 	fs.StringVar(&f.sizes, "sizes", "4KiB..1GiB", "message sizes: MIN..MAX (geometric, --per-octave per doubling) or a comma-separated list")
@@ -103,9 +107,12 @@ contention under the permutation pattern (--fake-contention).`,
 	fs.StringVar(&f.measuredOut, "measured-out", "", "with --demand: measured-times file for emulate --measured (default: OUT with .measured.json)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; restored on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted run kept in OUT.partial (same plan)")
+	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted run kept in OUT.partial (same plan; without one, start afresh)")
 	fs.BoolVar(&f.unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding the interrupted run kept in OUT.partial")
+	fs.StringVar(&f.progressMode, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress bar")
+	_ = fs.MarkDeprecated("no-progress", "use --progress off")
 	fs.StringVar(&f.timeout, "timeout", "60s", "a worker that does not answer a request within this is reported hung and killed")
 	fs.StringVar(&f.startMargin, "start-margin", "", "permutation pattern: how far ahead the concurrent copies are released together (default 100ms, 1ms with --fake)")
 	fs.StringVar(&f.fakeAlpha, "fake-alpha", "3us", "with --fake: per-copy latency α around which pairs lie (±5 %)")
@@ -122,7 +129,24 @@ contention under the permutation pattern (--fake-contention).`,
 
 func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := safefile.Check(f.out); err != nil {
-		return usagef("--out %q: %v", f.out, err)
+		return usagef("-o %q: %v", f.out, err)
+	}
+	if err := checkProgress(f.progressMode); err != nil {
+		return err
+	}
+	if f.resume && f.overwrite {
+		return usagef("--resume and --overwrite: give one (continue OUT.partial, or discard it)")
+	}
+	lock, err := claimOutFile(cmd, "output", f.out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	// Under the lock: no other run writes OUT.partial while it is looked at.
+	partialPath := f.out + ".partial"
+	if _, err := os.Stat(partialPath); err == nil && !f.resume && !f.overwrite {
+		return usagef("-o %q: %s holds an interrupted calibration: --resume to continue it, or --overwrite to discard it and start afresh",
+			f.out, partialPath)
 	}
 	lib, err := f.ff.open()
 	if err != nil {
@@ -140,11 +164,13 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := f.demandPlan(&cfg); err != nil {
 		return err
 	}
-	partialPath := f.out + ".partial"
 	if err := safefile.Check(partialPath); err != nil {
-		return usagef("--out %q: its partial file: %v", f.out, err)
+		return usagef("-o %q: its partial file: %v", f.out, err)
 	}
-	if f.resume {
+	if _, err := os.Stat(partialPath); f.resume && errors.Is(err, fs.ErrNotExist) {
+		// Nothing to continue: a retry loop (until calibrate --resume; do :; done) starts afresh.
+		fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: --resume: no interrupted calibration in %s; starting from the beginning\n", partialPath)
+	} else if f.resume {
 		if cfg.Resume, err = loadPartial(partialPath); err != nil {
 			return usagef("--resume: %v", err)
 		}
@@ -189,7 +215,7 @@ func (f *calibrateFlags) finish(cmd *cobra.Command, res *calibrate.Result, parti
 		return err
 	}
 	if err := safefile.WriteFile(f.out, b); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
+		return fmt.Errorf("-o %s: %w", f.out, err)
 	}
 	if err := os.Remove(partialPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -435,7 +461,7 @@ func (f *calibrateFlags) progress(cmd *cobra.Command, cfg *calibrate.Config, par
 		last = time.Now()
 		return safefile.WriteJSON(partialPath, p)
 	}
-	if f.noProgress {
+	if f.noProgress || !showProgress(f.progressMode, cmd.ErrOrStderr()) {
 		return
 	}
 	bar := progressbar.NewOptions(calibrate.Steps(&cfg.Plan),
@@ -521,7 +547,11 @@ colour scale, to an .svg or .png file.`,
 			if err := calplot.Draw(&buf, format, cal); err != nil {
 				return err
 			}
-			return safefile.WriteFile(plotOut, []byte(buf.String()))
+			if err := safefile.WriteFile(plotOut, []byte(buf.String())); err != nil {
+				return fmt.Errorf("--plot %s: %w", plotOut, err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", plotOut)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&plotOut, "plot", "", "draw the fits and a bandwidth heatmap to this .svg or .png file")

@@ -24,7 +24,7 @@ func TestCalibrateThenEmulate(t *testing.T) {
 	dir := t.TempDir()
 	cal := filepath.Join(dir, "cal.json")
 	out, code, err := cli(t, "calibrate", "--fake", "--fake-gpus", "4", "--fake-alpha", "7us", "--fake-bandwidth", "250GB/s",
-		"--seed", "5", "--sizes", "4KiB..256MiB", "--per-octave", "2", "--reps", "9", "--no-progress", "-o", cal)
+		"--seed", "5", "--sizes", "4KiB..256MiB", "--per-octave", "2", "--reps", "9", "--progress", "off", "-o", cal)
 	if code != 0 {
 		t.Fatalf("calibrate: exit %d: %v\n%s", code, err, out)
 	}
@@ -55,7 +55,7 @@ func TestCalibrateThenEmulate(t *testing.T) {
 
 	measured := filepath.Join(dir, "measured.json")
 	out, code, err = cli(t, "calibrate", "--fake", "--fake-gpus", "4", "--demand", demand, "--measured-out", measured,
-		"--sizes", "4KiB,1MiB,64MiB", "--pattern", "isolated", "--no-progress", "-o", filepath.Join(dir, "cal2.json"))
+		"--sizes", "4KiB,1MiB,64MiB", "--pattern", "isolated", "--progress", "off", "-o", filepath.Join(dir, "cal2.json"))
 	if code != 0 || !strings.Contains(out, "Measured 6 demand transfers") {
 		t.Fatalf("calibrate --demand: exit %d: %v\n%s", code, err, out)
 	}
@@ -104,6 +104,10 @@ func TestCalibrateShowAndPlot(t *testing.T) {
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {
+	badPartial := filepath.Join(t.TempDir(), "cal.json")
+	if err := os.WriteFile(badPartial+".partial", []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -117,8 +121,8 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--fake", "--reps", "0"}, "--reps 0"},
 		{[]string{"calibrate", "--fake", "--fake-bandwidth", "250"}, "--fake-bandwidth"},
 		{[]string{"calibrate", "--fake", "--fake-knee", "big"}, "--fake-knee"},
-		{[]string{"calibrate", "--fake", "-o", "/nonexistent-dir/cal.json"}, "--out"},
-		{[]string{"calibrate", "--fake", "--resume", "-o", "/tmp/no-such-calibration-here.json"}, "--resume"},
+		{[]string{"calibrate", "--fake", "-o", "/nonexistent-dir/cal.json"}, "-o \"/nonexistent-dir/cal.json\""},
+		{[]string{"calibrate", "--fake", "--resume", "-o", badPartial}, "--resume"},
 		{[]string{"calibrate", "show", "testdata/emulate/hand4.csv"}, "hand4.csv"},
 		{[]string{"calibrate", "show", "testdata/calibrate/knee3.json", "--plot", "x.gif"}, "--plot"},
 	}
@@ -137,7 +141,7 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 	unsetCUDAVisible(t)
 	dir := t.TempDir()
 	args := []string{"calibrate", "--fake", "--fake-gpus", "3", "--sizes", "4KiB..1GiB", "--per-octave", "1", "--reps", "5",
-		"--start-margin", "100ms", "--no-progress", "--log-level", "error"}
+		"--start-margin", "100ms", "--progress", "off", "--log-level", "error"}
 	run := func(extra ...string) (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(os.Args[0], append(args, extra...)...)
 		cmd.Env = append(os.Environ(), envBeCLI+"="+cliRole)
@@ -173,6 +177,19 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 	if _, err := os.Stat(cut + ".partial"); err != nil {
 		t.Fatalf("no partial file: %v\n%s", err, out)
 	}
+	// Without --resume the partial file (an hour of measurement on a real server) is not
+	// silently dropped: the run is refused, naming both ways on, and the file is left as it was.
+	partial, _ := os.ReadFile(cut + ".partial")
+	if _, code, err := cli(t, append(args, "-o", cut)...); code != 2 || err == nil ||
+		!strings.Contains(err.Error(), "--resume") || !strings.Contains(err.Error(), "--overwrite") {
+		t.Errorf("a fresh run over a partial file: exit %d, %v; want exit 2 naming --resume and --overwrite", code, err)
+	}
+	if again, _ := os.ReadFile(cut + ".partial"); !bytes.Equal(again, partial) {
+		t.Error("the refused run changed the partial file")
+	}
+	if _, code, err := cli(t, append(args, "-o", cut, "--resume", "--overwrite")...); code != 2 || err == nil {
+		t.Errorf("--resume with --overwrite: exit %d, %v; want 2", code, err)
+	}
 	if _, code, err := cli(t, append(args, "-o", cut, "--resume", "--reps", "7")...); code != 2 || err == nil ||
 		!strings.Contains(err.Error(), "plan.reps: 7 here, 5 in the file") {
 		t.Errorf("resume with another plan: exit %d, %v; want exit 2 naming the field", code, err)
@@ -186,6 +203,20 @@ func TestCalibrateInterruptAndResume(t *testing.T) {
 	}
 	if a, b := stripTimes(t, whole), stripTimes(t, cut); a != b {
 		t.Errorf("resumed calibration differs from the uninterrupted one")
+	}
+	// --overwrite discards a partial file and measures afresh.
+	if err := os.WriteFile(cut+".partial", partial, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out = run("-o", cut, "--overwrite")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("--overwrite: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(cut + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("partial file left after --overwrite finished: %v", err)
+	}
+	if a, b := stripTimes(t, whole), stripTimes(t, cut); a != b {
+		t.Errorf("--overwrite calibration differs from an uninterrupted one")
 	}
 }
 

@@ -14,9 +14,12 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err 
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"--log-level", "error"}, args...))
-	err = root.ExecuteContext(context.Background())
-	err = asUsage(err)
+	args = append([]string{"--log-level", "error"}, args...)
+	root.SetArgs(args)
+	// As run does: a first word that is no command is refused before cobra parses its flags.
+	if err = checkFirstWord(root, args); err == nil {
+		err = asUsage(root.ExecuteContext(context.Background()))
+	}
 	return out.String(), errOut.String(), exitCode(err), err
 }
 

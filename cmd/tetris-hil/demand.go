@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -23,9 +30,11 @@ type demandSource struct {
 	layout        string
 	countDiagonal bool
 	maxPorts      int
+	fs            *pflag.FlagSet // to tell --matrix -1 given from the flag left out
 }
 
 func (s *demandSource) register(fs *pflag.FlagSet) {
+	s.fs = fs
 	fs.StringVar(&s.path, "demand", "", "demand file: a trace (.json), a CSV matrix (.csv) or a NumPy array (.npy); default: the built-in Mixtral-8x7B trace (see 'tetris-hil trace show')")
 	fs.IntVar(&s.matrix, "matrix", -1, "index of the one matrix to use (as 'tetris-hil trace show' lists them; default: all)")
 	fs.IntVar(&s.layer, "layer", -1, "use only the matrices of this MoE layer (default: all)")
@@ -75,6 +84,10 @@ func (s *demandSource) loadTrace() (*trace.Trace, string, error) {
 	if err != nil {
 		return nil, "", usagef("--demand: %v", err)
 	}
+	if line, text, ok := csvHeader(s.path); ok && len(t.Matrices) == 1 {
+		fmt.Fprintf(os.Stderr, "tetris-hil: %s: line %d (%s) is a header of names, not byte counts: skipped; the matrix is the %d×%d rows below it\n",
+			s.path, line, text, len(t.Matrices[0].Bytes), len(t.Matrices[0].Bytes))
+	}
 	return t, s.path, nil
 }
 
@@ -106,11 +119,12 @@ func (s *demandSource) selectFrom(t *trace.Trace, name string) ([]namedDemand, e
 		}
 		phase = p
 	}
-	if s.matrix < -1 || s.matrix >= len(t.Matrices) {
-		return nil, usagef("--matrix %d: %s holds %d matrices (indices 0..%d)", s.matrix, name, len(t.Matrices), len(t.Matrices)-1)
+	// -1 is what the flags hold when left out (all matrices); given, it is no index.
+	if s.matrix < -1 || s.matrix >= len(t.Matrices) || (s.matrix < 0 && s.given("matrix")) {
+		return nil, usagef("--matrix %d: %s holds %d matrices (indices 0..%d; leave --matrix out for all)", s.matrix, name, len(t.Matrices), len(t.Matrices)-1)
 	}
-	if s.layer < -1 {
-		return nil, usagef("--layer %d: want a layer number ≥ 0", s.layer)
+	if s.layer < -1 || (s.layer < 0 && s.given("layer")) {
+		return nil, usagef("--layer %d: want a layer number ≥ 0 (leave --layer out for all)", s.layer)
 	}
 	var out []namedDemand
 	for k := range t.Matrices {
@@ -124,7 +138,75 @@ func (s *demandSource) selectFrom(t *trace.Trace, name string) ([]namedDemand, e
 			Label: fmt.Sprintf("%s #%d: %s", name, k, m.Label()), Demand: d})
 	}
 	if len(out) == 0 {
-		return nil, usagef("--matrix %d --layer %d --phase %q: no matrix of %s matches (see `tetris-hil trace show`)", s.matrix, s.layer, s.phase, name)
+		return nil, usagef("%s: no matrix of %s matches (it holds %s; see `tetris-hil trace show`)", s.selection(), name, holds(t))
 	}
 	return out, nil
+}
+
+func (s *demandSource) given(flag string) bool { return s.fs != nil && s.fs.Changed(flag) }
+
+// selection is the selection flags as given, for a message ("--layer 3 --phase combine").
+func (s *demandSource) selection() string {
+	var parts []string
+	if s.matrix >= 0 {
+		parts = append(parts, fmt.Sprintf("--matrix %d", s.matrix))
+	}
+	if s.layer >= 0 {
+		parts = append(parts, fmt.Sprintf("--layer %d", s.layer))
+	}
+	if s.phase != "" {
+		parts = append(parts, "--phase "+s.phase)
+	}
+	return strings.Join(parts, " ")
+}
+
+// holds says which layers and phases a trace has: what a selection could have asked for.
+func holds(t *trace.Trace) string {
+	var layers, phases []string
+	for _, m := range t.Matrices {
+		if l := strconv.Itoa(m.Layer); !slices.Contains(layers, l) {
+			layers = append(layers, l)
+		}
+		if p := string(m.Phase); !slices.Contains(phases, p) {
+			phases = append(phases, p)
+		}
+	}
+	n := fmt.Sprintf("%d matrices", len(t.Matrices))
+	if len(t.Matrices) == 1 {
+		n = "1 matrix"
+	}
+	return fmt.Sprintf("%s, layers %s, phases %s", n, strings.Join(layers, ", "), strings.Join(phases, ", "))
+}
+
+// csvHeader reports the header line of a CSV matrix file (its first line with content when no
+// field of it is a number), which the reader skips: the run says so, so that a header a user
+// meant as data is not dropped in silence.
+func csvHeader(path string) (line int, text string, ok bool) {
+	if !strings.EqualFold(filepath.Ext(path), ".csv") {
+		return 0, "", false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line++
+		t := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) }) {
+			if _, err := strconv.ParseFloat(f, 64); err == nil {
+				return 0, "", false
+			}
+		}
+		if len(t) > 60 {
+			t = t[:57] + "..."
+		}
+		return line, t, true
+	}
+	return 0, "", false
 }

@@ -65,19 +65,23 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	if err := checkProgress(f.progress); err != nil {
 		return err
 	}
-	dir, err := makeDemoDir(f.out)
+	dir, err := makeDemoDir(cmd, f.out)
 	if err != nil {
 		return err
+	}
+	if f.out != "" {
+		lock, err := claimOutDir(cmd, "out", dir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "tetris-hil demo: fake GPUs, the built-in Mixtral-8x7B trace; every file goes to %s\n\n", dir)
 	p := func(name string) string { return filepath.Join(dir, name) }
-	noProgress := f.progress == "off" || (f.progress == "auto" && !isTerminal(cmd.ErrOrStderr()))
+	// --overwrite: the fake calibration takes seconds, so a demo stopped halfway starts afresh.
 	calArgs := []string{"calibrate", "--fake", "--fake-bandwidth", "100GB/s", "--sizes", "64KiB..64MiB", "--per-octave", "1",
-		"--reps", "5", "--warmup", "1", "--pattern", "isolated", "-o", p("calibration.json")}
-	if noProgress {
-		calArgs = append(calArgs, "--no-progress")
-	}
+		"--reps", "5", "--warmup", "1", "--pattern", "isolated", "--progress", f.progress, "--overwrite", "-o", p("calibration.json")}
 	first := []demoStep{
 		{what: "calibrate 8 fake GPUs (a short plan: every ordered pair, 64KiB to 64MiB, one size per doubling)", args: calArgs, stdout: "calibrate.txt"},
 		{what: "plot the α-β fits", args: []string{"calibrate", "show", p("calibration.json"), "--plot", p("calibration.png")}, stdout: "calibration.txt"},
@@ -127,7 +131,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 }
 
 // makeDemoDir makes the demo's directory: --out (checked, created if missing), or a fresh one.
-func makeDemoDir(out string) (string, error) {
+func makeDemoDir(cmd *cobra.Command, out string) (string, error) {
 	if out == "" {
 		d, err := os.MkdirTemp("", "tetris-hil-demo-")
 		if err != nil {
@@ -138,10 +142,7 @@ func makeDemoDir(out string) (string, error) {
 	if err := checkOutDir(out); err != nil {
 		return "", usagef("--out %q: %v", out, err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", fmt.Errorf("--out %q: %w", out, err)
-	}
-	return out, nil
+	return out, nil // claimOutDir creates it
 }
 
 func runDemoSteps(cmd *cobra.Command, steps []demoStep, dir string) error {

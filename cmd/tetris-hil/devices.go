@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"io"
 	"os"
 	"strings"
@@ -44,7 +45,8 @@ func cudaVisible() *string {
 
 func newDevicesCmd() *cobra.Command {
 	var ff fakeGPUFlags
-	var asJSON, checkWorkers bool
+	var checkWorkers bool
+	var jsonOut string
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the GPUs (NVML): identity, NUMA node and local CPUs, clocks, and the topology matrix",
@@ -71,8 +73,14 @@ exactly those CPUs (of the ones this process may use); exit status 1 if any does
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
+			if jsonOut == "-" {
 				return nvml.WriteJSON(out, inv)
+			} else if jsonOut != "" {
+				if err := safefile.WriteStream(jsonOut, func(w io.Writer) error { return nvml.WriteJSON(w, inv) }); err != nil {
+					return fmt.Errorf("--json %s: %w", jsonOut, err)
+				}
+				_, err := fmt.Fprintf(out, "wrote %s\n", jsonOut)
+				return err
 			}
 			if err := nvml.WriteTable(out, inv); err != nil {
 				return err
@@ -87,13 +95,13 @@ exactly those CPUs (of the ones this process may use); exit status 1 if any does
 				}
 			}
 			if checkWorkers {
-				return checkWorkerPinning(cmd, lib, ff.fake, len(inv.GPUs))
+				return checkWorkerPinning(cmd, lib, ff.fake, inv)
 			}
 			return nil
 		},
 	}
 	ff.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the inventory as JSON")
+	jsonFlag(cmd.Flags(), &jsonOut, "the inventory, instead of the tables")
 	cmd.Flags().BoolVar(&checkWorkers, "check-workers", false, "start a pinned worker per GPU and check every thread's CPUs")
 	return cmd
 }
@@ -122,7 +130,9 @@ func writeFakeAffinityNote(w io.Writer, inv *nvml.Inventory) error {
 	return err
 }
 
-func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, n int) error {
+// checkWorkerPinning checks a worker on every GPU CUDA can see (CUDA_VISIBLE_DEVICES hides the
+// others: a worker could not open them).
+func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, inv *nvml.Inventory) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this binary to start workers: %w", err)
@@ -132,9 +142,14 @@ func checkWorkerPinning(cmd *cobra.Command, lib *nvml.Lib, fake bool, n int) err
 	if fake {
 		cfg.Engine = "fake"
 	}
-	gpus := make([]int, n)
-	for i := range gpus {
-		gpus[i] = i
+	var gpus []int
+	for _, g := range inv.GPUs {
+		if g.CUDAOrdinal >= 0 {
+			gpus = append(gpus, g.Index)
+		}
+	}
+	if len(gpus) == 0 {
+		return usagef("--check-workers: CUDA_VISIBLE_DEVICES hides every GPU: no worker to check")
 	}
 	ps, err := bench.CheckPinning(cmd.Context(), cfg, gpus)
 	if err != nil {

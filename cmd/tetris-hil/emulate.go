@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +34,8 @@ type emulateFlags struct {
 	maxMemory   memoryFlag
 	wear        wearFlags
 	tenants     tenantFlags
+	csvOut      string
+	totals      bool
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -75,11 +77,11 @@ the demand of its ports in order, under --allocation shared, centre or strict (s
 tenants'); the table and --json give each tenant's completion.
 
 Every emulated timeline is checked by the verifier; a violation is an internal error (exit 1).`,
-		Example: `  tetris-hil emulate --demand m.csv
-  tetris-hil emulate --demand trace.json --layer 3 --phase dispatch --algo tetris,bvn --reconfig 1us
-  tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
-  tetris-hil emulate --demand m.csv --reconfig-model controller --tr 1us --tw 10us --batch 16 --serial-settle
+		Example: `  tetris-hil emulate --demand examples/demand.csv
+  tetris-hil emulate --demand examples/trace.json --layer 1 --phase dispatch --algo tetris,bvn --reconfig 1us
+  tetris-hil emulate --demand examples/demand.csv --reconfig-model controller --tr 1us --tw 10us --json out.json
   tetris-hil emulate --schedule s.json --timeline runs/
+  tetris-hil emulate --demand examples/demand.csv --reconfig-model controller --tr 1us --tw 10us --batch 16 --serial-settle
   tetris-hil emulate --layer 0 --algo tetris,tetris-wear --wear-weight 4 --wear --passes-per-second 100
   tetris-hil emulate --tenants "0-3=a.csv,4-7=b.csv" --allocation strict --algo tetris,bvn --json t.json`,
 		Args: exactArgs(0),
@@ -94,7 +96,9 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
 	fs.StringVar(&f.algo, "algo", "all", "schedulers to run: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "execute this schedule file as it is instead of scheduling")
 	f.models.register(fs)
-	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file")
+	fs.StringVar(&f.jsonOut, "json", "", "write every run (and totals) as JSON to this file (- for standard output, instead of the table)")
+	fs.StringVar(&f.csvOut, "csv", "", "write every run and the totals as CSV to this file, a unit per column heading (- for standard output, instead of the table)")
+	fs.BoolVar(&f.totals, "totals", false, "print one summary line per algorithm over every matrix instead of a row per matrix (with --csv: the total rows only)")
 	fs.StringVar(&f.timelineDir, "timeline", "", "write each run's schedule, timeline and Chrome trace (Perfetto) into this directory")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.wear.register(fs)
@@ -188,6 +192,13 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if f.tenants.spec != "" {
 		return runEmulateTenants(cmd, f)
 	}
+	if f.timelineDir != "" {
+		lock, err := claimOutDir(cmd, "timeline", f.timelineDir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	var out *experiment.Outcome
 	var cfg experiment.Config
 	if f.schedule != "" {
@@ -198,14 +209,59 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), experiment.Describe(f.sourceName(), out.Matrices(), cfg))
-	if err := out.WriteTable(cmd.OutOrStdout()); err != nil {
+	stdout := cmd.OutOrStdout()
+	if f.jsonOut != "-" && f.csvOut != "-" {
+		fmt.Fprintln(stdout, experiment.Describe(f.sourceName(), out.Matrices(), cfg))
+		write := out.WriteTable
+		if f.totals {
+			write = func(w io.Writer) error { return writeEmulateTotals(w, out) }
+		}
+		if err := write(stdout); err != nil {
+			return err
+		}
+	}
+	if f.csvOut != "" {
+		if err := writeCSVTo(stdout, f.csvOut, func(w io.Writer) error { return writeEmulateCSV(w, out, f.totals) }); err != nil {
+			return fmt.Errorf("--csv %s: %w", f.csvOut, err)
+		}
+	}
+	if err := f.writeOutputs(cmd.Context(), stdout, out, cfg, ganttFormat); err != nil {
 		return err
 	}
-	if err := f.wear.write(cmd.OutOrStdout(), out); err != nil {
+	wearOut := stdout
+	if f.jsonOut == "-" || f.csvOut == "-" {
+		wearOut = cmd.ErrOrStderr() // standard output carries the JSON or CSV itself
+	}
+	if err := f.wear.write(wearOut, out); err != nil {
 		return err
 	}
-	return f.writeOutputs(cmd.Context(), out, cfg, ganttFormat)
+	return f.sayWritten(cmd)
+}
+
+// sayWritten names the files emulate wrote: on standard output after the table, or on standard
+// error when standard output carries the JSON or CSV itself.
+func (f *emulateFlags) sayWritten(cmd *cobra.Command) error {
+	var files []string
+	for _, p := range []string{f.jsonOut, f.csvOut} {
+		if p != "" && p != "-" {
+			files = append(files, p)
+		}
+	}
+	if f.timelineDir != "" {
+		files = append(files, f.timelineDir+" (schedules, timelines, Chrome traces; "+experiment.TimelinesManifestName+" lists them)")
+	}
+	if f.gantt != "" {
+		files = append(files, f.gantt+" (one chart per run: -m<matrix>-<algorithm> before the extension when there are several)")
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	w := cmd.OutOrStdout()
+	if f.jsonOut == "-" || f.csvOut == "-" {
+		w = cmd.ErrOrStderr()
+	}
+	_, err := fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
+	return err
 }
 
 // checkOutputs checks every output path before any work starts and returns the chart format.
@@ -228,9 +284,14 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 			return "", usagef("--gantt %q: %v", f.gantt, err)
 		}
 	}
-	if f.jsonOut != "" {
-		if err := safefile.Check(f.jsonOut); err != nil {
-			return "", usagef("--json %q: %v", f.jsonOut, err)
+	if f.jsonOut == "-" && f.csvOut == "-" {
+		return "", usagef("--json - and --csv -: only one can take standard output")
+	}
+	for flag, p := range map[string]string{"json": f.jsonOut, "csv": f.csvOut} {
+		if p != "" && p != "-" {
+			if err := safefile.Check(p); err != nil {
+				return "", usagef("--%s %q: %v", flag, p, err)
+			}
 		}
 	}
 	if f.timelineDir != "" {
@@ -243,17 +304,6 @@ func (f *emulateFlags) checkOutputs() (ganttFormat string, err error) {
 		}
 	}
 	return ganttFormat, nil
-}
-
-// checkOutDir checks that dir is a directory or can be created as one (its parent exists).
-func checkOutDir(dir string) error {
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	return safefile.Check(dir)
 }
 
 // runSchedule executes the --schedule file as it is.
@@ -343,7 +393,7 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 }
 
 // writeOutputs writes the run records, charts and report the flags ask for.
-func (f *emulateFlags) writeOutputs(ctx context.Context, out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
+func (f *emulateFlags) writeOutputs(ctx context.Context, stdout io.Writer, out *experiment.Outcome, cfg experiment.Config, ganttFormat string) error {
 	if f.timelineDir == "" && f.gantt == "" && f.jsonOut == "" {
 		return nil
 	}
@@ -370,7 +420,7 @@ func (f *emulateFlags) writeOutputs(ctx context.Context, out *experiment.Outcome
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := experiment.NewReport(out, cfg, provenance.Tool(), inputs).Write(f.jsonOut); err != nil {
+		if err := writeJSONTo(stdout, f.jsonOut, experiment.NewReport(out, cfg, provenance.Tool(), inputs)); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}
 	}

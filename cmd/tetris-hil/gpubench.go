@@ -71,7 +71,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 			if err := checkReps(reps, warmup); err != nil {
 				return err
 			}
-			if jsonPath != "" {
+			if jsonPath != "" && jsonPath != "-" {
 				if err := safefile.Check(jsonPath); err != nil {
 					return usagef("--json %q: %v", jsonPath, err)
 				}
@@ -133,6 +133,9 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if jsonPath == "-" { // standard output carries the JSON alone
+				return writeJSONTo(out, jsonPath, res)
+			}
 			if err := bench.WriteTable(out, res); err != nil {
 				return err
 			}
@@ -144,6 +147,7 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 				if err := safefile.WriteJSON(jsonPath, res); err != nil {
 					return fmt.Errorf("--json %s: %w", jsonPath, err)
 				}
+				fmt.Fprintf(out, "wrote %s\n", jsonPath)
 			}
 			return nil
 		},
@@ -159,11 +163,12 @@ With --fake, the workers run the fake engine: T(m) = α + m/B per pair (around -
 	f.IntVar(&warmup, "warmup", 3, "untimed copies per size before the timed ones")
 	f.StringVar(&fakeAlpha, "fake-alpha", "3us", "with --fake: per-copy latency α around which pairs lie")
 	f.StringVar(&fakeBandwidth, "fake-bandwidth", "370GB/s", "with --fake: bandwidth B around which pairs lie")
-	f.Uint64Var(&fakeSeed, "fake-seed", 1, "with --fake: seed of the noise")
+	f.Uint64Var(&fakeSeed, "seed", 1, "with --fake: seed of the noise")
+	renamedFlag(f, "fake-seed", "seed")
 	f.BoolVar(&lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; restored on every exit")
 	f.UintVar(&clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
 	f.StringVar(&timeout, "timeout", "60s", "a worker that does not answer a request within this is reported hung and killed")
-	f.StringVar(&jsonPath, "json", "", "also write the result, with every copy's time, to this JSON file")
+	f.StringVar(&jsonPath, "json", "", "also write the result, with every copy's time, to this JSON file (- for standard output, instead of the table)")
 	f.BoolVar(&unpinned, "unpinned", false, "do not pin the workers to their GPUs' CPUs")
 	return cmd
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +52,39 @@ func TestDebugLogs(t *testing.T) {
 	logger = logger.Level(1) // info
 	if p, _ := newProgress(&bytes.Buffer{}, "off", "emulate", 2); p != nil {
 		t.Error("a progress callback with neither a bar nor debug logging")
+	}
+}
+
+// Standard error into a file (not a terminal), by default: no info chatter, no JSON, no
+// progress frames; only the note of the directory it made. --log-level info shows the chatter
+// as plain console lines, and JSON only with --log-format json.
+func TestStderrOffTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	small := []string{"--algo", "tetris,bvn", "--bandwidth", "100Gbps", "--reconfig", "1us,10us"}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), envBeMain+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		return stderr.String()
+	}
+	dir := t.TempDir()
+	got := run(append([]string{"sweep", "--out", filepath.Join(dir, "a")}, small...)...)
+	if want := "tetris-hil: created directory " + filepath.Join(dir, "a") + "\n"; got != want {
+		t.Errorf("default stderr %q, want only %q", got, want)
+	}
+	got = run(append([]string{"sweep", "--out", filepath.Join(dir, "a"), "--log-level", "info"}, small...)...)
+	if !strings.Contains(got, " INF sweep ") || strings.Contains(got, "{") || strings.Contains(got, "\r") || strings.Contains(got, "\x1b[") {
+		t.Errorf("--log-level info: want plain console lines, got %q", got)
+	}
+	got = run(append([]string{"sweep", "--out", filepath.Join(dir, "a"), "--log-level", "info", "--log-format", "json"}, small...)...)
+	if !strings.Contains(got, `"level":"info"`) || !strings.Contains(got, `"message":"sweep"`) {
+		t.Errorf("--log-format json: want JSON lines, got %q", got)
 	}
 }

@@ -74,7 +74,10 @@ func signalContext(parent context.Context) (ctx context.Context, stop func()) {
 func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := asUsage(root.ExecuteContext(ctx))
+	err := checkFirstWord(root, args)
+	if err == nil {
+		err = asUsage(root.ExecuteContext(ctx))
+	}
 	var sig *interrupted
 	if errors.As(context.Cause(ctx), &sig) {
 		// Whatever the command made of the cancellation (an error, or none once its work was

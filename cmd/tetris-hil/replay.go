@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ T_r and T_w.
 and prints median, p99 and worst; nothing else runs.`,
 		Example: `  tetris-hil replay --fake --matrix 0 --algo tetris,bvn --reconfig 1ms --out runs/r1
   tetris-hil replay --fake --fake-alpha 5us --fake-bandwidth 370GB/s --matrix 0 --algo tetris,bvn,sunflow,maxweight --reconfig 10us --out runs/r4
-  tetris-hil replay --fake --matrix 0 --algo all --wiring lab/wiring-8x8.yaml --out runs/r2
+  tetris-hil replay --fake --matrix 0 --algo all --wiring examples/wiring-8x8-serial.yaml --out runs/r2
   tetris-hil replay --schedule s.json --calibration cal.json --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu --out runs/r3
   tetris-hil replay --selftest-delays`,
 		Args: exactArgs(0),
@@ -118,7 +119,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	f.ff.register(cmd)
 	fs.StringVar(&f.algo, "algo", "tetris", "schedulers to replay: a comma-separated list, or all")
 	fs.StringVar(&f.schedule, "schedule", "", "replay this schedule file as it is instead of scheduling")
-	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created if missing; its parent must exist)")
+	fs.StringVar(&f.out, "out", "", "run directory: new, or one without a manifest.json (created, with its parents, if missing)")
 	fs.StringVar(&f.wiring, "wiring", "", "switch wiring map (YAML): drive its switches (the fake controller under --fake)")
 	fs.StringVar(&f.port, "port", "", "with --wiring: serial port, overriding the map's")
 	fs.StringVar(&f.gpuMap, "gpu-map", "", "the GPU of each endpoint, comma-separated NVML indices (default: endpoint i on GPU i)")
@@ -128,7 +129,8 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.StringVar(&f.fakeAlpha, "fake-alpha", "5ms", "with --fake: per-copy latency α around which pairs lie")
 	fs.StringVar(&f.fakeBandwidth, "fake-bandwidth", "1GB/s", "with --fake: bandwidth B around which pairs lie")
 	fs.Float64Var(&f.fakeNoise, "fake-noise", 0.02, "with --fake: standard deviation of the log of each copy's time (0.02 ≈ ±2%)")
-	fs.Uint64Var(&f.fakeSeed, "fake-seed", 1, "with --fake: seed of the noise")
+	fs.Uint64Var(&f.fakeSeed, "seed", 1, "with --fake: seed of the noise")
+	renamedFlag(fs, "fake-seed", "seed")
 	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake --wiring: run the fake engines in this process instead of worker processes")
 	fs.BoolVar(&f.virtual, "virtual", false, "with --fake: run the compiled programs on a virtual clock (live then equals predicted: a check of the compiler)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
@@ -150,6 +152,14 @@ func runReplay(cmd *cobra.Command, f *replayFlags) error {
 	}
 	if err := r.loadJobs(); err != nil {
 		return err
+	}
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, lock.Release)
+	if err := hil.CheckDir(f.out); err != nil { // again, now that no other run can write there
+		return usagef("--out %q: %v", f.out, err)
 	}
 	if err := r.openGPUs(); err != nil {
 		return err
@@ -666,15 +676,27 @@ func schedulesOf(jobs []hil.Job) []*schedules.Schedule {
 	return out
 }
 
+// writeReplayTable prints the summary with one time unit per group of columns, named in the
+// heading, and bare numbers in the cells (awk reads them as they are).
 func writeReplayTable(w io.Writer, sum *hil.Summary) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "ALGORITHM\tLIVE\tPREDICTED\tLIVE/PRED\tSTART Δ MEDIAN\tP99\tWORST\tEND Δ MEDIAN\tP99\tWORST\tHARNESS MEDIAN\tP99\tWORST\tCOMMANDS\t")
+	var times, deltas, harness []float64
 	for _, r := range sum.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, units.FormatSeconds(r.CompletionSeconds),
-			units.FormatSeconds(r.PredictedCompletionSeconds), r.LiveOverPredicted,
-			units.FormatSeconds(r.StartDifference.Median), units.FormatSeconds(r.StartDifference.P99), signed(r.StartDifference.Worst),
-			units.FormatSeconds(r.EndDifference.Median), units.FormatSeconds(r.EndDifference.P99), signed(r.EndDifference.Worst),
-			units.FormatSeconds(r.HarnessCost.Median), units.FormatSeconds(r.HarnessCost.P99), units.FormatSeconds(r.HarnessCost.Worst), r.Commands)
+		times = append(times, r.CompletionSeconds, r.PredictedCompletionSeconds)
+		for _, d := range []hil.Diff{r.StartDifference, r.EndDifference} {
+			deltas = append(deltas, d.Median, d.P99, math.Abs(d.Worst))
+		}
+		harness = append(harness, r.HarnessCost.Median, r.HarnessCost.P99, r.HarnessCost.Worst)
+	}
+	tu, du, hu := secondsColumn(times), secondsColumn(deltas), secondsColumn(harness)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "ALGORITHM\tLIVE (%s)\tPREDICTED (%s)\tLIVE/PRED\tSTART Δ MEDIAN (%s)\tP99\tWORST\tEND Δ MEDIAN (%s)\tP99\tWORST\tHARNESS MEDIAN (%s)\tP99\tWORST\tCOMMANDS\t\n",
+		tu.unit, tu.unit, du.unit, du.unit, hu.unit)
+	for _, r := range sum.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, tu.format(r.CompletionSeconds),
+			tu.format(r.PredictedCompletionSeconds), r.LiveOverPredicted,
+			du.format(r.StartDifference.Median), du.format(r.StartDifference.P99), du.signed(r.StartDifference.Worst),
+			du.format(r.EndDifference.Median), du.format(r.EndDifference.P99), du.signed(r.EndDifference.Worst),
+			hu.format(r.HarnessCost.Median), hu.format(r.HarnessCost.P99), hu.format(r.HarnessCost.Worst), r.Commands)
 	}
 
 	if err := tw.Flush(); err != nil {
@@ -689,11 +711,45 @@ func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 	return nil
 }
 
-func signed(x float64) string {
-	if x < 0 {
-		return "-" + units.FormatSeconds(-x)
+// timeUnit is one column's unit: the largest value has at most four digits before the point,
+// and the smallest nonzero one keeps four significant digits.
+type timeUnit struct {
+	unit     string
+	scale    float64
+	decimals int
+}
+
+func secondsColumn(vs []float64) timeUnit {
+	hi, lo := 0.0, math.Inf(1)
+	for _, v := range vs {
+		if v = math.Abs(v); v > 0 {
+			hi, lo = max(hi, v), min(lo, v)
+		}
 	}
-	return "+" + units.FormatSeconds(x)
+	c := timeUnit{unit: "s", scale: 1}
+	switch {
+	case hi == 0:
+		return c
+	case hi < 1e-6:
+		c.unit, c.scale = "ns", 1e9
+	case hi < 1e-3:
+		c.unit, c.scale = "µs", 1e6
+	case hi < 1:
+		c.unit, c.scale = "ms", 1e3
+	}
+	c.decimals = min(6, max(0, 3-int(math.Floor(math.Log10(lo*c.scale)))))
+	return c
+}
+
+func (c timeUnit) format(v float64) string {
+	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
+}
+
+func (c timeUnit) signed(v float64) string {
+	if v < 0 {
+		return c.format(v)
+	}
+	return "+" + c.format(v)
 }
 
 func writeSelfTest(w io.Writer, stats []delay.Stats, in delay.Injector) error {

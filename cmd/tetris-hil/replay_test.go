@@ -21,6 +21,9 @@ func TestReplayBadFlags(t *testing.T) {
 	unsetCUDAVisible(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
+	if err := os.WriteFile(filepath.Join(dir, "a-file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -34,7 +37,8 @@ func TestReplayBadFlags(t *testing.T) {
 		{[]string{"--matrix", "0", "--in-process", "--out", out}, "--in-process: only with --fake"},
 		{[]string{"--fake", "--matrix", "0", "--spin", "fast", "--out", out}, `--spin "fast"`},
 		{[]string{"--fake", "--matrix", "0", "--fake-alpha", "5", "--out", out}, `--fake-alpha "5"`},
-		{[]string{"--fake", "--matrix", "0", "--out", filepath.Join(dir, "no", "such")}, "--out"},
+		// A missing directory is created with its parents; a path through a file cannot be.
+		{[]string{"--fake", "--matrix", "0", "--out", filepath.Join(dir, "a-file", "run")}, "a-file is a file, not a directory"},
 		{[]string{"--selftest-delays", "--selftest-reps", "0"}, "--selftest-reps 0"},
 	} {
 		_, code, err := cli(t, append([]string{"replay"}, tc.args...)...)
@@ -262,5 +266,34 @@ func TestReplayCompiledFake(t *testing.T) {
 	if _, code, err := cli(t, "replay", "--fake", "--virtual", "--wiring", filepath.Join("..", "..", "examples", "wiring-8x8-serial.yaml"),
 		"--matrix", "0", "--out", filepath.Join(dir, "bad")); code != 2 || !strings.Contains(err.Error(), "--virtual") {
 		t.Errorf("--virtual with --wiring: exit %d, %v", code, err)
+	}
+}
+
+// The replay table names each column's unit in its heading and holds bare numbers: the same
+// value reads the same whatever unit another row would have chosen.
+func TestReplayTableUnitsInHeadings(t *testing.T) {
+	sum := &hil.Summary{Runs: []hil.RunSummary{
+		{Algorithm: "tetris", CompletionSeconds: 0.07991, PredictedCompletionSeconds: 0.07823, LiveOverPredicted: 1.0214, Commands: 38, HarnessCost: hil.Diff{Median: 2e-6, P99: 5e-6, Worst: 9e-6},
+			StartDifference: hil.Diff{Median: 1.114e-3, P99: 3.19e-3, Worst: 3.19e-3}, EndDifference: hil.Diff{Median: 1.125e-3, P99: 2.898e-3, Worst: -2.898e-3}},
+		{Algorithm: "bvn", CompletionSeconds: 0.3186, PredictedCompletionSeconds: 0.3025, LiveOverPredicted: 1.0533, Commands: 43, HarnessCost: hil.Diff{Median: 1.5e-6, P99: 40e-6, Worst: 44e-6},
+			StartDifference: hil.Diff{Median: 800e-6, P99: 15.99e-3, Worst: 16.05e-3}, EndDifference: hil.Diff{Median: 7.993e-3, P99: 16.09e-3, Worst: 16.17e-3}},
+	}}
+	var b strings.Builder
+	if err := writeReplayTable(&b, sum); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.Contains(lines[0], "LIVE (ms)") || !strings.Contains(lines[0], "START Δ MEDIAN (ms)") || !strings.Contains(lines[0], "HARNESS MEDIAN (µs)") {
+		t.Errorf("heading %q", lines[0])
+	}
+	want := [][]string{
+		// The smallest Δ (0.8 ms) keeps four significant digits: four decimals for the column.
+		{"tetris", "79.91", "78.23", "1.0214", "1.1140", "3.1900", "+3.1900", "1.1250", "2.8980", "-2.8980", "2.000", "5.000", "9.000", "38"},
+		{"bvn", "318.60", "302.50", "1.0533", "0.8000", "15.9900", "+16.0500", "7.9930", "16.0900", "+16.1700", "1.500", "40.000", "44.000", "43"},
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[i+1]); strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("row %d: %v, want %v", i, got, w)
+		}
 	}
 }

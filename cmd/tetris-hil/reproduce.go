@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,22 @@ type reproduceFlags struct {
 	jobs        int
 	progress    string
 	pdf         bool
+	list        bool
 }
+
+// figureListText is the figures reproduce runs, as its help and --list show them.
+const figureListText = `  fig6   Tetris against its ablations (--no-partial, --naive-routing, --no-degree-coverage) and
+         tetris+, at 800Gbps and α_r = 100ns, 10us, 1ms (§3, Figure 6)
+  fig7   every scheduler on every matrix at 800Gbps, α_r = 10us: baseline / Tetris (bars per
+         workload) and completion / lower bound per matrix (box plots) (Figure 7)
+  fig8   the 100–800Gbps × 10ns–10ms grid, baseline / Tetris, a heatmap per baseline (Figure 8)
+  fig9   BvN and Tetris on synthetic demand of 8, 16, 32 GPUs: one expert per GPU, 600 tokens
+         per GPU, hidden size 6144 (Mixtral-8x22B) (Figure 9)
+  fig10  the α_r sweep with transfers timed from a GPU calibration (--calibration) or measured
+         per-demand times (--measured); heatmap rows are the trace's workloads (Figure 10)
+  fig13  the calibration's α-β fit per GPU pair (Figure 13)
+  all    every figure above
+`
 
 // fakeCalibrationName is the file the fake calibration is written to in --out.
 const fakeCalibrationName = "fake-calibration.json"
@@ -45,18 +61,7 @@ DIR/<figure>/, and prints a table of the numbers the paper's text states beside 
 stated" where the text gives none). DIR/reproduce.json records the tool, the inputs with their
 SHA-256 and every table.
 
-  fig6   Tetris against its ablations (--no-partial, --naive-routing, --no-degree-coverage) and
-         tetris+, at 800Gbps and α_r = 100ns, 10us, 1ms (§3, Figure 6)
-  fig7   every scheduler on every matrix at 800Gbps, α_r = 10us: baseline / Tetris (bars per
-         workload) and completion / lower bound per matrix (box plots) (Figure 7)
-  fig8   the 100–800Gbps × 10ns–10ms grid, baseline / Tetris, a heatmap per baseline (Figure 8)
-  fig9   BvN and Tetris on synthetic demand of 8, 16, 32 GPUs: one expert per GPU, 600 tokens
-         per GPU, hidden size 6144 (Mixtral-8x22B) (Figure 9)
-  fig10  the α_r sweep with transfers timed from a GPU calibration (--calibration) or measured
-         per-demand times (--measured); heatmap rows are the trace's workloads (Figure 10)
-  fig13  the calibration's α-β fit per GPU pair (Figure 13)
-  all    every figure above
-
+` + figureListText + `
 Demand is the built-in Mixtral-8x7B trace unless --demand names one (the --matrix, --layer
 and --phase selections apply). Without --calibration, Figures 10 and 13 use a fake calibration
 this command makes first (calibrate --fake with its default model: α ≈ 3us and B ≈ 370GB/s
@@ -67,14 +72,29 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
 		Example: `  tetris-hil reproduce all --out repro/
   tetris-hil reproduce fig8 fig9 --out repro/
   tetris-hil reproduce fig10 fig13 --calibration cal.json --out repro/
-  tetris-hil reproduce fig7 --demand my-trace.json --out repro/`,
+  tetris-hil reproduce fig7 --demand examples/trace.json --out repro/`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if f.list {
+				if len(args) > 0 {
+					return usagef("--list takes no figures (it lists them all)")
+				}
+				return nil
+			}
 			if len(args) == 0 {
-				return usagef("%s needs at least one figure: fig6, fig7, fig8, fig9, fig10, fig13 or all (see --help)", cmd.CommandPath())
+				return usagef("%s needs at least one figure: fig6, fig7, fig8, fig9, fig10, fig13 or all (see --list)", cmd.CommandPath())
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runReproduce(cmd, f, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.list {
+				_, err := fmt.Fprint(cmd.OutOrStdout(), figureListText)
+				return err
+			}
+			return runReproduce(cmd, f, args)
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return append(slices.Clone(reproduce.Figures), "all"), cobra.ShellCompDirectiveNoFileComp
+		},
 	}
 	fs := cmd.Flags()
 	f.demand.register(fs)
@@ -84,6 +104,7 @@ the reconfiguration-aware bound (one α_r per partner of the busiest endpoint).`
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	fs.BoolVar(&f.pdf, "pdf", false, "also write each chart as PDF for papers (vector, fonts embedded as subsets); Figure 8's heatmaps stay SVG and PNG")
+	fs.BoolVar(&f.list, "list", false, "list the figures and what each runs, and exit")
 	return cmd
 }
 
@@ -93,6 +114,11 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	s := reproduce.Default()
 	s.Jobs = f.jobs
 	s.PDF = f.pdf
@@ -114,13 +140,18 @@ func runReproduce(cmd *cobra.Command, f *reproduceFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Wrote %s (plots and data under %s/<figure>/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), f.out,
+	fmt.Fprintf(out, "Wrote %s (plots and data under %s/) in %.1f s\n", filepath.Join(f.out, reproduce.ManifestName), filepath.Join(f.out, "<figure>"),
 		time.Since(start).Seconds())
 	return nil
 }
 
 // check parses the figure arguments and checks the flags and outputs before any work.
 func (f *reproduceFlags) check(args []string) ([]string, error) {
+	for _, a := range args {
+		if name := strings.ToLower(strings.TrimSpace(a)); name != "all" && !slices.Contains(reproduce.Figures, name) {
+			return nil, unknownName("figure", "figure", a, append(slices.Clone(reproduce.Figures), "all"), "tetris-hil reproduce --list")
+		}
+	}
 	figs, err := reproduce.Check(args)
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -280,7 +311,7 @@ func makeFakeCalibration(cmd *cobra.Command, path string, gpus int) error {
 	}
 	c := newCalibrateCmd()
 	// Two sizes per doubling (4 KiB to 1 GiB) are plenty for a fit and halve the steps.
-	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--no-progress", "--per-octave", "2", "-o", path})
+	c.SetArgs([]string{"--fake", "--fake-gpus", strconv.Itoa(gpus), "--progress", "off", "--overwrite", "--per-octave", "2", "-o", path})
 	c.SetOut(io.Discard)
 	c.SetErr(cmd.ErrOrStderr())
 	c.SilenceUsage, c.SilenceErrors = true, true

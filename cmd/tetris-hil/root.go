@@ -39,13 +39,20 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
+	// warn by default: a one-shot command's result and its progress bar say enough, and a script
+	// that keeps standard error gets only what went wrong. --log-level info shows the chatter.
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "console", "log format: console (plain text, coloured on a terminal) or json (one object a line)")
+	// --version prints what the version command prints (the text holds no template actions).
+	var version strings.Builder
+	_ = writeVersion(&version)
+	root.SetVersionTemplate(version.String())
+	root.SetFlagErrorFunc(flagError)
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
 	tidyUsage(root)
+	registerCompletions(root)
 	return root
 }
 
@@ -58,15 +65,11 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 		return zerolog.Nop(), usagef("--log-level %q: want debug, info, warn or error", level)
 	}
 	switch format {
-	case "auto":
-		if isTerminal(w) {
-			format = "console"
-		} else {
-			format = "json"
-		}
+	case "auto": // what scripts wrote when auto meant JSON off a terminal: console now, as the default
+		format = "console"
 	case "console", "json":
 	default:
-		return zerolog.Nop(), usagef("--log-format %q: want console, json or auto", format)
+		return zerolog.Nop(), usagef("--log-format %q: want console or json", format)
 	}
 	var out io.Writer = w
 	if format == "console" {

@@ -109,7 +109,7 @@ func lookupAlgos(list string) ([]string, error) {
 			return nil, emptyEntry("algo", list)
 		}
 		if _, err := schedules.Lookup(a); err != nil {
-			return nil, usagef("--algo %q: %v", a, err)
+			return nil, unknownName("--algo", "algorithm", a, schedules.Names(), "tetris-hil algorithms")
 		}
 		names = append(names, a)
 	}
@@ -130,9 +130,9 @@ planned times). The result is checked with the verifier before it is written: a 
 produces an invalid schedule is an internal error (exit 1), and nothing is written.
 
 Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
-		Example: `  tetris-hil schedule --algo tetris --demand m.csv -o s.json
-  tetris-hil schedule --algo bvn --demand trace.json --matrix 3 --reconfig 1us -o bvn.json
-  tetris-hil schedule --algo tetris --no-partial --demand m.csv -o ablation.json`,
+		Example: `  tetris-hil schedule --algo tetris --demand examples/demand.csv -o s.json
+  tetris-hil schedule --algo bvn --demand examples/trace.json --matrix 3 --reconfig 1us -o bvn.json
+  tetris-hil schedule --algo tetris --no-partial --demand examples/demand.csv -o ablation.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScheduleCmd(cmd, &f) },
 	}
@@ -190,9 +190,8 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 	if err := safefile.WriteStream(f.out, s.WriteJSON); err != nil {
 		return fmt.Errorf("-o %s: %w", f.out, err)
 	}
-	logger.Info().Str("algorithm", s.Algorithm).Int("circuits", len(s.Circuits)).Int("groups", s.Groups()).
-		Str("file", f.out).Msg("schedule written")
-	return nil
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s: %d circuits, %d groups)\n", f.out, s.Algorithm, len(s.Circuits), s.Groups())
+	return err
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,6 +44,8 @@ type sweepFlags struct {
 	maxMemory  memoryFlag
 	progress   string
 	shard      string
+	resume     bool
+	overwrite  bool
 }
 
 func newSweepCmd() *cobra.Command {
@@ -72,12 +76,16 @@ cell's α_r then only sets what the schedulers plan with, and the lower bounds u
 --fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
 every cell, as in emulate.
 
-The work runs on --jobs workers (default: every core).`,
+The work runs on --jobs workers (default: every core). Finished runs are kept in --out as they
+complete (` + sweep.PartialName + `): after Ctrl-C or a crash, --resume continues where the sweep
+stopped (it checks that the inputs' hashes, the grid and the models are the same), and the
+files it writes equal an uninterrupted sweep's byte for byte.`,
 		Example: `  tetris-hil sweep --out sweep/
-  tetris-hil sweep --demand trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
-  tetris-hil sweep --demand trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
+  tetris-hil sweep --demand examples/trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
+  tetris-hil sweep --demand examples/trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
   tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
-  tetris-hil sweep --shard 0/4 --out shard-0/ && tetris-hil sweep merge shard-*/ --out sweep/`,
+  tetris-hil sweep --out sweep/ --resume                 # continue after Ctrl-C
+  tetris-hil sweep --shard 0/2 --out shard-0/ && tetris-hil sweep --shard 1/2 --out shard-1/ && tetris-hil sweep merge shard-*/ --out merged/`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
@@ -93,6 +101,8 @@ The work runs on --jobs workers (default: every core).`,
 	f.maxMemory.register(fs)
 	f.plan.registerShape(fs)
 	f.models.register(fs)
+	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted sweep kept in --out ("+sweep.PartialName+"; same inputs and grid)")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding an interrupted sweep kept in --out")
 	registerSweepShard(cmd, f)
 	return cmd
 }
@@ -175,7 +185,7 @@ func (f *sweepFlags) checkFlags() error {
 		return usagef("--out %q: %v", f.out, err)
 	}
 	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
-		for _, name := range []string{"sweep.csv", "sweep.json", sweep.ShardFileName} {
+		for _, name := range []string{"sweep.csv", "sweep.json", sweep.ShardFileName, sweep.PartialName} {
 			if err := safefile.Check(filepath.Join(f.out, name)); err != nil {
 				return usagef("--out %q: %v", f.out, err)
 			}
@@ -183,6 +193,12 @@ func (f *sweepFlags) checkFlags() error {
 	}
 	if f.jobs < 0 {
 		return usagef("--jobs %d: want 0 (every core) or a positive count", f.jobs)
+	}
+	switch {
+	case f.resume && f.overwrite:
+		return usagef("--resume and --overwrite: give one (continue the interrupted sweep, or discard it)")
+	case (f.resume || f.overwrite) && f.shard != "":
+		return usagef("--resume, --overwrite: not with --shard (a shard is rerun whole)")
 	}
 	switch f.progress {
 	case "auto", "on", "off":
@@ -217,28 +233,44 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	for i, nd := range named {
 		demands[i] = nd.Demand
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return usagef("--out %q: %v", f.out, err)
-	}
-	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
-	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
-		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Msg("sweep")
-	var finish func()
-	cfg.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "sweep", total)
-	start := time.Now()
-	res, err := sweep.Run(cmd.Context(), demands, cfg)
-	finish()
+	lock, err := claimOutDir(cmd, "out", f.out)
 	if err != nil {
-		return memoryRefusal(err)
+		return err
 	}
-	logger.Info().Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("sweep done")
+	defer lock.Release()
 	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
 		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})
 	if err != nil {
 		return err
 	}
+	partialPath := filepath.Join(f.out, sweep.PartialName)
+	part, err := f.partial(cmd, demands, cfg, inputs, partialPath)
+	if err != nil {
+		return err
+	}
+	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
+	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
+		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Int("units_kept", len(part.Results)).Msg("sweep")
+	var finish func()
+	cfg.Progress, finish = newProgress(cmd.ErrOrStderr(), f.progress, "sweep", total)
+	start := time.Now()
+	res, err := sweep.RunCheckpointed(cmd.Context(), demands, cfg, part, func(sf *sweep.ShardFile) error {
+		return safefile.WriteJSON(partialPath, sf)
+	})
+	finish()
+	if err != nil {
+		if n := len(part.Results); n > 0 {
+			return fmt.Errorf("%w; %d of %d matrix-cells kept in %s: run again with --resume to continue",
+				memoryRefusal(err), n, part.Units, partialPath)
+		}
+		return memoryRefusal(err)
+	}
+	logger.Info().Str("elapsed", time.Since(start).Round(time.Millisecond).String()).Msg("sweep done")
 	files, err := res.WriteFiles(cmd.Context(), f.out, sweep.NewManifest(res, cfg, provenance.Tool(), inputs))
 	if err != nil {
+		return err
+	}
+	if err := os.Remove(partialPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	w := cmd.OutOrStdout()
@@ -247,4 +279,38 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	_, err = fmt.Fprintf(w, "\nwrote %s\n", strings.Join(files, ", "))
 	return err
+}
+
+// partial is where the sweep starts: the units an interrupted run kept in partialPath (with
+// --resume, checked against this run's inputs and grid), or none. An existing partial file is
+// never dropped silently: without --resume or --overwrite the run is refused.
+func (f *sweepFlags) partial(cmd *cobra.Command, demands []*schedules.Demand, cfg sweep.Config, inputs []provenance.Input, partialPath string) (*sweep.ShardFile, error) {
+	fresh, err := sweep.NewPartial(demands, cfg, provenance.Tool(), inputs)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(partialPath); err != nil {
+		if f.resume {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: --resume: no interrupted sweep in %s; starting from the beginning\n", f.out)
+		}
+		return fresh, nil
+	}
+	switch {
+	case f.overwrite:
+		return fresh, nil
+	case !f.resume:
+		return nil, usagef("--out %q: %s holds an interrupted sweep: --resume to continue it, or --overwrite to discard it and start afresh",
+			f.out, partialPath)
+	}
+	prior, err := sweep.ReadShard(partialPath)
+	if err != nil {
+		return nil, usagef("--resume: %v", err)
+	}
+	if err := sweep.CheckResume(prior, fresh); err != nil {
+		return nil, usagef("--resume %s: %v", partialPath, err)
+	}
+	prior.Manifest = fresh.Manifest // this run's input paths (the hashes are the same)
+	fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: resuming: %d of %d matrix-cells already done in %s\n",
+		len(prior.Results), prior.Units, partialPath)
+	return prior, nil
 }

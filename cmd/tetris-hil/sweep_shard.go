@@ -41,9 +41,11 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return usagef("--out %q: %v", f.out, err)
+	lock, err := claimOutDir(cmd, "out", f.out)
+	if err != nil {
+		return err
 	}
+	defer lock.Release()
 	cells := len(cfg.Bandwidths) * len(cfg.Reconfigs)
 	units := cells * len(demands)
 	lo, hi := sh.Index*units/sh.Count, (sh.Index+1)*units/sh.Count
@@ -81,7 +83,7 @@ SHA-256 and the inputs it read.
 
 It refuses shards from different sweeps (inputs, selected matrices, grid, algorithms, models,
 ablations or tool version differ), a shard given twice, and a missing shard.`,
-		Example: `  for k in 0 1 2 3; do tetris-hil sweep --demand t.json --shard $k/4 --out shards/$k; done
+		Example: `  for k in 0 1 2 3; do tetris-hil sweep --demand examples/trace.json --shard $k/4 --out shards/$k; done
   tetris-hil sweep merge shards/* --out sweep/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -121,9 +123,11 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return usagef("--out %q: %v", out, err)
+	lock, err := claimOutDir(cmd, "out", out)
+	if err != nil {
+		return err
 	}
+	defer lock.Release()
 	files, err := res.WriteFiles(cmd.Context(), out, m)
 	if err != nil {
 		return err

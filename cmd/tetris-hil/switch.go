@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -126,13 +125,19 @@ func (h *hwFlags) run(ctx context.Context, do func(c switchctl.Controller, w *sw
 
 func newSwitchSetCmd() *cobra.Command {
 	var h hwFlags
+	var hold bool
 	cmd := &cobra.Command{
-		Use:   "set STAGE:INDEX=bar|cross... --wiring FILE",
-		Short: "Apply one batch of switch changes",
+		Use:   "set STAGE:INDEX=bar|cross... --wiring FILE [--hold]",
+		Short: "Apply one batch of switch changes (and, with --hold, keep them until interrupted)",
 		Long: `set applies the changes as one batch (one Apply: on a serial board one SW line per 16 channels, then
 *OPC?) and returns once every change has settled. Closing the controller afterwards puts the
-hardware in its safe state, so set is for checking the wiring, not for holding a configuration.`,
-		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring lab.yaml --port /dev/ttyACM0`,
+hardware in its safe state, so without --hold set is for checking the wiring.
+
+--hold keeps the configuration after it has settled (to measure light through a path, say) until
+Ctrl-C or SIGTERM, then puts the hardware safe as always; it exits 130 or 143 as any interrupted
+command does.`,
+		Example: `  tetris-hil switch set 0:3=cross 2:1=bar --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0
+  tetris-hil switch set 0:3=cross --wiring examples/wiring-8x8-serial.yaml --hold   # Ctrl-C to go safe`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("%s: give at least one change, e.g. 0:3=cross", cmd.CommandPath())
@@ -158,21 +163,26 @@ hardware in its safe state, so set is for checking the wiring, not for holding a
 				for _, e := range log.Entries(0) {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s=%s settled in %s\n", e.Switch, e.State, units.FormatSeconds(e.Settled.Sub(e.Commanded).Seconds()))
 				}
+				if hold {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tetris-hil: holding %d change(s); Ctrl-C puts the switches safe\n", len(changes))
+					<-cmd.Context().Done() // the controller's Close (in run) then puts them safe
+				}
 				return nil
 			})
 		},
 	}
 	h.register(cmd.Flags())
+	cmd.Flags().BoolVar(&hold, "hold", false, "keep the configuration until interrupted (Ctrl-C, SIGTERM), then put the switches safe")
 	return cmd
 }
 
 func newSwitchGetCmd() *cobra.Command {
 	var h hwFlags
-	var asJSON bool
+	var jsonOut string
 	cmd := &cobra.Command{
 		Use:     "get --wiring FILE",
 		Short:   "Print every switch's state as read back from the hardware",
-		Example: `  tetris-hil switch get --wiring lab.yaml --port /dev/ttyACM0 --json`,
+		Example: `  tetris-hil switch get --wiring examples/wiring-8x8-serial.yaml --port /dev/ttyACM0 --json`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return h.run(cmd.Context(), func(c switchctl.Controller, w *switchctl.Wiring, _ *switchctl.ChangeLog) error {
@@ -181,7 +191,7 @@ func newSwitchGetCmd() *cobra.Command {
 					return err
 				}
 				out := cmd.OutOrStdout()
-				if asJSON {
+				if jsonOut != "" {
 					type row struct {
 						Switch switchctl.Addr  `json:"switch"`
 						State  switchctl.State `json:"state"`
@@ -190,9 +200,7 @@ func newSwitchGetCmd() *cobra.Command {
 					for i, s := range st {
 						rows[i] = row{s.Switch, s.State}
 					}
-					enc := json.NewEncoder(out)
-					enc.SetIndent("", " ")
-					return enc.Encode(rows)
+					return writeJSONTo(out, jsonOut, rows)
 				}
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "switch\tdriven by\tstate")
@@ -204,7 +212,7 @@ func newSwitchGetCmd() *cobra.Command {
 		},
 	}
 	h.register(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	jsonFlag(cmd.Flags(), &jsonOut, "every switch's state, instead of the table")
 	return cmd
 }
 
@@ -227,7 +235,7 @@ func newSwitchSafeCmd() *cobra.Command {
 		Short: "Put the hardware in its safe state",
 		Long: `safe puts the hardware in its safe state: a switch board every channel bar (SAFE), GPIO every pin
 low, a crystal driver every crystal off and then high voltage off.`,
-		Example: `  tetris-hil switch safe --wiring lab.yaml`,
+		Example: `  tetris-hil switch safe --wiring examples/wiring-8x8-gpio.yaml`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return h.run(cmd.Context(), func(c switchctl.Controller, _ *switchctl.Wiring, _ *switchctl.ChangeLog) error {
@@ -246,7 +254,7 @@ low, a crystal driver every crystal off and then high voltage off.`,
 func newSwitchBenchCmd() *cobra.Command {
 	var h hwFlags
 	var rounds int
-	var asJSON bool
+	var jsonOut string
 	var out string
 	cmd := &cobra.Command{
 		Use:   "bench --wiring FILE [--rounds 200] [--json] [-o FILE]",
@@ -264,7 +272,7 @@ bench file (--json to standard output, -o FILE) is what emulate --reconfig-model
 --switch-bench FILE reads.
 
 Interrupted (SIGINT), it stops and puts every switch safe.`,
-		Example: `  tetris-hil switch bench --wiring lab.yaml --port /dev/pts/5 --rounds 500 -o bench.json
+		Example: `  tetris-hil switch bench --wiring examples/wiring-8x8-serial.yaml --port /dev/pts/5 --rounds 500 -o bench.json
   tetris-hil emulate --reconfig-model controller --switch-bench bench.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -300,23 +308,33 @@ Interrupted (SIGINT), it stops and puts every switch safe.`,
 				if err != nil {
 					return err
 				}
-				if out != "" {
-					if err := safefile.WriteFile(out, b); err != nil {
-						return err
+				var wrote []string
+				for _, p := range []string{out, jsonOut} {
+					if p != "" && p != "-" {
+						if err := safefile.WriteFile(p, b); err != nil {
+							return err
+						}
+						wrote = append(wrote, p)
 					}
 				}
-				if asJSON {
+				if jsonOut == "-" {
 					_, err := cmd.OutOrStdout().Write(b)
+					if len(wrote) > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", strings.Join(wrote, ", "))
+					}
 					return err
 				}
 				printBench(cmd.OutOrStdout(), bf, rounds)
+				if len(wrote) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", strings.Join(wrote, ", "))
+				}
 				return nil
 			})
 		},
 	}
 	h.register(cmd.Flags())
 	cmd.Flags().IntVar(&rounds, "rounds", 200, "number of single-switch toggles")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bench file (JSON) instead of the table")
+	jsonFlag(cmd.Flags(), &jsonOut, "the bench file (JSON), instead of the table")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the bench file here")
 	return cmd
 }

@@ -65,8 +65,8 @@ func newTraceImportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import IN -o OUT.json",
 		Short: "Convert a capture (routing JSONL, CSV, .npy, expert counts) into a canonical trace",
-		Example: `  tetris-hil trace import --format routing-jsonl --gpus 8 --experts 8 --hidden 4096 routing.jsonl -o trace.json
-  tetris-hil trace import --layout pairs captured.npy -o trace.json
+		Example: `  tetris-hil trace import --format routing-jsonl --gpus 8 --experts 8 --hidden 4096 examples/routing.jsonl -o trace.json
+  tetris-hil trace import --layout pairs examples/trace.npy -o trace.json
   tetris-hil trace import --format expert-counts --model olmoe-1b-7b --gpus 8 builtin -o olmoe.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runTraceImport(cmd, args, &f) },

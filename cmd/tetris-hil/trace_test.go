@@ -167,7 +167,7 @@ func TestTraceBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"trace", "show", "--phase", "forward"}, `--phase: unknown phase "forward"`},
-		{[]string{"trace", "show", "--matrix", "99"}, "--matrix 99: built-in Mixtral-8x7B trace holds 30 matrices (indices 0..29)"},
+		{[]string{"trace", "show", "--matrix", "99"}, "--matrix 99: built-in Mixtral-8x7B trace holds 30 matrices (indices 0..29;"},
 		{[]string{"trace", "show", "--layer", "3"}, "no matrix of built-in Mixtral-8x7B trace matches"},
 		{[]string{"trace", "show", "--bandwidth", "800"}, `--bandwidth: bandwidth "800" has no unit`},
 		{[]string{"trace", "show", bad}, "--demand: " + bad + ": line 2, column 1: value \"-1\" is negative"},

@@ -19,7 +19,7 @@ func tidyUsage(c *cobra.Command) {
 	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+				return unknownCommandError(cmd, args[0])
 			}
 			return nil
 		}
@@ -47,9 +47,12 @@ func tidyUsage(c *cobra.Command) {
 // and says what was wanted instead of quoting the parser.
 var pflagInvalid = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
 
-func flagError(err error) error {
+func flagError(c *cobra.Command, err error) error {
 	m := pflagInvalid.FindStringSubmatch(err.Error())
 	if m == nil {
+		if hint := flagSuggestion(c, err); hint != "" {
+			return usagef("%v%s", err, hint)
+		}
 		return &usageError{err}
 	}
 	value, flag, why := m[1], m[2], m[3]

@@ -29,8 +29,8 @@ func newVerifyCmd() *cobra.Command {
     circuit through it was live.
 
 Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unreadable input.`,
-		Example: `  tetris-hil schedule --algo tetris --demand m.csv -o s.json
-  tetris-hil verify s.json --demand m.csv`,
+		Example: `  tetris-hil schedule --algo tetris --demand examples/demand.csv -o s.json
+  tetris-hil verify s.json --demand examples/demand.csv`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := schedules.LoadSchedule(args[0])

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Clean removes from dir each name in owned that is not in next, is a regular file, and is not
@@ -99,4 +100,59 @@ func Names(dir string, keep func(name string) bool) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Check reports whether dir is, or can be made, an output directory: it exists as a directory,
+// or the nearest part of its path that exists is one (Make creates the rest). A path through a
+// file ("results.csv/run1") is refused, naming the file. A trailing separator ("runs/") is the
+// same directory.
+func Check(dir string) error {
+	_, err := missing(dir)
+	return err
+}
+
+// missing lists the directories of dir's path that do not exist yet, outermost first.
+func missing(dir string) ([]string, error) {
+	if dir == "" {
+		return nil, errors.New("empty directory path")
+	}
+	var todo []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				if len(todo) == 0 {
+					return nil, fmt.Errorf("%s is not a directory", p)
+				}
+				return nil, fmt.Errorf("cannot create directory %s: %s is a file, not a directory", filepath.Clean(dir), p)
+			}
+			break
+		}
+		// ENOTDIR: a part above is a file; the walk up finds it and names it.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("output directory %s: %w", dir, err)
+		}
+		todo = append([]string{p}, todo...)
+		if parent := filepath.Dir(p); parent == p {
+			break
+		}
+	}
+	return todo, nil
+}
+
+// Make creates dir and its missing parents (0755 less the umask), and returns the directories
+// it created, outermost first, for the caller to tell the user.
+func Make(dir string) ([]string, error) {
+	todo, err := missing(dir)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	for _, p := range todo {
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return made, fmt.Errorf("creating output directory %s: %w", p, err)
+		}
+		made = append(made, p)
+	}
+	return made, nil
 }

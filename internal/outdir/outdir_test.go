@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -76,4 +77,41 @@ func ExampleClean() {
 	removed, err := Clean(dir, []string{"speedup-bvn.svg", "speedup-sunflow.svg"}, []string{"speedup-bvn.svg"}, nil)
 	fmt.Println(len(removed), filepath.Base(removed[0]), err)
 	// Output: 1 speedup-sunflow.svg <nil>
+}
+
+func TestMakeCreatesParentsAndRefusesFiles(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "results.csv")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir     string
+		made    int
+		wantErr string
+	}{
+		{filepath.Join(root, "runs", "r1") + "/", 2, ""},
+		{filepath.Join(root, "runs", "r2"), 1, ""},
+		{filepath.Join(root, "runs"), 0, ""},
+		{filepath.Join(file, "r1"), 0, "results.csv is a file, not a directory"},
+		{file, 0, "is not a directory"},
+		{"", 0, "empty"},
+	} {
+		if err := Check(c.dir); (err != nil) != (c.wantErr != "") {
+			t.Errorf("Check(%q) = %v", c.dir, err)
+		}
+		made, err := Make(c.dir)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("Make(%q) = %v, want error with %q", c.dir, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(made) != c.made {
+			t.Errorf("Make(%q) = %v, %v; want %d created", c.dir, made, err, c.made)
+		}
+		if st, err := os.Stat(c.dir); err != nil || !st.IsDir() {
+			t.Errorf("%s not a directory after Make: %v", c.dir, err)
+		}
+	}
 }

@@ -37,6 +37,9 @@ func describe(bi *debug.BuildInfo) string {
 			}
 		}
 	}
+	if rev == "" {
+		rev = Commit // set at link time for a build without a VCS stamp
+	}
 	if rev != "" {
 		if len(rev) > 12 {
 			rev = rev[:12]

@@ -52,3 +52,34 @@ func TestFiles(t *testing.T) {
 		t.Errorf("missing file: error %v, want one naming the role", err)
 	}
 }
+
+func TestBuildSaysWhereTheCommitCameFrom(t *testing.T) {
+	stamped := &debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Path: "m", Version: "v1.2.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abc"}, {Key: "vcs.modified", Value: "true"}}}
+	bare := &debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Path: "m", Version: "(devel)"}}
+	for _, c := range []struct {
+		name             string
+		bi               *debug.BuildInfo
+		linked           string
+		commit, source   string
+		modified, tagged bool
+	}{
+		{"stamp wins", stamped, "fff", "0123abc", "vcs stamp", true, true},
+		{"linked", bare, "fff", "fff", "-ldflags", false, false},
+		{"neither", bare, "", "", NoStamp, false, false},
+	} {
+		b := buildOf(c.bi, c.linked)
+		if b.Commit != c.commit || b.Source != c.source || b.Modified != c.modified {
+			t.Errorf("%s: %+v", c.name, b)
+		}
+		if tagged := b.Version == "v1.2.0"; tagged != c.tagged || (!tagged && !strings.Contains(b.Version, "not a tagged")) {
+			t.Errorf("%s: version %q", c.name, b.Version)
+		}
+	}
+	old := Commit
+	Commit = "fedcba9876543210"
+	defer func() { Commit = old }()
+	if got := describe(bare); got != "tetris-hil (devel) fedcba987654 go1.26" {
+		t.Errorf("describe with a linked commit = %q", got)
+	}
+}
