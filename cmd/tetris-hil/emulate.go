@@ -83,7 +83,7 @@ Every emulated timeline is checked by the verifier; a violation is an internal e
   tetris-hil emulate --schedule s.json --timeline runs/
   tetris-hil emulate --demand examples/demand.csv --reconfig-model controller --tr 1us --tw 10us --batch 16 --serial-settle
   tetris-hil emulate --layer 0 --algo tetris,tetris-wear --wear-weight 4 --wear --passes-per-second 100
-  tetris-hil emulate --tenants "0-3=a.csv,4-7=b.csv" --allocation strict --algo tetris,bvn --json t.json`,
+  tetris-hil emulate --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --allocation strict --algo tetris,bvn --json t.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmulate(cmd, &f)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,7 @@ line, the baselines as points.`,
 	fs.StringVar(&f.algo, "algo", "all", "baselines to set beside Tetris: a comma-separated list, or all (tetris-wear is the line; all leaves out snb, whose changes are a crossbar's re-pointings)")
 	fs.BoolVar(&f.balance, "wear-balance", false, "Tetris: scale each switch's charge by its changes so far (see emulate --wear-balance)")
 	fs.StringVar(&f.svg, "svg", "", "draw the figures to PREFIX-<α_r>-total.svg and PREFIX-<α_r>-max.svg")
-	fs.StringVar(&f.jsonOut, "json", "", "write the points as JSON to this file")
+	fs.StringVar(&f.jsonOut, "json", "", "write the points as JSON to this file (- for standard output, instead of the table)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	return cmd
 }
@@ -100,7 +101,7 @@ func runPareto(cmd *cobra.Command, f *paretoFlags) error {
 			}
 		}
 	}
-	if f.jsonOut != "" {
+	if f.jsonOut != "" && f.jsonOut != "-" {
 		if err := safefile.Check(f.jsonOut); err != nil {
 			return usagef("--json %q: %v", f.jsonOut, err)
 		}
@@ -124,11 +125,15 @@ func runPareto(cmd *cobra.Command, f *paretoFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%d matrices of %s at %s\n", len(ds), f.sourceName(), units.FormatBandwidth(b))
-	if err := experiment.WriteParetoTable(cmd.OutOrStdout(), pts); err != nil {
+	table := cmd.OutOrStdout()
+	if f.jsonOut == "-" {
+		table = io.Discard // standard output carries the JSON instead
+	}
+	fmt.Fprintf(table, "%d matrices of %s at %s\n", len(ds), f.sourceName(), units.FormatBandwidth(b))
+	if err := experiment.WriteParetoTable(table, pts); err != nil {
 		return err
 	}
-	return f.write(pts, alphas)
+	return f.write(cmd.OutOrStdout(), pts, alphas)
 }
 
 func (f *paretoFlags) sourceName() string {
@@ -139,7 +144,7 @@ func (f *paretoFlags) sourceName() string {
 }
 
 // write draws the figures and writes the JSON the flags ask for.
-func (f *paretoFlags) write(pts []experiment.ParetoPoint, alphas []float64) error {
+func (f *paretoFlags) write(stdout io.Writer, pts []experiment.ParetoPoint, alphas []float64) error {
 	if f.svg != "" {
 		for _, a := range alphas {
 			for _, kind := range []string{"total", "max"} {
@@ -155,7 +160,7 @@ func (f *paretoFlags) write(pts []experiment.ParetoPoint, alphas []float64) erro
 		}
 	}
 	if f.jsonOut != "" {
-		if err := safefile.WriteJSON(f.jsonOut, map[string]any{"version": 1, "points": pts}); err != nil {
+		if err := writeJSONTo(stdout, f.jsonOut, map[string]any{"version": 1, "points": pts}); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/hil"
 	"github.com/tetris-hil/tetris-hil/hil/delay"
+	"github.com/tetris-hil/tetris-hil/internal/outlock"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -256,6 +257,12 @@ func (r *replayRun) loadJobs() error {
 		return usagef("--out: missing (the run directory to write)")
 	}
 	if err := hil.CheckDir(f.out); err != nil {
+		// A run still writing there holds the lock: name it rather than its manifest.
+		l, lerr := outlock.Dir(f.out, commandLine())
+		if lerr != nil {
+			return fmt.Errorf("--out %q: %w", f.out, lerr)
+		}
+		l.Release()
 		return usagef("--out %q: %v", f.out, err)
 	}
 	if f.inProcess && (!f.ff.fake || f.wiring == "") {

@@ -99,6 +99,9 @@ type tenantReportRun struct {
 
 // runEmulateTenants is emulate with --tenants.
 func runEmulateTenants(cmd *cobra.Command, f *emulateFlags) error {
+	if f.csvOut != "" || f.totals {
+		return usagef("--tenants: --csv and --totals are not available with tenants (use --json)")
+	}
 	flags := cmd.Flags()
 	for _, name := range []string{"schedule", "timeline", "gantt", "demand", "wear"} {
 		if flags.Changed(name) {
@@ -152,12 +155,18 @@ func runEmulateTenants(cmd *cobra.Command, f *emulateFlags) error {
 		}
 	}
 	out := cmd.OutOrStdout()
+	if f.jsonOut == "-" {
+		out = io.Discard // standard output carries the JSON instead
+	}
 	fmt.Fprintf(out, "%d tenants on a %d-port Beneš fabric · allocation %s · %s\n", len(ins), n, alloc,
 		strings.SplitN(experiment.Describe("", runs, cfg), " · ", 2)[1])
 	if err := writeTenantTable(out, all, ins); err != nil {
 		return err
 	}
-	return f.writeTenantJSON(all, ins, alloc, n, cfg)
+	if err := f.writeTenantJSON(cmd.OutOrStdout(), all, ins, alloc, n, cfg); err != nil {
+		return err
+	}
+	return f.sayWritten(cmd)
 }
 
 // usageOr makes a refused allocation a usage error (exit 2); anything else stays as it is.
@@ -206,7 +215,7 @@ func writeTenantTable(w io.Writer, runs []tenantReportRun, ins []tenantInput) er
 }
 
 // writeTenantJSON writes --json: the inputs, the allocation and every run with its tenants.
-func (f *emulateFlags) writeTenantJSON(runs []tenantReportRun, ins []tenantInput, alloc schedules.Allocation, n int, cfg experiment.Config) error {
+func (f *emulateFlags) writeTenantJSON(stdout io.Writer, runs []tenantReportRun, ins []tenantInput, alloc schedules.Allocation, n int, cfg experiment.Config) error {
 	if f.jsonOut == "" {
 		return nil
 	}
@@ -221,7 +230,7 @@ func (f *emulateFlags) writeTenantJSON(runs []tenantReportRun, ins []tenantInput
 	rep := map[string]any{"version": 1, "tool": provenance.Tool(), "inputs": inputs, "allocation": alloc, "fabric_ports": n,
 		"bandwidth_bytes_per_second": cfg.Options.Bandwidth, "reconfig_seconds": cfg.Options.Reconfig,
 		"transfer_model": cfg.Exec.Transfer.Name(), "reconfig_model": cfg.Exec.Reconfig.Name(), "runs": runs}
-	if err := safefile.WriteJSON(f.jsonOut, rep); err != nil {
+	if err := writeJSONTo(stdout, f.jsonOut, rep); err != nil {
 		return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 	}
 	return nil
@@ -278,13 +287,13 @@ where blocks of 4 meet on switches they may turn.`,
 	fs.StringVar(&f.algo, "algo", "tetris,bvn,maxweight,sunflow,bff", "schedulers: a comma-separated list, or all (less snb, which plans on the crossbar)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of B's random variant")
 	fs.StringVar(&f.svg, "svg", "", "draw A's and B's completions per allocation for the first algorithm to this .svg file")
-	fs.StringVar(&f.jsonOut, "json", "", "write every row with its runs as JSON to this file")
+	fs.StringVar(&f.jsonOut, "json", "", "write every row with its runs as JSON to this file (- for standard output, instead of the table)")
 	return cmd
 }
 
 func runInterference(cmd *cobra.Command, f *interferenceFlags) error {
 	for _, p := range []struct{ flag, path string }{{"svg", f.svg}, {"json", f.jsonOut}} {
-		if p.path != "" {
+		if p.path != "" && p.path != "-" {
 			if err := safefile.Check(p.path); err != nil {
 				return usagef("--%s %q: %v", p.flag, p.path, err)
 			}
@@ -302,6 +311,9 @@ func runInterference(cmd *cobra.Command, f *interferenceFlags) error {
 		return usageOr(err)
 	}
 	out := cmd.OutOrStdout()
+	if f.jsonOut == "-" {
+		out = io.Discard // standard output carries the JSON instead
+	}
 	fmt.Fprintf(out, "tenant A %s fixed, tenant B %s over %d variants (%s) on a %d-port Beneš fabric · bandwidth %s · α_r %s\n",
 		spec.A.Ports, spec.B, len(spec.Variants), variantNames(spec.Variants), spec.N,
 		units.FormatBandwidth(spec.Config.Options.Bandwidth), units.FormatSeconds(spec.Config.Options.Reconfig))
@@ -318,7 +330,7 @@ func runInterference(cmd *cobra.Command, f *interferenceFlags) error {
 		}
 	}
 	if f.jsonOut != "" {
-		if err := safefile.WriteJSON(f.jsonOut, map[string]any{"version": 1, "tool": provenance.Tool(), "rows": rows}); err != nil {
+		if err := writeJSONTo(cmd.OutOrStdout(), f.jsonOut, map[string]any{"version": 1, "tool": provenance.Tool(), "rows": rows}); err != nil {
 			return fmt.Errorf("--json %s: %w", f.jsonOut, err)
 		}
 	}
