@@ -258,11 +258,13 @@ func (r *replayRun) loadJobs() error {
 	}
 	if err := hil.CheckDir(f.out); err != nil {
 		// A run still writing there holds the lock: name it rather than its manifest.
-		l, lerr := outlock.Dir(f.out, commandLine())
-		if lerr != nil {
-			return fmt.Errorf("--out %q: %w", f.out, lerr)
+		if st, serr := os.Stat(f.out); serr == nil && st.IsDir() {
+			l, lerr := outlock.Dir(f.out, commandLine())
+			if lerr != nil {
+				return fmt.Errorf("--out %q: %w", f.out, lerr)
+			}
+			l.Release()
 		}
-		l.Release()
 		return usagef("--out %q: %v", f.out, err)
 	}
 	if f.inProcess && (!f.ff.fake || f.wiring == "") {

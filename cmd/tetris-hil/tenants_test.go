@@ -122,29 +122,3 @@ func TestTenantsCommand(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
-
-// TestNewExamplesRun: the help examples of the wear, Pareto and tenant features run as printed
-// (with the two tenants' CSV files in the working directory).
-func TestNewExamplesRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs several experiments")
-	}
-	t.Chdir(t.TempDir())
-	writeTenantCSVs(t, ".")
-	root := newRootCmd()
-	for _, path := range [][]string{{"emulate"}, {"pareto"}, {"tenants"}} {
-		c, _, err := root.Find(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(c.Example, "\n") {
-			if !strings.Contains(line, "wear") && !strings.Contains(line, "tenants") && path[0] == "emulate" {
-				continue // emulate's other examples name files of their own
-			}
-			args := strings.Fields(strings.ReplaceAll(line, `"`, ""))
-			if out, code, err := cli(t, args[1:]...); code != 0 {
-				t.Errorf("%s: exit %d (%v)\n%s", line, code, err, out)
-			}
-		}
-	}
-}
