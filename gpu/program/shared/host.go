@@ -170,7 +170,7 @@ func (w *watch) poll(ctx context.Context) error {
 
 // apply carries cmd out at its start and returns when it ended (not before the station's end).
 func (w *watch) apply(ctx context.Context, cmd program.Command) (float64, error) {
-	if d := time.Duration(w.start+int64(cmd.Start*1e9)-int64(transfer.Monotonic())); d > 0 {
+	if d := time.Duration(w.start + int64(cmd.Start*1e9) - int64(transfer.Monotonic())); d > 0 {
 		time.Sleep(d)
 	}
 	if err := w.h.Apply(ctx, cmd); err != nil {

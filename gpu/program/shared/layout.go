@@ -95,9 +95,9 @@ func Layout(d Dims) (endpoints, workers, circuits, signals, size int) {
 
 // Mem is one process's mapping of the file.
 type Mem struct {
-	Path string
-	Dims Dims
-	b    []byte
+	Path                   string
+	Dims                   Dims
+	b                      []byte
 	offE, offW, offC, offS int
 }
 
