@@ -49,6 +49,14 @@ func ReplayCompiled(ctx context.Context, s *schedules.Schedule, dev Device, reco
 	if dev == nil || reconfig == nil {
 		return nil, errors.New("hil: a compiled replay needs a device and a reconfiguration model")
 	}
+	return replayCompiled(ctx, s, reconfig, func(_ *emulator.Order, p *program.Program, st program.Station) (*program.Stamps, error) {
+		return dev.Execute(ctx, p, st)
+	})
+}
+
+// replayCompiled compiles s, runs it through execute and builds the Live record from the stamps.
+func replayCompiled(ctx context.Context, s *schedules.Schedule, reconfig emulator.ReconfigModel,
+	execute func(*emulator.Order, *program.Program, program.Station) (*program.Stamps, error)) (*Live, error) {
 	o, err := emulator.NewOrder(s)
 	if err != nil {
 		return nil, fmt.Errorf("hil: %w", err)
@@ -63,7 +71,7 @@ func ReplayCompiled(ctx context.Context, s *schedules.Schedule, dev Device, reco
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	t0 := transfer.Monotonic()
-	st, err := dev.Execute(ctx, p, reconfig.NewReconfigurer())
+	st, err := execute(o, p, reconfig.NewReconfigurer())
 	wall := transfer.Monotonic() - t0
 	if err != nil {
 		return nil, fmt.Errorf("hil: compiled replay of %s: %w", s.Algorithm, err)
