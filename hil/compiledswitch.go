@@ -51,7 +51,7 @@ func ReplayCompiledSwitches(ctx context.Context, s *schedules.Schedule, dev Appl
 			err = errors.Join(err, fmt.Errorf("hil: halting the switches: %w", herr))
 		}
 	}
-	return live, err
+	return withClocks(live, dev), err
 }
 
 // commandChanges are the switch changes a command carries (a crossbar's re-pointings carry none).

@@ -31,6 +31,7 @@ type ProcessDevice struct {
 	sleep   time.Duration
 	timeout time.Duration
 	dir     string
+	clocks  []shared.Offset // the last run's
 }
 
 // StartProcessDevice starts one worker per distinct GPU of gpuOf with cfg (engine, command,
@@ -66,6 +67,9 @@ func (d *ProcessDevice) CPUs() map[int]string {
 	}
 	return out
 }
+
+// ClockOffsets are the workers' clock offsets measured at the start of the last run, by GPU.
+func (d *ProcessDevice) ClockOffsets() []shared.Offset { return slices.Clone(d.clocks) }
 
 // Close stops the workers.
 func (d *ProcessDevice) Close() error { return d.ws.Close() }
@@ -110,6 +114,10 @@ func (d *ProcessDevice) ExecuteApplying(ctx context.Context, p *program.Program,
 	calls := d.launch(ctx, m, p, split, durs)
 	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive}
 	stamps, herr := h.Run(ctx, m)
+	d.clocks = h.Offsets
+	for i := range d.clocks {
+		d.clocks[i].GPU = d.gpus[d.clocks[i].Worker]
+	}
 	if werr := calls.wait(); herr == nil && werr != nil {
 		return nil, fmt.Errorf("hil: compiled replay across %d worker processes: %w", len(d.gpus), werr)
 	}

@@ -93,6 +93,16 @@ func TestRunProcessDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range sum.Runs {
+		if c := r.ClockOffsets; len(c) != 4 || c[3].GPU != 3 || c[0].UncertaintyNS <= 0 || c[0].OffsetNS < -c[0].UncertaintyNS || c[0].OffsetNS > c[0].UncertaintyNS {
+			t.Errorf("%s: clock offsets %+v (want 4 GPUs, offset 0 within the uncertainty)", r.Algorithm, c)
+		}
+	}
+	var onDisk Summary
+	readJSON(t, filepath.Join(cfg.Dir, "summary.json"), &onDisk)
+	if len(onDisk.Runs) != 2 || len(onDisk.Runs[0].ClockOffsets) != 4 {
+		t.Errorf("summary.json lacks the clock offsets: %+v", onDisk.Runs)
+	}
+	for _, r := range sum.Runs {
 		if r.Execution != ExecCompiled || r.LiveOverPredicted < 1 || r.HarnessCost.Worst < 0 {
 			t.Errorf("%s: execution %q, live/predicted %v, harness %+v", r.Algorithm, r.Execution, r.LiveOverPredicted, r.HarnessCost)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -181,6 +182,10 @@ type RunSummary struct {
 	// last dependency's end stamp plus the modelled delay to its start stamp. It is the part of
 	// a live figure that is the harness's, not the schedule's.
 	HarnessCost Diff `json:"harness_cost_seconds"`
+	// ClockOffsets are, for a compiled replay across worker processes, each device clock's
+	// offset from CLOCK_MONOTONIC and its uncertainty, measured at the start and applied to the
+	// device's stamps so that the timeline is on one clock.
+	ClockOffsets []shared.Offset `json:"clock_offsets,omitempty"`
 }
 
 // Diff summarises per-circuit differences d (live − predicted, seconds): the median and the
@@ -417,7 +422,8 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		rf.Status = "complete"
 		rs := RunSummary{Algorithm: s.Algorithm, Matrix: j.Matrix, Circuits: len(s.Circuits), Commands: len(live.Commands),
 			CompletionSeconds: res.Completion, PredictedCompletionSeconds: pres.Completion, SharedGPU: m.SharedGPU,
-			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost)}
+			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost),
+			ClockOffsets: live.Clocks}
 		if pres.Completion > 0 {
 			rs.LiveOverPredicted = res.Completion / pres.Completion
 		}

@@ -29,6 +29,9 @@ type Host struct {
 	// Alive, called now and then while the host waits, returns an error once a worker process
 	// is gone.
 	Alive func() error
+	// Offsets are the workers' clock offsets, measured before they armed; set by Run once they
+	// all have.
+	Offsets []Offset
 }
 
 // ErrDeadlock is wrapped by the error for a program that can never finish.
@@ -58,6 +61,7 @@ func (h *Host) Run(ctx context.Context, m *Mem) (st *program.Stamps, err error) 
 	if err := h.awaitArmed(ctx, m, timeout); err != nil {
 		return nil, err
 	}
+	h.Offsets = Offsets(m)
 	lead := h.Lead
 	if lead <= 0 {
 		lead = 2 * time.Millisecond
@@ -69,6 +73,16 @@ func (h *Host) Run(ctx context.Context, m *Mem) (st *program.Stamps, err error) 
 		return nil, err
 	}
 	return w.stamps(), nil
+}
+
+// Offsets reads the workers' clock offsets from m (valid once they have armed).
+func Offsets(m *Mem) []Offset {
+	out := make([]Offset, m.Dims.Workers)
+	for w := range out {
+		off, rtt := m.Clock(w)
+		out[w] = Offset{Worker: w, GPU: -1, OffsetNS: off, UncertaintyNS: rtt - rtt/2, MinRTTNS: rtt}
+	}
+	return out
 }
 
 func (h *Host) awaitArmed(ctx context.Context, m *Mem, timeout time.Duration) error {

@@ -18,7 +18,8 @@
 //	header, 64 bytes: magic, version, endpoints, circuits, signals, workers, armed (count),
 //	    go (start instant, 0 until released), abort, deadline (workers give up after it)
 //	per endpoint, 8 bytes: pc<<2 | state (the step it is at; Waiting, Timing, Copying, Done)
-//	per worker, 8 bytes: status (Armed, Finished, Failed)
+//	per worker, 24 bytes: status (Armed, Finished, Failed), its clock's offset and the least
+//	    round trip it was measured with (Offset)
 //	per circuit, 32 bytes: flag, target, start, end (target: when its waits ended)
 //	per signal, 16 bytes: flag, end (its command's end)
 package shared
@@ -58,7 +59,7 @@ const (
 const (
 	headerBytes   = 64
 	endpointBytes = 8
-	workerBytes   = 8
+	workerBytes   = 24
 	circuitBytes  = 32
 	signalBytes   = 16
 )
@@ -225,6 +226,20 @@ func (m *Mem) SetStatus(worker int, s uint32) { m.store32(m.offW+worker*workerBy
 
 // Status is worker w's status word.
 func (m *Mem) Status(worker int) uint32 { return m.load32(m.offW + worker*workerBytes) }
+
+// SetClock records worker w's clock offset (host = device + offset, ns) and the round trip it
+// was measured with.
+func (m *Mem) SetClock(worker int, offset, rtt int64) {
+	o := m.offW + worker*workerBytes
+	atomic.StoreInt64(m.i64(o+8), offset)
+	atomic.StoreInt64(m.i64(o+16), rtt)
+}
+
+// Clock is worker w's clock offset and round trip, as SetClock left them.
+func (m *Mem) Clock(worker int) (offset, rtt int64) {
+	o := m.offW + worker*workerBytes
+	return atomic.LoadInt64(m.i64(o + 8)), atomic.LoadInt64(m.i64(o + 16))
+}
 
 // SetEndpoint publishes where endpoint e is: at step pc, in state, in one word (pc<<2 | state),
 // so that a reader never sees a step with another step's state.

@@ -188,6 +188,16 @@ func TestProcessesKeepSemantics(t *testing.T) {
 			if codes := ps.wait(t, 10*time.Second); fmt.Sprint(codes) != "[0 0 0]" {
 				t.Fatalf("worker exit codes %v", codes)
 			}
+			// The fake devices' clock is CLOCK_MONOTONIC: offset 0 must lie within each
+			// measurement's uncertainty.
+			if len(h.Offsets) != 3 {
+				t.Fatalf("offsets %+v", h.Offsets)
+			}
+			for _, o := range h.Offsets {
+				if o.OffsetNS < -o.UncertaintyNS || o.OffsetNS > o.UncertaintyNS || o.MinRTTNS <= 0 {
+					t.Errorf("worker %d: offset %d ns ± %d ns (RTT %d ns) excludes 0", o.Worker, o.OffsetNS, o.UncertaintyNS, o.MinRTTNS)
+				}
+			}
 			pred := predict(t, p, dur, alpha)
 			checkSemantics(t, p, st, dur, alpha)
 			for c := range p.Circuits {

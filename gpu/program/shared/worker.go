@@ -24,6 +24,12 @@ type Work struct {
 	Sleep time.Duration
 	// ArmTimeout bounds the wait for the host's release (zero: one minute).
 	ArmTimeout time.Duration
+	// ClockSamples is how many round trips measure the device clock's offset before arming
+	// (zero: 16). Clock reads the device clock in ns; nil is the fake device's, CLOCK_MONOTONIC
+	// itself, whose offset is measured (to show what the measurement resolves) but not applied.
+	// A GPU executor applies its offset to every stamp it writes.
+	ClockSamples int                   `json:"clock_samples,omitempty"`
+	Clock        func() (int64, error) `json:"-"`
 }
 
 // Execute runs w's endpoints of p on a fake device spinning on CLOCK_MONOTONIC, its waits and
@@ -51,6 +57,9 @@ func Execute(ctx context.Context, m *Mem, p *program.Program, w Work) (err error
 		}
 		m.SetStatus(w.Worker, Finished)
 	}()
+	if err := x.measureClock(); err != nil {
+		return err
+	}
 	m.Arm(w.Worker)
 	start, err := x.awaitStart(ctx)
 	if err != nil {
@@ -97,6 +106,23 @@ type worker struct {
 func (x *worker) setState(i int, s uint32) {
 	x.state[i] = s
 	x.m.SetEndpoint(x.w.Endpoints[i], x.pc[i], s)
+}
+
+func (x *worker) measureClock() error {
+	n, probe := x.w.ClockSamples, x.w.Clock
+	if n <= 0 {
+		n = 16
+	}
+	mono := func() int64 { return int64(transfer.Monotonic()) }
+	if probe == nil {
+		probe = func() (int64, error) { return mono(), nil }
+	}
+	o, err := MeasureOffset(n, mono, probe)
+	if err != nil {
+		return fmt.Errorf("worker %d: %w", x.w.Worker, err)
+	}
+	x.m.SetClock(x.w.Worker, o.OffsetNS, o.MinRTTNS)
+	return nil
 }
 
 // awaitStart waits, sleeping, for the release and then until just before the start instant.
