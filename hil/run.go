@@ -439,13 +439,19 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 	return sum, nil
 }
 
-// replayOne replays s compiled on env.Device when there is one and no switch controller, and
-// host-driven otherwise, its reconfigurations timed by reconfig in a compiled replay.
+// replayOne replays s compiled on env.Device when there is one and no switch controller (or the
+// device's station thread can send the switch commands: ApplyingDevice), and host-driven
+// otherwise, its reconfigurations timed by reconfig in a compiled replay.
 func replayOne(ctx context.Context, s *schedules.Schedule, env Env, reconfig emulator.ReconfigModel) (*Live, error) {
-	if env.Device == nil || env.Switches != nil {
+	var live *Live
+	var err error
+	if ad, ok := env.Device.(ApplyingDevice); ok && env.Switches != nil {
+		live, err = ReplayCompiledSwitches(ctx, s, ad, reconfig, env.Switches)
+	} else if env.Device == nil || env.Switches != nil {
 		return Replay(ctx, s, env)
+	} else {
+		live, err = ReplayCompiled(ctx, s, env.Device, reconfig)
 	}
-	live, err := ReplayCompiled(ctx, s, env.Device, reconfig)
 	if err == nil && env.Progress != nil {
 		for i := range s.Circuits {
 			env.Progress(i+1, len(s.Circuits))

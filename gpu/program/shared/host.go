@@ -131,9 +131,24 @@ type watch struct {
 func (w *watch) sec(ns int64) float64 { return float64(ns-w.start) * 1e-9 }
 
 func (w *watch) loop(ctx context.Context, giveUp time.Time) error {
+	idleSince := time.Time{}
 	for iter := 0; w.left > 0 || !w.tr.Done(); iter++ {
+		gen, left, cmds := w.m.Generation(), w.left, len(w.tr.Commands())
 		if err := w.poll(ctx); err != nil {
 			return err
+		}
+		// Nothing ended and nothing was issued: spin a while, then sleep until a flag is
+		// written (at most a millisecond, for the checks below).
+		if w.left == left && len(w.tr.Commands()) == cmds {
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			} else if time.Since(idleSince) > spinBeforeSleep {
+				w.m.Sleep(gen, time.Millisecond)
+				idleSince = time.Time{}
+				iter |= 255 // check now
+			}
+		} else {
+			idleSince = time.Time{}
 		}
 		if iter&255 == 255 {
 			if err := w.h.check(ctx, w.m); err != nil {

@@ -16,7 +16,8 @@
 // Layout, little-endian, every field at a fixed offset (Layout):
 //
 //	header, 64 bytes: magic, version, endpoints, circuits, signals, workers, armed (count),
-//	    go (start instant, 0 until released), abort, deadline (workers give up after it)
+//	    go (start instant, 0 until released), abort, deadline (workers give up after it),
+//	    generation (bumped after every flag, a futex), sleepers on it
 //	per endpoint, 8 bytes: pc<<2 | state (the step it is at; Waiting, Timing, Copying, Done)
 //	per worker, 24 bytes: status (Armed, Finished, Failed), its clock's offset and the least
 //	    round trip it was measured with (Offset)
@@ -76,6 +77,8 @@ const (
 	offGo        = 32
 	offAbort     = 40
 	offDeadline  = 48
+	offGen       = 56 // bumped on every flag written; waiters sleep on it (futex)
+	offWaiters   = 60 // processes asleep on offGen
 )
 
 // Dims are the sizes a file holds records for.
@@ -216,7 +219,10 @@ func (m *Mem) Start() int64 { return atomic.LoadInt64(m.i64(offGo)) }
 func (m *Mem) Deadline() int64 { return atomic.LoadInt64(m.i64(offDeadline)) }
 
 // Abort tells every worker to stop where it is.
-func (m *Mem) Abort() { m.store32(offAbort, 1) }
+func (m *Mem) Abort() {
+	m.store32(offAbort, 1)
+	m.bump()
+}
 
 // Aborted says whether Abort was called.
 func (m *Mem) Aborted() bool { return m.load32(offAbort) != 0 }
@@ -263,6 +269,7 @@ func (m *Mem) EndCircuit(c int, r Record) {
 	atomic.StoreInt64(m.i64(o+16), r.Start)
 	atomic.StoreInt64(m.i64(o+24), r.End)
 	m.store32(o, 1)
+	m.bump()
 }
 
 // Circuit reads circuit c's flag and, when it is set, its stamps.
@@ -288,6 +295,7 @@ func (m *Mem) IssueSignal(g int, end int64) {
 	o := m.offS + g*signalBytes
 	atomic.StoreInt64(m.i64(o+8), end)
 	m.store32(o, 1)
+	m.bump()
 }
 
 // SignalEnd is signal g's command end once its flag is set.

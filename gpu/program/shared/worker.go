@@ -164,7 +164,9 @@ func (x *worker) alive(ctx context.Context, now int64) error {
 }
 
 func (x *worker) run(ctx context.Context, start int64) error {
+	idleSince := int64(-1)
 	for iter := 0; ; iter++ {
+		gen := x.m.Generation() // before the flags are read: a flag written later changes it
 		now := int64(transfer.Monotonic())
 		if iter&1023 == 0 {
 			if err := x.alive(ctx, now); err != nil {
@@ -172,8 +174,11 @@ func (x *worker) run(ctx context.Context, start int64) error {
 			}
 		}
 		done, next, polling := true, int64(-1), false
+		moved := false
 		for i := range x.w.Endpoints {
+			before := x.pc[i]<<2 | int(x.state[i])
 			x.step(i, now, start)
+			moved = moved || x.pc[i]<<2|int(x.state[i]) != before
 			switch x.state[i] {
 			case Done:
 				continue
@@ -189,6 +194,18 @@ func (x *worker) run(ctx context.Context, start int64) error {
 		if done {
 			return nil
 		}
+		// Every endpoint waits for another process's flag: spin a while (the flag is often
+		// due within microseconds), then sleep until a flag is written.
+		if polling && next < 0 && !moved {
+			if idleSince < 0 {
+				idleSince = now
+			} else if now-idleSince > int64(spinBeforeSleep) {
+				x.m.Sleep(gen, time.Millisecond)
+				idleSince = -1
+			}
+			continue
+		}
+		idleSince = -1
 		if x.w.Sleep > 0 && !polling && next > 0 {
 			if d := time.Duration(next-int64(transfer.Monotonic())) - x.w.Sleep; d > 0 {
 				time.Sleep(d)
@@ -196,6 +213,10 @@ func (x *worker) run(ctx context.Context, start int64) error {
 		}
 	}
 }
+
+// spinBeforeSleep is how long a worker (or the host) with nothing to do but wait for a flag
+// spins before it sleeps on the generation word.
+const spinBeforeSleep = 50 * time.Microsecond
 
 func minPos(a, b int64) int64 {
 	if a < 0 || b < a {
