@@ -79,8 +79,8 @@ func (h *Host) Run(ctx context.Context, m *Mem) (st *program.Stamps, err error) 
 func Offsets(m *Mem) []Offset {
 	out := make([]Offset, m.Dims.Workers)
 	for w := range out {
-		off, rtt := m.Clock(w)
-		out[w] = Offset{Worker: w, GPU: -1, OffsetNS: off, UncertaintyNS: rtt - rtt/2, MinRTTNS: rtt}
+		n, off, rtt := m.Clock(w)
+		out[w] = Offset{Worker: w, GPU: -1, OffsetNS: off, UncertaintyNS: rtt - rtt/2, Samples: n, MinRTTNS: rtt}
 	}
 	return out
 }

@@ -19,8 +19,8 @@
 //	    go (start instant, 0 until released), abort, deadline (workers give up after it),
 //	    generation (bumped after every flag, a futex), sleepers on it
 //	per endpoint, 8 bytes: pc<<2 | state (the step it is at; Waiting, Timing, Copying, Done)
-//	per worker, 24 bytes: status (Armed, Finished, Failed), its clock's offset and the least
-//	    round trip it was measured with (Offset)
+//	per worker, 24 bytes: status (Armed, Finished, Failed), clock samples, its clock's offset
+//	    and the least round trip it was measured with (Offset)
 //	per circuit, 32 bytes: flag, target, start, end (target: when its waits ended)
 //	per signal, 16 bytes: flag, end (its command's end)
 package shared
@@ -235,16 +235,17 @@ func (m *Mem) Status(worker int) uint32 { return m.load32(m.offW + worker*worker
 
 // SetClock records worker w's clock offset (host = device + offset, ns) and the round trip it
 // was measured with.
-func (m *Mem) SetClock(worker int, offset, rtt int64) {
+func (m *Mem) SetClock(worker, samples int, offset, rtt int64) {
 	o := m.offW + worker*workerBytes
+	m.store32(o+4, uint32(samples))
 	atomic.StoreInt64(m.i64(o+8), offset)
 	atomic.StoreInt64(m.i64(o+16), rtt)
 }
 
-// Clock is worker w's clock offset and round trip, as SetClock left them.
-func (m *Mem) Clock(worker int) (offset, rtt int64) {
+// Clock is worker w's clock measurement, as SetClock left it.
+func (m *Mem) Clock(worker int) (samples int, offset, rtt int64) {
 	o := m.offW + worker*workerBytes
-	return atomic.LoadInt64(m.i64(o + 8)), atomic.LoadInt64(m.i64(o + 16))
+	return int(m.load32(o + 4)), atomic.LoadInt64(m.i64(o + 8)), atomic.LoadInt64(m.i64(o + 16))
 }
 
 // SetEndpoint publishes where endpoint e is: at step pc, in state, in one word (pc<<2 | state),

@@ -44,7 +44,7 @@ func TestOpenChecksHeader(t *testing.T) {
 	m.EndCircuit(9, Record{Target: 1, Start: 2, End: 3})
 	m.IssueSignal(1, 7)
 	m.SetEndpoint(3, 5, Copying)
-	m.SetClock(1, -42, 9)
+	m.SetClock(1, 16, -42, 9)
 	if r, ok := o.Circuit(9); !ok || r != (Record{1, 2, 3}) {
 		t.Errorf("circuit 9 through the other mapping: %+v %v", r, ok)
 	}
@@ -54,7 +54,7 @@ func TestOpenChecksHeader(t *testing.T) {
 	if _, ok := o.CircuitEnd(8); ok {
 		t.Error("circuit 8 reads as ended")
 	}
-	if off, rtt := o.Clock(1); off != -42 || rtt != 9 {
+	if n, off, rtt := o.Clock(1); n != 16 || off != -42 || rtt != 9 {
 		t.Errorf("worker 1's clock: %d, %d", off, rtt)
 	}
 	if pc, s := o.Endpoint(3); pc != 5 || s != Copying {

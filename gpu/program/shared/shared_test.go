@@ -194,7 +194,7 @@ func TestProcessesKeepSemantics(t *testing.T) {
 				t.Fatalf("offsets %+v", h.Offsets)
 			}
 			for _, o := range h.Offsets {
-				if o.OffsetNS < -o.UncertaintyNS || o.OffsetNS > o.UncertaintyNS || o.MinRTTNS <= 0 {
+				if o.OffsetNS < -o.UncertaintyNS || o.OffsetNS > o.UncertaintyNS || o.MinRTTNS <= 0 || o.Samples != 16 {
 					t.Errorf("worker %d: offset %d ns ± %d ns (RTT %d ns) excludes 0", o.Worker, o.OffsetNS, o.UncertaintyNS, o.MinRTTNS)
 				}
 			}

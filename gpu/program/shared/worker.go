@@ -121,7 +121,7 @@ func (x *worker) measureClock() error {
 	if err != nil {
 		return fmt.Errorf("worker %d: %w", x.w.Worker, err)
 	}
-	x.m.SetClock(x.w.Worker, o.OffsetNS, o.MinRTTNS)
+	x.m.SetClock(x.w.Worker, n, o.OffsetNS, o.MinRTTNS)
 	return nil
 }
 
