@@ -44,15 +44,14 @@ func startProcessDeviceWith(t testing.TB, gpuOf []int, dur func(int, int, int64)
 	return dev
 }
 
-// Compiled across worker processes (two endpoints per process), every algorithm keeps the
-// walker's semantics in real time: no circuit starts or ends before the emulator's prediction,
+// Compiled across worker processes (two endpoints per process), every algorithm (on Beneš and
+// crossbar, Tetris also in barrier rounds) keeps the walker's semantics in real time: no circuit starts or ends before the emulator's prediction,
 // copies last their modelled time, live / predicted ≥ 1, and the live timeline verifies.
 func TestProcessDeviceAgreesWithEmulator(t *testing.T) {
 	dev := startProcessDevice(t, fourGPUs)
 	tm := FakeTransferModel(nvlink, fourGPUs)
 	for _, rc := range []emulator.ReconfigModel{emulator.ParallelReconfig(10e-6), emulator.ControllerReconfig(8e-6, 2e-6)} {
-		for _, j := range plan(t, 0, "tetris", "bvn", "sunflow", "maxweight") {
-			s := j.Schedule
+		for _, s := range processSchedules(t) {
 			live, err := ReplayCompiled(context.Background(), s, dev, rc)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", s.Algorithm, rc.Name(), err)
@@ -132,4 +131,28 @@ func TestProcessDeviceWorkerDies(t *testing.T) {
 	if _, err := dev.ws.Worker(0).Check(context.Background()); err != nil {
 		t.Errorf("the surviving worker: %v", err)
 	}
+}
+
+// processSchedules are the built-in matrix 0 planned by four schedulers on Beneš, Tetris on a
+// crossbar and Tetris in barrier rounds (--no-partial).
+func processSchedules(t *testing.T) []*schedules.Schedule {
+	t.Helper()
+	var out []*schedules.Schedule
+	for _, j := range plan(t, 0, "tetris", "bvn", "sunflow", "maxweight") {
+		out = append(out, j.Schedule)
+	}
+	sc, err := schedules.Lookup("tetris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []schedules.Options{{Fabric: schedules.Crossbar}, {Fabric: schedules.Benes, NoPartial: true}} {
+		base := planOpts()
+		o.Bandwidth, o.Reconfig = base.Bandwidth, base.Reconfig
+		s, err := sc.Schedule(context.Background(), builtin(t, 0), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
 }
