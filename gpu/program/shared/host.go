@@ -29,6 +29,8 @@ type Host struct {
 	// Alive, called now and then while the host waits, returns an error once a worker process
 	// is gone.
 	Alive func() error
+	// SpinOnly never sleeps while waiting for a flag (Work.SpinOnly).
+	SpinOnly bool
 	// Offsets are the workers' clock offsets, measured before they armed; set by Run once they
 	// all have.
 	Offsets []Offset
@@ -139,7 +141,7 @@ func (w *watch) loop(ctx context.Context, giveUp time.Time) error {
 		}
 		// Nothing ended and nothing was issued: spin a while, then sleep until a flag is
 		// written (at most a millisecond, for the checks below).
-		if w.left == left && len(w.tr.Commands()) == cmds {
+		if w.left == left && len(w.tr.Commands()) == cmds && !w.h.SpinOnly {
 			if idleSince.IsZero() {
 				idleSince = time.Now()
 			} else if time.Since(idleSince) > spinBeforeSleep {

@@ -96,6 +96,11 @@ func (ps *procs) wait(t *testing.T, within time.Duration) []int {
 
 // start creates the shared memory for p and starts one worker process per entry of split.
 func start(t *testing.T, p *program.Program, split [][]int, dur []int64) (*Mem, *procs) {
+	return startSpin(t, p, split, dur, false)
+}
+
+// startSpin is start with the workers spinning only (Work.SpinOnly) when spinOnly.
+func startSpin(t *testing.T, p *program.Program, split [][]int, dur []int64, spinOnly bool) (*Mem, *procs) {
 	t.Helper()
 	dir := t.TempDir()
 	d := Dims{Endpoints: len(p.Endpoints), Circuits: p.Circuits, Signals: len(p.Signals), Workers: len(split)}
@@ -106,7 +111,7 @@ func start(t *testing.T, p *program.Program, split [][]int, dur []int64) (*Mem, 
 	t.Cleanup(func() { m.Close() })
 	ps := &procs{}
 	for w, eps := range split {
-		job := Job{Path: m.Path, Dims: d, Program: p, Work: Work{Worker: w, Endpoints: eps, Durations: dur, ArmTimeout: 20 * time.Second}}
+		job := Job{Path: m.Path, Dims: d, Program: p, Work: Work{Worker: w, Endpoints: eps, Durations: dur, ArmTimeout: 20 * time.Second, SpinOnly: spinOnly}}
 		b, err := json.Marshal(job)
 		if err != nil {
 			t.Fatal(err)
@@ -174,13 +179,13 @@ func durations(p *program.Program, f func(c int32) int64) []int64 {
 // exactly its time; and no circuit starts or ends before the virtual-time fake, the emulator's
 // equal, says it can.
 func TestProcessesKeepSemantics(t *testing.T) {
-	for _, batch := range []bool{true, false} {
-		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
-			p := chain(batch)
+	for _, tc := range []struct{ batch, spinOnly bool }{{true, false}, {false, false}, {true, true}} {
+		t.Run(fmt.Sprintf("batch=%v,spin-only=%v", tc.batch, tc.spinOnly), func(t *testing.T) {
+			p := chain(tc.batch)
 			dur := durations(p, func(c int32) int64 { return int64(200+100*c) * 1000 }) // 0.2–0.9 ms
-			m, ps := start(t, p, [][]int{{0, 3}, {1}, {2}}, dur)
+			m, ps := startSpin(t, p, [][]int{{0, 3}, {1}, {2}}, dur, tc.spinOnly)
 			const alpha = 300e-6
-			h := &Host{Program: p, Station: parallel(alpha), Alive: ps.alive, Timeout: 20 * time.Second}
+			h := &Host{Program: p, Station: parallel(alpha), Alive: ps.alive, Timeout: 20 * time.Second, SpinOnly: tc.spinOnly}
 			st, err := h.Run(context.Background(), m)
 			if err != nil {
 				t.Fatal(err)

@@ -28,6 +28,9 @@ type Work struct {
 	// (zero: 16). Clock reads the device clock in ns; nil is the fake device's, CLOCK_MONOTONIC
 	// itself, whose offset is measured (to show what the measurement resolves) but not applied.
 	// A GPU executor applies its offset to every stamp it writes.
+	// SpinOnly never sleeps on the generation word while waiting for a flag: right where every
+	// process has a core of its own (a sleeper's wake-up then costs more than the spin).
+	SpinOnly     bool                  `json:"spin_only,omitempty"`
 	ClockSamples int                   `json:"clock_samples,omitempty"`
 	Clock        func() (int64, error) `json:"-"`
 }
@@ -196,7 +199,7 @@ func (x *worker) run(ctx context.Context, start int64) error {
 		}
 		// Every endpoint waits for another process's flag: spin a while (the flag is often
 		// due within microseconds), then sleep until a flag is written.
-		if polling && next < 0 && !moved {
+		if polling && next < 0 && !moved && !x.w.SpinOnly {
 			if idleSince < 0 {
 				idleSince = now
 			} else if now-idleSince > int64(spinBeforeSleep) {
