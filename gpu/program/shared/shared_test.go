@@ -96,11 +96,16 @@ func (ps *procs) wait(t *testing.T, within time.Duration) []int {
 
 // start creates the shared memory for p and starts one worker process per entry of split.
 func start(t *testing.T, p *program.Program, split [][]int, dur []int64) (*Mem, *procs) {
-	return startSpin(t, p, split, dur, false)
+	return startWith(t, p, split, dur, func(*Work) {})
 }
 
 // startSpin is start with the workers spinning only (Work.SpinOnly) when spinOnly.
 func startSpin(t *testing.T, p *program.Program, split [][]int, dur []int64, spinOnly bool) (*Mem, *procs) {
+	return startWith(t, p, split, dur, func(w *Work) { w.SpinOnly = spinOnly })
+}
+
+// startWith is start with each worker's Work adjusted by set.
+func startWith(t *testing.T, p *program.Program, split [][]int, dur []int64, set func(*Work)) (*Mem, *procs) {
 	t.Helper()
 	dir := t.TempDir()
 	d := Dims{Endpoints: len(p.Endpoints), Circuits: p.Circuits, Signals: len(p.Signals), Workers: len(split)}
@@ -111,7 +116,8 @@ func startSpin(t *testing.T, p *program.Program, split [][]int, dur []int64, spi
 	t.Cleanup(func() { m.Close() })
 	ps := &procs{}
 	for w, eps := range split {
-		job := Job{Path: m.Path, Dims: d, Program: p, Work: Work{Worker: w, Endpoints: eps, Durations: dur, ArmTimeout: 20 * time.Second, SpinOnly: spinOnly}}
+		job := Job{Path: m.Path, Dims: d, Program: p, Work: Work{Worker: w, Endpoints: eps, Durations: dur, ArmTimeout: 20 * time.Second}}
+		set(&job.Work)
 		b, err := json.Marshal(job)
 		if err != nil {
 			t.Fatal(err)
@@ -302,10 +308,17 @@ func TestProcessesDeadlock(t *testing.T) {
 }
 
 // Cancelling the host's context mid-run aborts every worker: they exit promptly, aborted, with
-// nothing left spinning.
+// nothing left spinning, also while they sleep through a long copy (Work.Sleep).
 func TestProcessesCancel(t *testing.T) {
+	for _, sleep := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprintf("sleep=%v", sleep), func(t *testing.T) { testCancel(t, sleep) })
+	}
+}
+
+func testCancel(t *testing.T, sleep time.Duration) {
 	p := chain(true)
-	m, ps := start(t, p, [][]int{{0, 1}, {2, 3}}, durations(p, func(int32) int64 { return int64(20 * time.Second) }))
+	m, ps := startWith(t, p, [][]int{{0, 1}, {2, 3}}, durations(p, func(int32) int64 { return int64(20 * time.Second) }),
+		func(w *Work) { w.Sleep = sleep })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := (&Host{Program: p, Station: parallel(1e-3), Alive: ps.alive, Timeout: time.Minute}).Run(ctx, m)

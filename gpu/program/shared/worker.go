@@ -205,13 +205,16 @@ func (x *worker) run(ctx context.Context, start int64) error {
 			} else if now-idleSince > int64(spinBeforeSleep) {
 				x.m.Sleep(gen, time.Millisecond)
 				idleSince = -1
+				iter |= 1023
 			}
 			continue
 		}
 		idleSince = -1
 		if x.w.Sleep > 0 && !polling && next > 0 {
+			// In slices of at most maxSleep, so that an abort is seen within one.
 			if d := time.Duration(next-int64(transfer.Monotonic())) - x.w.Sleep; d > 0 {
-				time.Sleep(d)
+				time.Sleep(min(d, maxSleep))
+				iter |= 1023 // look at the abort word next
 			}
 		}
 	}
@@ -220,6 +223,9 @@ func (x *worker) run(ctx context.Context, start int64) error {
 // spinBeforeSleep is how long a worker (or the host) with nothing to do but wait for a flag
 // spins before it sleeps on the generation word.
 const spinBeforeSleep = 50 * time.Microsecond
+
+// maxSleep is the longest a worker sleeps before it looks at the abort word again.
+const maxSleep = 10 * time.Millisecond
 
 func minPos(a, b int64) int64 {
 	if a < 0 || b < a {
