@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/switchctl"
+	"github.com/tetris-hil/tetris-hil/switchctl/boardemu"
 	switchfake "github.com/tetris-hil/tetris-hil/switchctl/fake"
 	"github.com/tetris-hil/tetris-hil/switchctl/switchtest"
 )
@@ -100,5 +102,46 @@ func TestReplayCompiledSwitchesFailure(t *testing.T) {
 		if _, err := dev.ws.Worker(g).Check(context.Background()); err != nil {
 			t.Errorf("worker for GPU %d after the failure: %v", g, err)
 		}
+	}
+}
+
+// With the board emulator on a pseudo-terminal as the controller (the serial backend end to
+// end), a compiled replay across worker processes commands exactly the switch changes its
+// timeline says, in the same batches and order, from the host thread that watches the stamps.
+func TestReplayCompiledSwitchesBoard(t *testing.T) {
+	w := switchtest.Fabric{Ports: 8, Backend: "serial", TR: time.Millisecond, TW: 2 * time.Millisecond,
+		Header: "serial:\n  read_timeout: 100ms\n  reset_timeout: 2s\n"}.Wiring(t)
+	var channels []int
+	for _, s := range w.Switches {
+		channels = append(channels, s.Channel)
+	}
+	dev := startProcessDevice(t, fourGPUs)
+	for _, j := range plan(t, 0, "tetris", "bvn") {
+		t.Run(j.Schedule.Algorithm, func(t *testing.T) {
+			board := boardemu.New(boardemu.Config{Channels: channels, Settle: 2 * time.Millisecond}, nil)
+			p, err := boardemu.StartPTY(context.Background(), board)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			c, err := switchctl.Open(context.Background(), w, switchctl.Options{Log: &switchctl.ChangeLog{}, Port: p.Path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := ReplayCompiledSwitches(context.Background(), j.Schedule, dev, SerialControllerModel(1e-3, 2e-3), c)
+			if cerr := c.Close(context.Background()); cerr != nil {
+				t.Error(cerr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vs := schedules.VerifyTimeline(j.Schedule, live.Timeline); len(vs) > 0 {
+				t.Fatalf("live timeline: %v", vs[0])
+			}
+			got, want := boardBatches(t, board.Log().Entries(), w), timelineBatches(live.Timeline)
+			if len(want) == 0 || !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("the board received %d batches, the timeline has %d:\n%v\n%v", len(got), len(want), got, want)
+			}
+		})
 	}
 }
