@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/program"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -49,6 +50,23 @@ func ReplayCompiled(ctx context.Context, s *schedules.Schedule, dev Device, reco
 	if dev == nil || reconfig == nil {
 		return nil, errors.New("hil: a compiled replay needs a device and a reconfiguration model")
 	}
+	live, err := replayCompiled(ctx, s, reconfig, func(_ *emulator.Order, p *program.Program, st program.Station) (*program.Stamps, error) {
+		return dev.Execute(ctx, p, st)
+	})
+	return withClocks(live, dev), err
+}
+
+// withClocks records the device's clock offsets in live, where it measured any.
+func withClocks(live *Live, dev Device) *Live {
+	if c, ok := dev.(interface{ ClockOffsets() []shared.Offset }); ok && live != nil {
+		live.Clocks = c.ClockOffsets()
+	}
+	return live
+}
+
+// replayCompiled compiles s, runs it through execute and builds the Live record from the stamps.
+func replayCompiled(ctx context.Context, s *schedules.Schedule, reconfig emulator.ReconfigModel,
+	execute func(*emulator.Order, *program.Program, program.Station) (*program.Stamps, error)) (*Live, error) {
 	o, err := emulator.NewOrder(s)
 	if err != nil {
 		return nil, fmt.Errorf("hil: %w", err)
@@ -63,7 +81,7 @@ func ReplayCompiled(ctx context.Context, s *schedules.Schedule, dev Device, reco
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	t0 := transfer.Monotonic()
-	st, err := dev.Execute(ctx, p, reconfig.NewReconfigurer())
+	st, err := execute(o, p, reconfig.NewReconfigurer())
 	wall := transfer.Monotonic() - t0
 	if err != nil {
 		return nil, fmt.Errorf("hil: compiled replay of %s: %w", s.Algorithm, err)

@@ -14,6 +14,17 @@ import (
 // median and worst of live / predicted and of the harness's p99 cost per circuit. The targets
 // are live/pred ≤ 1.05 and a p99 ≤ 5 µs (on a machine not loaded beyond its cores).
 func BenchmarkCompiledFakeNVLink(b *testing.B) {
+	gpuOf := identity(8)
+	benchCompiledNVLink(b, FakeDevice(nvlink, gpuOf, false, 0), gpuOf)
+}
+
+// BenchmarkProcessDeviceNVLink is the same setting with the programs in worker processes, two
+// endpoints to a GPU (ProcessDevice, flags and stamps in shared memory).
+func BenchmarkProcessDeviceNVLink(b *testing.B) {
+	benchCompiledNVLink(b, startProcessDevice(b, fourGPUs), fourGPUs)
+}
+
+func benchCompiledNVLink(b *testing.B, dev Device, gpuOf []int) {
 	d := schedules.NewDemand(8)
 	for i := range 8 {
 		for j := range 8 {
@@ -22,9 +33,7 @@ func BenchmarkCompiledFakeNVLink(b *testing.B) {
 			}
 		}
 	}
-	gpuOf := identity(8)
 	tm, rc := FakeTransferModel(nvlink, gpuOf), emulator.ParallelReconfig(10e-6)
-	dev := FakeDevice(nvlink, gpuOf, false, 0)
 	for _, algo := range []string{"tetris", "bvn", "sunflow", "maxweight"} {
 		b.Run(algo, func(b *testing.B) {
 			sch, err := schedules.Lookup(algo)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/hil/delay"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -97,6 +98,9 @@ type Live struct {
 	// after its waits ended it started: from its last dependency's end (plus the modelled delay,
 	// where it waited on a reconfiguration) to its start.
 	HarnessCost []float64 `json:"-"`
+	// Clocks are the devices' clock offsets from CLOCK_MONOTONIC, measured at the start of a
+	// compiled replay across worker processes (one per worker), with their uncertainty.
+	Clocks []shared.Offset `json:"clocks,omitempty"`
 }
 
 // minProcs is the fewest Go processors (GOMAXPROCS) a replay runs with.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/internal/outdir"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
@@ -182,6 +183,10 @@ type RunSummary struct {
 	// last dependency's end stamp plus the modelled delay to its start stamp. It is the part of
 	// a live figure that is the harness's, not the schedule's.
 	HarnessCost Diff `json:"harness_cost_seconds"`
+	// ClockOffsets are, for a compiled replay across worker processes, each device clock's
+	// offset from CLOCK_MONOTONIC and its uncertainty, measured at the start and applied to the
+	// device's stamps so that the timeline is on one clock.
+	ClockOffsets []shared.Offset `json:"clock_offsets,omitempty"`
 }
 
 // Diff summarises per-circuit differences d (live − predicted, seconds): the median and the
@@ -418,7 +423,8 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		rf.Status = "complete"
 		rs := RunSummary{Algorithm: s.Algorithm, Matrix: j.Matrix, Circuits: len(s.Circuits), Commands: len(live.Commands),
 			CompletionSeconds: res.Completion, PredictedCompletionSeconds: pres.Completion, SharedGPU: m.SharedGPU,
-			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost)}
+			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost),
+			ClockOffsets: live.Clocks}
 		if pres.Completion > 0 {
 			rs.LiveOverPredicted = res.Completion / pres.Completion
 		}
@@ -434,13 +440,19 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 	return sum, nil
 }
 
-// replayOne replays s compiled on env.Device when there is one and no switch controller, and
-// host-driven otherwise, its reconfigurations timed by reconfig in a compiled replay.
+// replayOne replays s compiled on env.Device when there is one and no switch controller (or the
+// device's station thread can send the switch commands: ApplyingDevice), and host-driven
+// otherwise, its reconfigurations timed by reconfig in a compiled replay.
 func replayOne(ctx context.Context, s *schedules.Schedule, env Env, reconfig emulator.ReconfigModel) (*Live, error) {
-	if env.Device == nil || env.Switches != nil {
+	var live *Live
+	var err error
+	if ad, ok := env.Device.(ApplyingDevice); ok && env.Switches != nil {
+		live, err = ReplayCompiledSwitches(ctx, s, ad, reconfig, env.Switches)
+	} else if env.Device == nil || env.Switches != nil {
 		return Replay(ctx, s, env)
+	} else {
+		live, err = ReplayCompiled(ctx, s, env.Device, reconfig)
 	}
-	live, err := ReplayCompiled(ctx, s, env.Device, reconfig)
 	if err == nil && env.Progress != nil {
 		for i := range s.Circuits {
 			env.Progress(i+1, len(s.Circuits))

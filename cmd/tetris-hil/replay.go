@@ -50,6 +50,7 @@ type replayFlags struct {
 	fakeNoise                float64
 	fakeSeed                 uint64
 	inProcess                bool
+	processPerGPU            bool
 	virtual                  bool
 	lockClocks               bool
 	clockMHz                 uint
@@ -133,6 +134,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.Uint64Var(&f.fakeSeed, "seed", 1, "with --fake: seed of the noise")
 	renamedFlag(fs, "fake-seed", "seed")
 	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake --wiring: run the fake engines in this process instead of worker processes")
+	fs.BoolVar(&f.processPerGPU, "process-per-gpu", false, "with --fake: run the compiled programs in worker processes, one per GPU, flags and stamps in shared memory (with --wiring: compiled, the switch commands sent by the host thread that watches the stamps)")
 	fs.BoolVar(&f.virtual, "virtual", false, "with --fake: run the compiled programs on a virtual clock (live then equals predicted: a check of the compiler)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
@@ -269,6 +271,9 @@ func (r *replayRun) loadJobs() error {
 	}
 	if f.inProcess && (!f.ff.fake || f.wiring == "") {
 		return usagef("--in-process: only with --fake --wiring (real copies run in pinned worker processes, and without --wiring a replay runs compiled, without workers)")
+	}
+	if f.processPerGPU && (!f.ff.fake || f.virtual || f.inProcess) {
+		return usagef("--process-per-gpu: only with --fake, without --virtual or --in-process (compiled programs across worker processes run on fake devices; on GPUs they run in this process on one GPU)")
 	}
 	if f.virtual && (!f.ff.fake || f.wiring != "") {
 		return usagef("--virtual: only with --fake and without --wiring (a switch controller runs in real time)")
@@ -440,6 +445,9 @@ func (r *replayRun) startTransfers() error {
 			return err
 		}
 		r.cfg.Clocks = lock
+	}
+	if f.processPerGPU {
+		return r.startProcessDevice()
 	}
 	if f.wiring == "" && f.ff.fake {
 		// Compiled: the fake device runs every endpoint's program in one thread; no workers.

@@ -178,3 +178,21 @@ func TestTrackerGroupsByInstant(t *testing.T) {
 		t.Error("every signal was issued, but the tracker is not done")
 	}
 }
+
+// SetEnd moves a command's end (never before its start) and the ends its signals report.
+func TestTrackerSetEnd(t *testing.T) {
+	p := twoEndpoints(true)
+	tr := NewTracker(p, parallel(5e-6))
+	tr.Ended(1, 4e-6)
+	if n, err := tr.IssueDue(); n != 1 || err != nil {
+		t.Fatalf("IssueDue: %d, %v", n, err)
+	}
+	tr.SetEnd(0, 20e-6)
+	if end, ok := tr.SignalEnd(0); !ok || end != 20e-6 || tr.Commands()[0].End != 20e-6 {
+		t.Errorf("after SetEnd(20 µs): signal end %g, command %+v", end, tr.Commands()[0])
+	}
+	tr.SetEnd(0, 0)
+	if end, _ := tr.SignalEnd(0); end != 4e-6 {
+		t.Errorf("SetEnd before the start: signal end %g, want the start 4 µs", end)
+	}
+}

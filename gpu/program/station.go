@@ -150,3 +150,14 @@ func (t *Tracker) issue(sigs []int32, req float64, k int) error {
 	}
 	return nil
 }
+
+// SetEnd moves command id's end to end (not before its start) once it was carried out: a
+// station that applies commands on real switches learns their end only then, and a later
+// barrier round counts its gap from it.
+func (t *Tracker) SetEnd(id int, end float64) {
+	c := &t.cmds[id]
+	c.End = max(end, c.Start)
+	for _, s := range c.Signals {
+		t.sigEnd[s] = c.End
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 )
 
@@ -32,6 +33,7 @@ const (
 	OpCopy   = "copy"   // Buffer (destination), Copy -> TimesNS, HostStartNS, HostEndNS
 	OpFree   = "free"   // Buffer
 	OpCheck  = "check"  // -> Hello (re-runs the affinity check)
+	OpRun    = "run"    // Job: this worker's share of a compiled replay (package gpu/program/shared)
 	OpQuit   = "quit"
 )
 
@@ -44,6 +46,7 @@ type Request struct {
 	Buffer int              `json:"buffer,omitempty"`
 	Peer   *transfer.Device `json:"peer,omitempty"`
 	Copy   *transfer.Copy   `json:"copy,omitempty"`
+	Job    *shared.Job      `json:"job,omitempty"`
 }
 
 // Response is one line from worker to coordinator; ID 0 is the hello the worker sends unasked.

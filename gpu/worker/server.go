@@ -164,6 +164,8 @@ func handle(ctx context.Context, cfg Config, eng transfer.Engine, req Request) R
 		resp.HostStartNS, resp.HostEndNS = tm.HostStart.Nanoseconds(), tm.HostEnd.Nanoseconds()
 	case OpFree:
 		err = eng.Free(req.Buffer)
+	case OpRun:
+		err = runJob(ctx, cfg, req.Job)
 	case OpCheck:
 		var h Hello
 		h, err = check(cfg)

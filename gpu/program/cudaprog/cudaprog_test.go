@@ -38,3 +38,15 @@ func TestPTXImage(t *testing.T) {
 		t.Error("program.ptx has unbalanced braces")
 	}
 }
+
+// Without a driver, binding cuMemHostRegister (for the shared memory of a replay across worker
+// processes) fails with cuda.ErrUnavailable and says how to replay without a GPU.
+func TestHostRegisterWithoutGPU(t *testing.T) {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("a GPU driver is present")
+	}
+	_, err := loadHostRegister()
+	if !errors.Is(err, cuda.ErrUnavailable) || !strings.Contains(err.Error(), "--fake") {
+		t.Fatalf("loadHostRegister without a GPU: %v", err)
+	}
+}

@@ -1,0 +1,31 @@
+package shared
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
+)
+
+// ExecFunc runs a job's share on the GPU dev in the calling worker process.
+type ExecFunc func(ctx context.Context, dev transfer.Device, job Job) error
+
+var (
+	execMu    sync.Mutex
+	executors = map[string]ExecFunc{}
+)
+
+// RegisterExecutor makes fn the executor for jobs in workers of the named transfer engine.
+func RegisterExecutor(engine string, fn ExecFunc) {
+	execMu.Lock()
+	defer execMu.Unlock()
+	executors[engine] = fn
+}
+
+// Executor is the executor registered for engine.
+func Executor(engine string) (ExecFunc, bool) {
+	execMu.Lock()
+	defer execMu.Unlock()
+	fn, ok := executors[engine]
+	return fn, ok
+}

@@ -1,0 +1,216 @@
+package hil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetris-hil/tetris-hil/gpu/bench"
+	"github.com/tetris-hil/tetris-hil/gpu/program"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
+	"github.com/tetris-hil/tetris-hil/gpu/worker"
+)
+
+// ProcessDevice runs compiled programs across worker processes, one per GPU (package gpu/bench's
+// pinned workers): the worker of a GPU runs the programs of the endpoints on it, their flags and
+// stamps in one shared memory file (package gpu/program/shared), and this process only releases
+// them, plays the station from a thread that watches the end flags, and reads the stamps back.
+// On the fake engine each worker is a fake device spinning on CLOCK_MONOTONIC, copies lasting
+// exactly Duration.
+type ProcessDevice struct {
+	ws      *bench.Workers
+	gpuOf   []int
+	gpus    []int // worker order
+	dur     func(src, dst int, bytes int64) (float64, error)
+	sleep   time.Duration
+	timeout time.Duration
+	dir     string
+	clocks  []shared.Offset // the last run's
+}
+
+// StartProcessDevice starts one worker per distinct GPU of gpuOf with cfg (engine, command,
+// pinning, timeout); dur is the copy time of the fake device (the noise-free model the
+// prediction uses), sleep how far ahead of a deadline a worker stops sleeping and spins.
+func StartProcessDevice(ctx context.Context, cfg bench.Config, gpuOf []int, dur func(src, dst int, bytes int64) (float64, error), sleep time.Duration) (*ProcessDevice, error) {
+	if len(gpuOf) == 0 || dur == nil {
+		return nil, errors.New("hil: a process device needs endpoints and a copy time")
+	}
+	gpus := slices.Clone(gpuOf)
+	slices.Sort(gpus)
+	gpus = slices.Compact(gpus)
+	ws, err := bench.StartWorkers(ctx, cfg, gpus)
+	if err != nil {
+		return nil, fmt.Errorf("hil: workers for the compiled replay: %w", err)
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	dir := os.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		dir = "/dev/shm" // memory, not a disk file the kernel writes back
+	}
+	return &ProcessDevice{ws: ws, gpuOf: slices.Clone(gpuOf), gpus: ws.GPUs(), dur: dur, sleep: sleep, timeout: timeout, dir: dir}, nil
+}
+
+// CPUs lists the CPUs each GPU's worker was pinned to, by GPU.
+func (d *ProcessDevice) CPUs() map[int]string {
+	out := map[int]string{}
+	for _, g := range d.gpus {
+		out[g] = d.ws.Worker(g).Hello().CPUs
+	}
+	return out
+}
+
+// ClockOffsets are the workers' clock offsets measured at the start of the last run, by GPU.
+func (d *ProcessDevice) ClockOffsets() []shared.Offset { return slices.Clone(d.clocks) }
+
+// Close stops the workers.
+func (d *ProcessDevice) Close() error { return d.ws.Close() }
+
+// Execute runs p on the workers, its commands timed by st.
+func (d *ProcessDevice) Execute(ctx context.Context, p *program.Program, st program.Station) (*program.Stamps, error) {
+	return d.ExecuteApplying(ctx, p, st, nil)
+}
+
+// ExecuteApplying is Execute with the station thread carrying each command out through apply
+// (shared.Host.Apply): for real switches, whose commands end when they have settled.
+func (d *ProcessDevice) ExecuteApplying(ctx context.Context, p *program.Program, st program.Station, apply func(context.Context, program.Command) error) (*program.Stamps, error) {
+	if len(p.Endpoints) != len(d.gpuOf) {
+		return nil, fmt.Errorf("hil: a program of %d endpoints on a device of %d", len(p.Endpoints), len(d.gpuOf))
+	}
+	durs, err := d.durations(p)
+	if err != nil {
+		return nil, err
+	}
+	of := make([]int, len(d.gpuOf))
+	for e, g := range d.gpuOf {
+		of[e] = slices.Index(d.gpus, g)
+	}
+	split, err := shared.Split(of, len(d.gpus))
+	if err != nil {
+		return nil, err
+	}
+	dims := shared.Dims{Endpoints: len(p.Endpoints), Circuits: p.Circuits, Signals: len(p.Signals), Workers: len(d.gpus)}
+	f, err := os.CreateTemp(d.dir, "tetris-hil-replay-*.shm")
+	if err != nil {
+		return nil, fmt.Errorf("hil: shared memory: %w", err)
+	}
+	path := f.Name()
+	f.Close()
+	os.Remove(path) // Create makes it afresh, exclusively
+	m, err := shared.Create(path, dims)
+	if err != nil {
+		return nil, fmt.Errorf("hil: %w", err)
+	}
+	defer os.Remove(path)
+	defer m.Close()
+	calls := d.launch(ctx, m, p, split, durs)
+	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive, SpinOnly: d.spinOnly()}
+	stamps, herr := h.Run(ctx, m)
+	d.clocks = h.Offsets
+	for i := range d.clocks {
+		d.clocks[i].GPU = d.gpus[d.clocks[i].Worker]
+	}
+	if werr := calls.wait(); herr == nil && werr != nil {
+		return nil, fmt.Errorf("hil: compiled replay across %d worker processes: %w", len(d.gpus), werr)
+	}
+	if herr != nil {
+		return nil, fmt.Errorf("hil: compiled replay across %d worker processes: %w", len(d.gpus), errors.Join(herr, calls.firstErr()))
+	}
+	return stamps, nil
+}
+
+// spinOnly says whether the workers and the host may spin without sleeping: when this process
+// and every worker have a CPU of their own. With fewer, spinners starve each other (measured on
+// two cores: 8 workers spinning made a µs-scale replay 100× slower than sleeping on the futex).
+func (d *ProcessDevice) spinOnly() bool { return runtime.NumCPU() > len(d.gpus) }
+
+// durations are the copy times of p's circuits in ns.
+func (d *ProcessDevice) durations(p *program.Program) ([]int64, error) {
+	out := make([]int64, p.Circuits)
+	for e, steps := range p.Endpoints {
+		for _, s := range steps {
+			sec, err := d.dur(e, int(s.Dst), s.Bytes)
+			if err != nil || !(sec >= 0) || sec > math.MaxInt64/1e9 {
+				return nil, fmt.Errorf("hil: circuit %d (%d→%d, %d bytes): copy time %g s: %v", s.Circuit, e, s.Dst, s.Bytes, sec, err)
+			}
+			out[s.Circuit] = int64(math.Round(sec * 1e9))
+		}
+	}
+	return out, nil
+}
+
+// calls are the workers' run requests in flight.
+type calls struct {
+	mu   sync.Mutex
+	errs []error
+	wg   sync.WaitGroup
+}
+
+func (d *ProcessDevice) launch(ctx context.Context, m *shared.Mem, p *program.Program, split [][]int, durs []int64) *calls {
+	cs := &calls{errs: make([]error, len(d.gpus))}
+	dims := m.Dims
+	for w, g := range d.gpus {
+		job := shared.Job{Path: m.Path, Dims: dims, Program: p,
+			Work: shared.Work{Worker: w, Endpoints: split[w], Durations: durs, Sleep: d.sleep, ArmTimeout: d.timeout, SpinOnly: d.spinOnly()}}
+		wk := d.ws.Worker(g)
+		cs.wg.Add(1)
+		go func() {
+			defer cs.wg.Done()
+			// The worker gives up at the run's deadline; the call outlasts it so that its own
+			// error, not a kill, is what comes back.
+			err := wk.Run(ctx, job, 2*d.timeout+10*time.Second)
+			if err != nil {
+				err = fmt.Errorf("GPU %d: %w", g, err)
+			}
+			cs.mu.Lock()
+			cs.errs[w] = err
+			cs.mu.Unlock()
+		}()
+	}
+	return cs
+}
+
+// alive reports a worker whose process is gone or whose run failed, other than by the host's
+// abort.
+func (cs *calls) alive() error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, err := range cs.errs {
+		if err != nil && !isAbort(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cs *calls) wait() error {
+	cs.wg.Wait()
+	return errors.Join(cs.errs...)
+}
+
+// firstErr is a worker's own error other than being aborted, which follows from the host's.
+func (cs *calls) firstErr() error {
+	cs.wg.Wait()
+	for _, err := range cs.errs {
+		if err != nil && !isAbort(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// isAbort says whether a worker's run ended because the host aborted it; the reason crosses
+// the protocol as text.
+func isAbort(err error) bool {
+	var we *worker.Error
+	return errors.As(err, &we) && we.Failure == worker.Refused && strings.Contains(we.Detail, shared.ErrAborted.Error())
+}
