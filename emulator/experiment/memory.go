@@ -115,8 +115,8 @@ func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, 
 // Estimate is the memory estimate of an experiment: every run's, and the peak of the process.
 type Estimate struct {
 	Runs []RunEstimate
-	// Peak is the process's estimated peak: its base, plus the runs kept to the end (KeepRuns) or
-	// the largest runs that may be under way at once (one per worker).
+	// Peak is the process's estimated peak: its base, plus the runs kept to the end (KeepRuns
+	// without Stream) or the largest runs that may be under way at once (one per worker).
 	Peak int64
 }
 
@@ -135,7 +135,7 @@ func EstimateMemory(ms []Matrix, cfg Config, jobs int) Estimate {
 	slices.Sort(sizes)
 	slices.Reverse(sizes)
 	k := max(jobs, 1)
-	if cfg.KeepRuns {
+	if cfg.KeepRuns && cfg.Stream == nil {
 		k = len(sizes)
 	}
 	e.Peak = baseBytes
@@ -168,11 +168,13 @@ func (e *MemoryError) Error() string {
 }
 
 // checkMemory refuses cfg on ms when one of its runs alone is estimated above cfg.MaxMemory (0:
-// no limit), or, when the runs are kept (Config.KeepRuns), when all of them together are: a kept
-// run's schedule and timeline stay until the end, beyond what RunMany's memory gate sees. Runs
+// no limit), or, when the runs are kept to the end (Config.KeepRuns without Config.Stream), when
+// all of them together are: a kept run's schedule and timeline stay until the end, beyond what
+// RunMany's memory gate sees; a streamed one leaves with the gate's share. Runs
 // that are not kept and fit alone but not together are not refused: the gate holds them back
 // until enough of the others have finished (see gate).
-// e is EstimateMemory(ms, cfg, 1): with KeepRuns, the peak is every run's, whatever the workers.
+// e is EstimateMemory(ms, cfg, 1): with KeepRuns and no Stream, the peak is every run's, whatever
+// the workers.
 func checkMemory(e Estimate, cfg Config) error {
 	if cfg.MaxMemory <= 0 {
 		return nil
@@ -188,7 +190,7 @@ func checkMemory(e Estimate, cfg Config) error {
 	}
 	slices.SortStableFunc(me.Over, func(a, b RunEstimate) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	switch {
-	case cfg.KeepRuns && e.Peak > cfg.MaxMemory:
+	case cfg.KeepRuns && cfg.Stream == nil && e.Peak > cfg.MaxMemory:
 		me.Peak = e.Peak
 	case len(me.Over) > 0:
 		// The peak reported is what the runs over the limit need, each alone: the gate never
