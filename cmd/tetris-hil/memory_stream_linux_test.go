@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,4 +82,65 @@ func TestEmulateTimelineStreamsRuns(t *testing.T) {
 		t.Errorf("manifest not marked complete:\n%s", b)
 	}
 	t.Logf("%d runs: limit %d MiB (all kept together: %d MiB), peak RSS %d MiB", len(all.Runs), limit>>20, all.Peak>>20, rss>>20)
+}
+
+// liveHeapPeak runs the CLI in a child process with the collector's trace on and no memory
+// limit (collecting when the heap grows by gogc percent), and returns the largest live heap (bytes marked at the end of a collection) it reported.
+func liveHeapPeak(t *testing.T, gogc string, args ...string) int64 {
+	t.Helper()
+	p := cliProcess(args...)
+	p.Env = append(p.Env, "GODEBUG=gctrace=1", "GOMEMLIMIT=", "GOGC="+gogc)
+	var out bytes.Buffer
+	p.Stdout, p.Stderr = &out, &out
+	if err := p.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out.String())
+	}
+	var peak int64
+	gcs := gcLive.FindAllStringSubmatch(out.String(), -1)
+	for _, m := range gcs {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		peak = max(peak, v<<20)
+	}
+	if len(gcs) == 0 {
+		t.Fatalf("%v: no collection reported\n%s", args, out.String())
+	}
+	return peak
+}
+
+// gcLive is the live heap of a gctrace line: "<start>-><end>-><live> MB".
+var gcLive = regexp.MustCompile(`\d+->\d+->(\d+) MB`)
+
+// TestEmulateEstimateTight: on bvn-sinkhorn on a dense 64-port matrix, where the decomposition
+// bound of (n² − 2n + 2)·n circuits is reached, the process's estimated peak (EstimateMemory,
+// the base included) is at most 1.5× what it measures, with the timeline checked by round and
+// with it kept: not so loose that it refuses runs that would fit. (That a run it lets through
+// stays under it is TestEmulateEstimateCoversPeak's, with the estimate as the soft limit.)
+// Measured is the largest live heap the collector reports, collecting often and without a
+// memory limit, plus what the process holds outside the heap (the binary, the runtime, stacks:
+// the resident set of a tiny run less its live heap).
+func TestEmulateEstimateTight(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory")
+	}
+	tinyArgs := []string{"emulate", "--matrix", "0", "--algo", "tetris", "--max-memory", "0"}
+	_, _, tinyRSS := runChild(t, tinyArgs...)
+	outside := tinyRSS - liveHeapPeak(t, "1", tinyArgs...) // collecting often: a tiny run otherwise never does
+	path := denseTrace(t, 64)
+	src := demandSource{path: path, matrix: 0, layer: -1, layout: "layers", maxPorts: 4096}
+	named, err := src.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{false, true} {
+		est := experiment.EstimateMemory([]experiment.Matrix{named[0].matrix()}, experiment.Config{Algorithms: []string{"bvn-sinkhorn"}, KeepRuns: keep}, 1).Peak
+		args := []string{"emulate", "--demand", path, "--matrix", "0", "--algo", "bvn-sinkhorn", "--max-memory", "0"}
+		if keep {
+			args = append(args, "--timeline", t.TempDir())
+		}
+		measured := liveHeapPeak(t, "10", args...) + outside
+		if float64(est) > 1.5*float64(measured) {
+			t.Errorf("timeline kept %v: estimate %d MiB, measured %d MiB: more than 1.5×", keep, est>>20, measured>>20)
+		}
+		t.Logf("timeline kept %v: estimate %d MiB, measured %d MiB (%d outside the heap): %.2f×", keep, est>>20, measured>>20, outside>>20, float64(est)/float64(measured))
+	}
 }
