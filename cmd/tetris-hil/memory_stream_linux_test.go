@@ -144,3 +144,27 @@ func TestEmulateEstimateTight(t *testing.T) {
 		t.Logf("timeline kept %v: estimate %d MiB, measured %d MiB (%d outside the heap): %.2f×", keep, est>>20, measured>>20, outside>>20, float64(est)/float64(measured))
 	}
 }
+
+// TestEmulateDense256Within1GB runs emulate --algo all on a dense 256-port trace under the
+// default memory limit (--max-memory auto), every algorithm in parallel, in a child process, and
+// requires a peak resident set of at most 10^9 bytes. Minutes and gigabytes on two cores, so
+// only with TETRIS_HIL_LARGE_TESTS=1.
+func TestEmulateDense256Within1GB(t *testing.T) {
+	if os.Getenv("TETRIS_HIL_LARGE_TESTS") != "1" {
+		t.Skip("set TETRIS_HIL_LARGE_TESTS=1 to run (about four minutes; it peaks at 4.6 GB today, above the target)")
+	}
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory")
+	}
+	out, code, rss := runChild(t, "emulate", "--demand", denseTrace(t, 256), "--matrix", "0", "--algo", "all", "--progress", "off")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "bvn-sinkhorn") || !strings.Contains(out, "tetris+") {
+		t.Fatalf("not every algorithm reported:\n%s", out)
+	}
+	if rss > 1e9 {
+		t.Errorf("peak RSS %d MiB (%.3g bytes), above 1 GB", rss>>20, float64(rss))
+	}
+	t.Logf("peak RSS %d MiB (%.3g bytes)", rss>>20, float64(rss))
+}
