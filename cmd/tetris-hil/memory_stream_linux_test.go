@@ -151,7 +151,7 @@ func TestEmulateEstimateTight(t *testing.T) {
 // only with TETRIS_HIL_LARGE_TESTS=1.
 func TestEmulateDense256Within1GB(t *testing.T) {
 	if os.Getenv("TETRIS_HIL_LARGE_TESTS") != "1" {
-		t.Skip("set TETRIS_HIL_LARGE_TESTS=1 to run (about four minutes; it peaks at 4.6 GB today, above the target)")
+		t.Skip("set TETRIS_HIL_LARGE_TESTS=1 to run (minutes; it peaks at 2.9 GB today, above the target)")
 	}
 	if raceEnabled {
 		t.Skip("the race detector multiplies memory")
