@@ -67,7 +67,10 @@ func appendInt(b []byte, v int) []byte {
 func SwitchChanges(s *schedules.Schedule, pathsChecked bool) ([]SwitchCount, error) {
 	sc := getScratch()
 	defer sc.release()
-	o, err := newOrder(s, sc, false, pathsChecked)
+	// Pooled, as the run derives it: the epochs are all the count needs, and the exported form
+	// (predecessor and successor lists, an Epoch record per change) would hold several times
+	// the schedule's own memory on a barrier schedule of millions of circuits.
+	o, err := newOrder(s, sc, true, pathsChecked)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,6 +27,11 @@ func FuzzReadSchedule(f *testing.F) {
 	f.Add([]byte(strings.Replace(traversalFile, "BAD", "[2, 1,\n 1]", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSchedule(bytes.NewReader(data), "f.json")
+		// Streamed or not, the result is the whole-file decoder's, value and error alike.
+		want, werr := decodeSchedule(data, "f.json")
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() || !reflect.DeepEqual(s, want) {
+			t.Fatalf("ReadSchedule gave %v (%v), the whole-file decoder %v (%v)", s, err, want, werr)
+		}
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("a reader error spans lines: %q", err)

@@ -172,11 +172,55 @@ func (s *Schedule) Validate() error {
 // and checks its header and limits (Validate); name is used in errors, which are one line naming
 // the line, the field and the value. It does not run the static checks of Verify: verify lists
 // those as violations; every other reader calls CheckStatic or Verify next (LoadChecked does).
+//
+// A well-formed file is decoded as it is read, one circuit at a time (streamSchedule): a 250 MB
+// schedule never has its text in memory. Anything the streaming decoder does not accept is decoded
+// again whole (decodeSchedule), from the start of r when r can seek and from a copy of what was
+// read otherwise, so that every error is the whole-file decoder's, with its line and column.
 func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
-	data, err := io.ReadAll(r)
+	rs, seekable := r.(io.ReadSeeker)
+	var start int64
+	if seekable {
+		var err error
+		if start, err = rs.Seek(0, io.SeekCurrent); err != nil {
+			seekable = false
+		}
+	}
+	var copied *bytes.Buffer
+	src := r
+	if !seekable {
+		copied = new(bytes.Buffer)
+		src = io.TeeReader(r, copied)
+	}
+	watched := &readWatch{r: src}
+	if s, ok := streamSchedule(watched); ok {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return s, nil
+	}
+	if watched.err != nil {
+		return nil, fmt.Errorf("%s: %w", name, watched.err)
+	}
+	var data []byte
+	var err error
+	if seekable {
+		if _, err = rs.Seek(start, io.SeekStart); err == nil {
+			data, err = io.ReadAll(rs)
+		}
+	} else {
+		var rest []byte
+		rest, err = io.ReadAll(r)
+		data = append(copied.Bytes(), rest...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return decodeSchedule(data, name)
+}
+
+// decodeSchedule is ReadSchedule on the whole file's text.
+func decodeSchedule(data []byte, name string) (*Schedule, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f scheduleFile
@@ -257,11 +301,16 @@ func (f *scheduleFile) schedule() *Schedule {
 	}
 	for i := range f.Circuits {
 		c := &f.Circuits[i]
-		s.Circuits[i] = Circuit{Src: c.Src, Dst: c.Dst, Bytes: c.Bytes, Group: c.Group,
-			Path: benes.FromOwned(c.Path), PlannedStart: c.PlannedStart, PlannedEnd: c.PlannedEnd}
+		s.Circuits[i] = c.circuit()
 		c.Path = nil
 	}
 	return s
+}
+
+// circuit is the Circuit c holds, its hop list compacted or kept (benes.FromOwned).
+func (c *fileCircuit) circuit() Circuit {
+	return Circuit{Src: c.Src, Dst: c.Dst, Bytes: c.Bytes, Group: c.Group,
+		Path: benes.FromOwned(c.Path), PlannedStart: c.PlannedStart, PlannedEnd: c.PlannedEnd}
 }
 
 // LoadSchedule reads a schedule file from disk (ReadSchedule).

@@ -36,6 +36,9 @@ type emulateFlags struct {
 	tenants     tenantFlags
 	csvOut      string
 	totals      bool
+	// stream writes planned runs' timelines and charts as they finish (emulate_stream.go).
+	stream      *runStream
+	ganttFormat string
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -186,6 +189,7 @@ func runEmulate(cmd *cobra.Command, f *emulateFlags) error {
 	if err != nil {
 		return err
 	}
+	f.ganttFormat = ganttFormat
 	if err := f.wear.check(); err != nil {
 		return err
 	}
@@ -382,6 +386,12 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 		ms[i] = nd.matrix()
 	}
 	cfg.KeepRuns = f.timelineDir != "" || f.gantt != ""
+	if cfg.KeepRuns {
+		if f.stream, err = f.newRunStream(cmd.Context(), ms, cfg); err != nil {
+			return nil, cfg, err
+		}
+		cfg.Stream = f.stream.write
+	}
 	pool := experiment.Pool{}
 	if total := len(ms) * len(cfg.Algorithms); total > 1 {
 		var finish func()
@@ -397,21 +407,20 @@ func (f *emulateFlags) writeOutputs(ctx context.Context, stdout io.Writer, out *
 	if f.timelineDir == "" && f.gantt == "" && f.jsonOut == "" {
 		return nil
 	}
-	inputs, err := describeInputs([2]string{"demand", f.src.path}, [2]string{"schedule", f.schedule},
-		[2]string{"calibration", f.models.calibration}, [2]string{"measured", f.models.measured},
-		[2]string{"switch_bench", f.models.switchBench.path})
+	inputs, err := f.runInputs()
 	if err != nil {
 		return err
 	}
-	if f.schedule != "" && f.src.path == "" {
-		inputs = inputs[1:] // a schedule file alone: no demand was read
-	}
-	if f.timelineDir != "" {
+	if f.stream != nil {
+		if err := f.stream.close(); err != nil {
+			return err
+		}
+	} else if f.timelineDir != "" {
 		if err := experiment.WriteTimelines(ctx, f.timelineDir, out.Records, cfg.Exec, provenance.Tool(), inputs); err != nil {
 			return fmt.Errorf("--timeline %s: %w", f.timelineDir, err)
 		}
 	}
-	if f.gantt != "" {
+	if f.gantt != "" && f.stream == nil {
 		if err := experiment.WriteGantts(ctx, f.gantt, ganttFormat, out.Records); err != nil {
 			return fmt.Errorf("--gantt %s: %w", f.gantt, err)
 		}

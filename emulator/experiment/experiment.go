@@ -60,6 +60,13 @@ type Config struct {
 	SkipVerify bool
 	// KeepRuns keeps each record's Schedule and Timeline (for timeline files and charts).
 	KeepRuns bool
+	// Stream, when set with KeepRuns, is given each run as soon as it finishes, its Schedule and
+	// Timeline kept, and the record then drops both: a caller that writes them out (timeline
+	// files, charts) as runs finish holds only the runs under way, not every run to the end, and
+	// the memory estimate counts only those. i is the record's index in its Outcome's Records;
+	// runs finish in no set order, and calls never overlap. An error stops the experiment and is
+	// RunMany's.
+	Stream func(i int, r *Record) error
 	// MaxMemory, when positive, is a limit in bytes on the estimated peak memory
 	// (EstimateMemory): when one run alone is above it, RunMany refuses the Config before
 	// planning anything, with a *MemoryError; runs that fit alone but not together run fewer at
@@ -265,6 +272,7 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 	}
 	jobs = min(jobs, total)
 	var next atomic.Int64
+	var streaming sync.Mutex // Config.Stream's calls never overlap
 	var wg sync.WaitGroup
 	done := make(chan struct{}, jobs)
 	for range jobs {
@@ -286,6 +294,12 @@ func RunMany(ctx context.Context, ms []Matrix, cfgs []Config, pool Pool) ([]*Out
 					return // cancelled: reported below
 				}
 				rec, err := runOne(ctx, p.scheds[a], p.cfg.Algorithms[a], ms[m], p.cfg)
+				if err == nil && p.cfg.KeepRuns && p.cfg.Stream != nil {
+					streaming.Lock()
+					err = p.cfg.Stream(t-p.base, &rec)
+					streaming.Unlock()
+					rec.Schedule, rec.Timeline = nil, nil
+				}
 				mem.release(need)
 				if err != nil {
 					// A run that fails because another failure (or the caller) cancelled the

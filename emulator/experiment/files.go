@@ -72,27 +72,56 @@ func ReadTimelinesManifest(dir string) (*TimelinesManifest, error) {
 // runs' files, the files an earlier WriteTimelines listed there that this one does not write are
 // removed (never one of inputs). When ctx is cancelled WriteTimelines stops between two files and
 // returns ctx's error; each file written is whole and the manifest says the set is incomplete.
+//
+// WriteTimelines is NewTimelineWriter, Write for each record, then Close: a caller that streams
+// the runs (Config.Stream) uses those as each run finishes, so that no run is kept to the end.
 func WriteTimelines(ctx context.Context, dir string, recs []Record, exec emulator.Config, tool string, inputs []provenance.Input) error {
+	names := make([]string, len(recs))
 	for i := range recs {
 		if recs[i].Timeline == nil {
 			return fmt.Errorf("run %s was not kept (Config.KeepRuns)", recs[i].Name())
 		}
+		names[i] = recs[i].Name()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	w, err := NewTimelineWriter(dir, names, exec, tool, inputs)
+	if err != nil {
 		return err
+	}
+	for i := range recs {
+		if err := w.Write(ctx, &recs[i]); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// TimelineWriter writes WriteTimelines' files one run at a time.
+type TimelineWriter struct {
+	dir    string
+	exec   emulator.Config
+	tool   string
+	inputs []provenance.Input
+	m      TimelinesManifest
+}
+
+// NewTimelineWriter prepares dir for the runs named names (Record.Name), in the order their files
+// are listed: it writes the manifest marked incomplete and removes what an earlier write listed
+// and this one does not (see WriteTimelines).
+func NewTimelineWriter(dir string, names []string, exec emulator.Config, tool string, inputs []provenance.Input) (*TimelineWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	prev, err := ReadTimelinesManifest(dir)
 	if err != nil {
-		return fmt.Errorf("%w (remove it, or write into another directory)", err)
+		return nil, fmt.Errorf("%w (remove it, or write into another directory)", err)
 	}
-	m := TimelinesManifest{Version: TimelinesManifestVersion, Tool: tool, Inputs: inputs}
-	for i := range recs {
-		name := recs[i].Name()
-		m.Files = append(m.Files, name+".schedule.json", name+".timeline.json", name+".trace.json")
+	w := &TimelineWriter{dir: dir, exec: exec, tool: tool, inputs: inputs,
+		m: TimelinesManifest{Version: TimelinesManifestVersion, Tool: tool, Inputs: inputs}}
+	for _, name := range names {
+		w.m.Files = append(w.m.Files, name+".schedule.json", name+".timeline.json", name+".trace.json")
 	}
-	mpath := filepath.Join(dir, TimelinesManifestName)
-	if err := safefile.WriteJSON(mpath, &m); err != nil {
-		return err
+	if err := safefile.WriteJSON(w.manifestPath(), &w.m); err != nil {
+		return nil, err
 	}
 	if prev != nil {
 		var protect []string
@@ -101,42 +130,52 @@ func WriteTimelines(ctx context.Context, dir string, recs []Record, exec emulato
 				protect = append(protect, in.Path)
 			}
 		}
-		if _, err := outdir.Clean(dir, prev.Files, m.Files, protect); err != nil {
-			return err
+		if _, err := outdir.Clean(dir, prev.Files, w.m.Files, protect); err != nil {
+			return nil, err
 		}
 	}
-	for i := range recs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r := &recs[i]
-		base := filepath.Join(dir, r.Name())
-		// Streamed (Schedule.WriteJSON), and hashed on the way for the record's schedule_sha256.
-		h := sha256.New()
-		if err := safefile.WriteStream(base+".schedule.json", func(w io.Writer) error {
-			return r.Schedule.WriteJSON(io.MultiWriter(w, h))
-		}); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rec := r.RunRecord(exec, tool, inputs)
-		rec.ScheduleFile, rec.ScheduleSHA256 = r.Name()+".schedule.json", hex.EncodeToString(h.Sum(nil))
-		if err := rec.Write(base + ".timeline.json"); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := safefile.WriteStream(base+".trace.json", func(w io.Writer) error {
-			return emulator.WriteChromeTrace(w, r.Schedule, r.Timeline)
-		}); err != nil {
-			return err
-		}
+	return w, nil
+}
+
+func (w *TimelineWriter) manifestPath() string { return filepath.Join(w.dir, TimelinesManifestName) }
+
+// Write writes r's three files (r kept with Config.KeepRuns). When ctx is cancelled it stops
+// between two files and returns ctx's error.
+func (w *TimelineWriter) Write(ctx context.Context, r *Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	m.Complete = true
-	return safefile.WriteJSON(mpath, &m)
+	if r.Timeline == nil {
+		return fmt.Errorf("run %s was not kept (Config.KeepRuns)", r.Name())
+	}
+	base := filepath.Join(w.dir, r.Name())
+	// Streamed (Schedule.WriteJSON), and hashed on the way for the record's schedule_sha256.
+	h := sha256.New()
+	if err := safefile.WriteStream(base+".schedule.json", func(out io.Writer) error {
+		return r.Schedule.WriteJSON(io.MultiWriter(out, h))
+	}); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rec := r.RunRecord(w.exec, w.tool, w.inputs)
+	rec.ScheduleFile, rec.ScheduleSHA256 = r.Name()+".schedule.json", hex.EncodeToString(h.Sum(nil))
+	if err := rec.Write(base + ".timeline.json"); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return safefile.WriteStream(base+".trace.json", func(out io.Writer) error {
+		return emulator.WriteChromeTrace(out, r.Schedule, r.Timeline)
+	})
+}
+
+// Close marks the manifest complete: call it once every run is written.
+func (w *TimelineWriter) Close() error {
+	w.m.Complete = true
+	return safefile.WriteJSON(w.manifestPath(), &w.m)
 }
 
 // WriteGantts draws a Gantt chart (plot.Gantt, format "svg" or "png") per run kept with
@@ -149,24 +188,29 @@ func WriteGantts(ctx context.Context, path, format string, recs []Record) error 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r := &recs[i]
-		if r.Timeline == nil {
-			return fmt.Errorf("run %s was not kept (Config.KeepRuns)", r.Name())
-		}
-		out := path
-		if len(recs) > 1 {
-			ext := filepath.Ext(path)
-			out = strings.TrimSuffix(path, ext) + "-" + r.Name() + ext
-		}
-		var b bytes.Buffer
-		if err := plot.Gantt(&b, format, r.Schedule, r.Timeline); err != nil {
-			return fmt.Errorf("%s: %w", out, err)
-		}
-		if err := safefile.WriteFile(out, b.Bytes()); err != nil {
+		if err := WriteGantt(path, format, &recs[i], len(recs) > 1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// WriteGantt draws r's chart as WriteGantts does, to path itself unless several says it is one
+// of several runs (then to path with "-" and r's Name before the extension).
+func WriteGantt(path, format string, r *Record, several bool) error {
+	if r.Timeline == nil {
+		return fmt.Errorf("run %s was not kept (Config.KeepRuns)", r.Name())
+	}
+	out := path
+	if several {
+		ext := filepath.Ext(path)
+		out = strings.TrimSuffix(path, ext) + "-" + r.Name() + ext
+	}
+	var b bytes.Buffer
+	if err := plot.Gantt(&b, format, r.Schedule, r.Timeline); err != nil {
+		return fmt.Errorf("%s: %w", out, err)
+	}
+	return safefile.WriteFile(out, b.Bytes())
 }
 
 // Name is a file-name-safe name for the run: m<index>-<algorithm> ("schedule-<algorithm>" for a

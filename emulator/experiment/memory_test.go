@@ -214,3 +214,61 @@ func TestGateCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStreamedRunsAreNotKept: kept runs given to Config.Stream as they finish are not counted
+// together (the estimate is the largest run per worker, as for runs not kept), so the limit
+// that refuses the four kept to the end lets them through; Stream sees every run once with its
+// schedule and timeline, the same records as kept runs, which then drop both.
+func TestStreamedRunsAreNotKept(t *testing.T) {
+	d := dense(16)
+	one := EstimateRun("tetris", d, "", true).Bytes
+	ms := []Matrix{{Demand: d}, {Demand: d}, {Demand: d}, {Demand: d}}
+	cfg := Config{Algorithms: []string{"tetris", "bvn"}, KeepRuns: true,
+		Options: schedules.Options{Bandwidth: 1e11, Reconfig: 1e-6},
+		Exec:    emulator.Config{Transfer: emulator.BandwidthModel(1e11), Reconfig: emulator.ParallelReconfig(1e-6)}}
+	kept, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bvn := EstimateRun("bvn", d, "", true).Bytes
+	cfg.MaxMemory = baseBytes + bvn + one/2
+	if _, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2}); err == nil {
+		t.Fatalf("the 8 runs kept to the end are let through a limit of %d bytes", cfg.MaxMemory)
+	}
+	var mu sync.Mutex
+	seen := map[int]Record{}
+	cfg.Stream = func(i int, r *Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, dup := seen[i]; dup || r.Schedule == nil || r.Timeline == nil {
+			t.Errorf("run %d streamed twice or without its schedule and timeline", i)
+		}
+		seen[i] = *r
+		return nil
+	}
+	if e := EstimateMemory(ms, cfg, 2); e.Peak != baseBytes+2*bvn {
+		t.Errorf("streamed estimate %d, want the base and two bvn runs %d", e.Peak, baseBytes+2*bvn)
+	}
+	streamed, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2})
+	if err != nil {
+		t.Fatalf("streamed runs refused or failed: %v", err)
+	}
+	if len(seen) != len(kept.Records) {
+		t.Fatalf("%d runs streamed, want %d", len(seen), len(kept.Records))
+	}
+	for i, r := range kept.Records {
+		if s := streamed.Records[i]; s.Schedule != nil || s.Timeline != nil {
+			t.Errorf("record %d keeps its schedule or timeline after Stream", i)
+		}
+		got := seen[i]
+		got.Speedup = r.Speedup // filled in once every run is done
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("run %d streamed differs from the kept one", i)
+		}
+	}
+	boom := errors.New("disk full")
+	cfg.Stream = func(int, *Record) error { return boom }
+	if _, err := Run(context.Background(), ms, cfg, Pool{Jobs: 2}); !errors.Is(err, boom) {
+		t.Errorf("Stream's error %v, want %v", err, boom)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	gslices "slices"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -61,14 +62,21 @@ func fromSlices(real [][]int64, slices []Slice, options map[string]string) plan 
 		options: options,
 	}
 	idle := 0
+	// Rounds are built in one buffer and kept at their exact size (see fromScaledSlices).
+	buf := make([]piece, 0, len(real))
 	for r, s := range slices {
 		p.planned[r] = s.Duration
+		round := buf[:0]
 		for i, j := range s.Perm {
 			if b := min(s.Duration, rem[i][j]); b > 0 {
-				p.rounds[r] = append(p.rounds[r], piece{i, j, b})
+				round = append(round, piece{i, j, b})
 				rem[i][j] -= b
 			}
 		}
+		if len(round) > 0 {
+			p.rounds[r] = gslices.Clone(round)
+		}
+		buf = round
 		if len(p.rounds[r]) == 0 {
 			idle++
 		}
@@ -206,6 +214,9 @@ func place(ctx context.Context, algo string, d *schedules.Demand, o schedules.Op
 				Src: pc.src, Dst: pc.dst, Bytes: pc.bytes, Group: r, Path: paths[k],
 				PlannedStart: begin, PlannedEnd: end,
 			})
+		}
+		if o.Plans == nil {
+			p.rounds[r] = nil // placed, and kept by no cache: its pieces can go
 		}
 		t = start + length
 	}

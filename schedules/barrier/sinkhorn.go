@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -169,8 +170,11 @@ func fromScaledSlices(real, p [][]int64, sl []Slice) (plan, int) {
 	}
 	var pl plan
 	dropped := 0
+	// Rounds are built in one buffer and kept at their exact size: grown by append, a plan of
+	// millions of pieces (n = 256, dense) would hold up to twice its size.
+	buf := make([]piece, 0, n)
 	for _, s := range sl {
-		var round []piece
+		round := buf[:0]
 		for i, j := range s.Perm {
 			before := cum[i][j]
 			cum[i][j] += s.Duration
@@ -185,7 +189,8 @@ func fromScaledSlices(real, p [][]int64, sl []Slice) (plan, int) {
 			dropped++
 			continue
 		}
-		pl.rounds = append(pl.rounds, round)
+		pl.rounds = append(pl.rounds, slices.Clone(round))
+		buf = round
 	}
 	return pl, dropped
 }
