@@ -288,12 +288,19 @@ func (r *replayRun) openSwitches() error {
 	if f.wiring == "" {
 		return nil
 	}
-	w, err := switchctl.LoadWiring(f.wiring)
+	for _, j := range r.jobs {
+		// A crossbar circuit has no switch to command: driving a controller beside it would
+		// send nothing while the manifest says it was driven.
+		if j.Schedule.Fabric != schedules.Benes {
+			return usagef("--wiring %q: schedule %s is on the %s fabric, which has no switches to drive; drop --wiring (α_r is then injected) or replay a Beneš schedule", f.wiring, j.Schedule.Algorithm, j.Schedule.Fabric)
+		}
+	}
+	w, err := loadWiring(f.wiring)
 	if err != nil {
-		return usagef("--wiring %q: %v", f.wiring, err)
+		return err
 	}
 	for _, j := range r.jobs {
-		if j.Schedule.Fabric == schedules.Benes && j.Schedule.N != w.Ports {
+		if j.Schedule.N != w.Ports {
 			return usagef("--wiring %q: the map is for %d ports, schedule %s has %d", f.wiring, w.Ports, j.Schedule.Algorithm, j.Schedule.N)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 )
 
 // logger is configured by the root command's persistent flags before any subcommand runs.
@@ -17,6 +18,7 @@ var logger = zerolog.Nop()
 
 func newRootCmd() *cobra.Command {
 	var logLevel, logFormat string
+	var maxInput []string
 	root := &cobra.Command{
 		Use:   "tetris-hil",
 		Short: "Circuit scheduling on reconfigurable photonic interconnects, in the loop with real GPUs",
@@ -36,11 +38,19 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 				return err
 			}
 			logger = l
+			readlimit.Reset()
+			for _, spec := range maxInput {
+				if err := readlimit.Set(spec); err != nil {
+					return usagef("--max-input %v", err)
+				}
+			}
 			return nil
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
+	root.PersistentFlags().StringArrayVar(&maxInput, "max-input", nil,
+		"raise (or lower) the size limit of one kind of input file, KIND=SIZE (e.g. demand=4GiB; kinds and limits: README, Limits)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	for _, add := range subcommands {
 		root.AddCommand(add())
