@@ -80,10 +80,11 @@ func AlphaBetaModel(c *model.Calibration, gpuOf []int) (TransferModel, error) {
 	if c.Inventory.Host != "" {
 		m.name += " " + c.Inventory.Host
 	}
+	idx := c.Index()
 	for _, p := range c.Pairs {
 		// Where a pair was measured under several traffic patterns, the calibration says which
 		// one schedules see (model.Calibration.Pair); its fit covers each size with its piece.
-		best, _ := c.Pair(p.Src, p.Dst)
+		best, _ := idx.Pair(p.Src, p.Dst)
 		m.fits[p.Src*g+p.Dst] = best
 		m.have[p.Src*g+p.Dst] = true
 	}

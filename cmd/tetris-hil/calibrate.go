@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,7 +138,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.demandPlan(&cfg); err != nil {
+	if err := f.demandPlan(cmd.Context(), &cfg); err != nil {
 		return err
 	}
 	partialPath := f.out + ".partial"
@@ -396,11 +397,11 @@ func (f *calibrateFlags) engine() (string, string, error) {
 }
 
 // demandPlan adds the distinct transfers of --demand to the plan: port i is GPU i.
-func (f *calibrateFlags) demandPlan(cfg *calibrate.Config) error {
+func (f *calibrateFlags) demandPlan(ctx context.Context, cfg *calibrate.Config) error {
 	if f.demand.path == "" {
 		return nil
 	}
-	ds, err := f.demand.load()
+	ds, err := f.demand.load(ctx)
 	if err != nil {
 		return err
 	}

@@ -504,7 +504,7 @@ func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Jo
 		// The demand it serves, for the lower bounds and the verifier: a --demand file, or a
 		// --matrix of the built-in trace.
 		if f.src.path != "" || flags.Changed("matrix") {
-			ds, err := f.src.load()
+			ds, err := f.src.load(cmd.Context())
 			if err != nil {
 				return nil, err
 			}
@@ -523,7 +523,7 @@ func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Jo
 	if err != nil {
 		return nil, err
 	}
-	ds, err := f.src.load()
+	ds, err := f.src.load(cmd.Context())
 	if err != nil {
 		return nil, err
 	}

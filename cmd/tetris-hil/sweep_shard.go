@@ -28,7 +28,7 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	if err != nil {
 		return usagef("--shard %q: %v", f.shard, err)
 	}
-	named, err := f.demand.load()
+	named, err := f.demand.load(cmd.Context())
 	if err != nil {
 		return err
 	}
