@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
@@ -468,12 +470,14 @@ func planGPUs(p *model.Plan) []int {
 	return out
 }
 
+// loadPartial reads a partial file within readlimit's limit (a regular file only); its steps
+// are checked against the plan by calibrate.CheckResume.
 func loadPartial(path string) (*calibrate.Partial, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.Partial)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var p calibrate.Partial
 	if err := dec.Decode(&p); err != nil {
