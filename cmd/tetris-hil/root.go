@@ -18,7 +18,7 @@ var logger = zerolog.Nop()
 
 func newRootCmd() *cobra.Command {
 	var logLevel, logFormat string
-	var maxInput []string
+	var maxInput maxInputFlag
 	root := &cobra.Command{
 		Use:   "tetris-hil",
 		Short: "Circuit scheduling on reconfigurable photonic interconnects, in the loop with real GPUs",
@@ -49,8 +49,8 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "auto", "log format: console, json, or auto (console on a terminal, JSON otherwise)")
-	root.PersistentFlags().StringArrayVar(&maxInput, "max-input", nil,
-		"raise (or lower) the size limit of one kind of input file, KIND=SIZE (e.g. demand=4GiB; kinds and limits: README, Limits)")
+	root.PersistentFlags().Var(&maxInput, "max-input",
+		"raise (or lower) the size limit of one kind of input file, e.g. demand=4GiB (repeatable; kinds and limits: README, Limits)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	for _, add := range subcommands {
 		root.AddCommand(add())
@@ -96,3 +96,10 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// maxInputFlag collects --max-input KIND=SIZE, repeatable; readlimit checks each when applied.
+type maxInputFlag []string
+
+func (f *maxInputFlag) String() string     { return strings.Join(*f, ",") }
+func (f *maxInputFlag) Type() string       { return "KIND=SIZE" }
+func (f *maxInputFlag) Set(s string) error { *f = append(*f, s); return nil }
