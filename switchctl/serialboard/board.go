@@ -43,8 +43,18 @@ func OpenPort(w *switchctl.Wiring, override, fromMap string) (io.ReadWriteCloser
 		}
 		return nil, fmt.Errorf("serial port %s: %w", name, err)
 	}
-	return p, nil
+	// The port carries the name it was opened by, so that every later error names the --port
+	// in use rather than the wiring map's serial.port.
+	return namedPort{p, name}, nil
 }
+
+// namedPort is an open port with the device name it was opened by.
+type namedPort struct {
+	io.ReadWriteCloser
+	name string
+}
+
+func (p namedPort) Name() string { return p.name }
 
 // conn is what the switch board and the crystal driver board share: a link, the board's
 // identity, and its error queue.
