@@ -115,14 +115,14 @@ func TestWriteRefusesHostile(t *testing.T) {
 				t.Skip(err)
 			}
 			return dir
-		}, "big.png is 5GiB, above the limit of 8MiB for a image file (raise it with --max-input image=SIZE)"},
+		}, "big.png is 5GiB, above the limit of 8MiB for input of kind image (raise it with --max-input image=SIZE)"},
 		{"a 300 MiB sparse emulate JSON", func(t *testing.T) string {
 			dir := withRun(t)
 			if err := os.Truncate(filepath.Join(dir, "commands.json"), 300<<20); err != nil {
 				t.Skip(err)
 			}
 			return dir
-		}, "commands.json is 300MiB, above the limit of 256MiB for a report-json file"},
+		}, "commands.json is 300MiB, above the limit of 256MiB for input of kind report-json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.setup(t)

@@ -134,7 +134,7 @@ func (e *LimitError) Error() string {
 	if e.Size < 0 {
 		size = "grew while read"
 	}
-	return fmt.Sprintf("%s %s, above the limit of %s for a %s file (raise it with --max-input %s=SIZE)",
+	return fmt.Sprintf("%s %s, above the limit of %s for input of kind %s (raise it with --max-input %s=SIZE)",
 		e.Path, size, units.FormatBytes(e.Limit), e.Kind, e.Kind)
 }
 
@@ -183,7 +183,7 @@ func Open(ctx context.Context, path string, kind Kind) (*File, error) {
 // directory walk calls it on each entry before opening it.
 func CheckInfo(path string, kind Kind, st fs.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s); a %s file is read whole", ErrNotRegular, describe(st.Mode()), kind)}
+		return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s); input of kind %s is read whole", ErrNotRegular, describe(st.Mode()), kind)}
 	}
 	if limit := Limit(kind); st.Size() > limit {
 		return &LimitError{path, kind, st.Size(), limit}
