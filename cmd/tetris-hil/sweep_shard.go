@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,13 +114,13 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 	for _, a := range args {
 		sf, err := sweep.ReadShard(a)
 		if err != nil {
-			return err
+			return shardUsage(err)
 		}
 		shards = append(shards, sf)
 	}
 	res, m, err := sweep.Merge(shards)
 	if err != nil {
-		return err
+		return shardUsage(err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return usagef("--out %q: %v", out, err)
@@ -133,5 +134,13 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "\nmerged %d shards; wrote %s\n", len(shards), strings.Join(files, ", "))
+	return err
+}
+
+// shardUsage makes a shard file that is not one, or shards that do not join, bad input (exit 2).
+func shardUsage(err error) error {
+	if errors.As(err, new(*sweep.ShardError)) {
+		return &usageError{err}
+	}
 	return err
 }

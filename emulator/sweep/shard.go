@@ -160,6 +160,13 @@ func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh S
 	return sf, nil
 }
 
+// ShardError is a shard file that is not what RunShard writes, or shards that do not join into
+// one sweep: bad input, as a command line reports it.
+type ShardError struct{ Err error }
+
+func (e *ShardError) Error() string { return e.Err.Error() }
+func (e *ShardError) Unwrap() error { return e.Err }
+
 // ReadShard reads a shard file, or the ShardFileName in a directory.
 func ReadShard(path string) (*ShardFile, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -173,16 +180,16 @@ func ReadShard(path string) (*ShardFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sf); err != nil {
-		return nil, fmt.Errorf("sweep shard %s: %w", path, err)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: %w", path, err)}
 	}
 	if sf.Version != ShardVersion {
-		return nil, fmt.Errorf("sweep shard %s: field version: %d is not the supported %d", path, sf.Version, ShardVersion)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: field version: %d is not the supported %d", path, sf.Version, ShardVersion)}
 	}
 	if sf.Manifest == nil {
-		return nil, fmt.Errorf("sweep shard %s: field manifest is missing", path)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: field manifest is missing", path)}
 	}
 	if err := sf.check(); err != nil {
-		return nil, fmt.Errorf("sweep shard %s: %w", path, err)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: %w", path, err)}
 	}
 	sum := sha256.Sum256(b)
 	sf.Path, sf.SHA256 = path, hex.EncodeToString(sum[:])
@@ -248,6 +255,14 @@ func (m *Manifest) comparable() ([]byte, error) {
 // shards from different inputs, grids, models or tools, a missing or repeated shard, and
 // results that do not cover the grid exactly.
 func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
+	res, m, err := merge(shards)
+	if err != nil {
+		return nil, nil, &ShardError{err}
+	}
+	return res, m, nil
+}
+
+func merge(shards []*ShardFile) (*Result, *Manifest, error) {
 	if len(shards) == 0 {
 		return nil, nil, fmt.Errorf("sweep merge: no shards")
 	}
