@@ -1,18 +1,19 @@
 package emulator
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -274,7 +275,7 @@ func ReadMeasuredTable(r io.Reader, name string) (*MeasuredTable, error) {
 
 // LoadMeasuredTable reads a measured-times file from disk (JSON, or CSV by extension).
 func LoadMeasuredTable(path string) (*MeasuredTable, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(context.Background(), path, readlimit.Measured)
 	if err != nil {
 		return nil, err
 	}

@@ -394,6 +394,15 @@ func TestAdversarialScheduleAndReplay(t *testing.T) {
 	unsetCUDAVisible(t)
 	xbar := strings.NewReplacer(`"n":2`, `"n":1048576`, `"ports":2`, `"ports":1048576`).Replace(crossbarSchedule)
 	runHostile(t, []hostile{
+		{"schedule /dev/zero (ran out of memory)", func(*testing.T, string) []string { return []string{"emulate", "--schedule", "/dev/zero"} }, 2,
+			`--schedule "/dev/zero": read /dev/zero: not a regular file (a character device)`},
+		{"schedule FIFO (hung)", func(t *testing.T, dir string) []string {
+			return []string{"verify", fifo(t, filepath.Join(dir, "s.json"))}
+		}, 2, `s.json: not a regular file (a FIFO)`},
+		{"measured table /dev/zero", func(*testing.T, string) []string {
+			return []string{"emulate", "--matrix", "0", "--measured", "/dev/zero"}
+		}, 2,
+			`--measured "/dev/zero": read /dev/zero: not a regular file`},
 		// 1.38 GB and a 280 MB timeline of 2,097,152 per-port rows before.
 		{"crossbar n = 2^20, one circuit, with --timeline", func(t *testing.T, dir string) []string {
 			t.Cleanup(func() {

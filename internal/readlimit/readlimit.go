@@ -37,6 +37,9 @@ const (
 	Shard       Kind = "shard"       // a sweep shard file (sweep merge)
 	ReportJSON  Kind = "report-json" // a JSON file inside a report's run directory
 	Image       Kind = "image"       // a PNG or SVG plot embedded by report
+	Schedule    Kind = "schedule"    // a schedule file
+	Timeline    Kind = "timeline"    // a run record or bare timeline
+	Measured    Kind = "measured"    // a measured-times table (--measured)
 )
 
 var defaults = map[Kind]int64{
@@ -47,6 +50,10 @@ var defaults = map[Kind]int64{
 	Shard:       256 << 20,
 	ReportJSON:  256 << 20,
 	Image:       8 << 20,
+	// A schedule or timeline of millions of circuits (BvN on 256 ports: 16.6 M) runs to GBs.
+	Schedule: 4 << 30,
+	Timeline: 4 << 30,
+	Measured: 256 << 20,
 }
 
 var (
