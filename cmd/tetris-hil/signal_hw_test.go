@@ -60,6 +60,11 @@ func TestSwitchBenchEverySignal(t *testing.T) {
 				p := startBoard(t, boardemu.Config{Latency: 200 * time.Microsecond, Settle: time.Millisecond})
 				out := filepath.Join(t.TempDir(), "bench.json")
 				cmd, stderr := startMain(t, "switch", "bench", "--wiring", serialWiring, "--port", p.Path, "--rounds", "1000000", "-o", out)
+				t.Cleanup(func() {
+					if t.Failed() {
+						t.Logf("stderr %q", stderr.String())
+					}
+				})
 				code, took := signalAndWait(t, cmd, sig, func() bool { return len(p.Board().Log().Entries()) >= pt.commands })
 				checkSignalled(t, sig, code, took, stderr.String())
 				if _, err := os.Stat(out); err == nil {
