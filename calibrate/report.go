@@ -127,11 +127,12 @@ func writeMatrix(w io.Writer, c *model.Calibration, pattern string, gpus []int, 
 		fmt.Fprintf(tw, "%d\t", d)
 	}
 	fmt.Fprintln(tw)
+	idx := c.Index()
 	for _, s := range gpus {
 		fmt.Fprintf(tw, "%d\t", s)
 		for _, d := range gpus {
 			v := "–"
-			if p, ok := c.PairUnder(s, d, pattern); ok {
+			if p, ok := idx.PairUnder(s, d, pattern); ok {
 				v = cell(p)
 			}
 			fmt.Fprintf(tw, "%s\t", v)

@@ -188,10 +188,53 @@ func CheckResume(partial *Partial, plan *model.Plan, inv model.Inventory) error 
 	if a, b := busIDs(inv), busIDs(partial.Inventory); !slices.Equal(a, b) {
 		return fmt.Errorf("the partial run measured other GPUs: field inventory.gpus: %s here, %s in the file", strings.Join(a, " "), strings.Join(b, " "))
 	}
-	n := len(steps(plan))
+	all := steps(plan)
 	for i, s := range partial.Steps {
-		if s.Step != i || i >= n {
-			return fmt.Errorf("field steps[%d].step: %d, want %d (of %d steps)", i, s.Step, i, n)
+		if s.Step != i || i >= len(all) {
+			return fmt.Errorf("field steps[%d].step: %d, want %d (of %d steps)", i, s.Step, i, len(all))
+		}
+		if err := checkStep(s, all[i], plan.Reps); err != nil {
+			return fmt.Errorf("field steps[%d].%w", i, err)
+		}
+	}
+	return nil
+}
+
+// MaxMedianSeconds bounds a median read back from a partial file: no copy of one size that a
+// worker's timeout lets through takes an hour.
+const MaxMedianSeconds = 3600
+
+// checkStep says why a step read back from a partial file is not what measuring want would have
+// written: one sample per pair of the step, in its order, with its pattern, size and repetitions,
+// and times that are times. The fit trusts every sample it is given, so a resumed run must not.
+func checkStep(s StepResult, want step, reps int) error {
+	if len(s.Samples) != len(want.pairs) {
+		return fmt.Errorf("samples: %d samples, want %d (one per pair of the step)", len(s.Samples), len(want.pairs))
+	}
+	for j, x := range s.Samples {
+		f := fmt.Sprintf("samples[%d]", j)
+		pr := want.pairs[j]
+		switch {
+		case x.Src != pr[0] || x.Dst != pr[1]:
+			return fmt.Errorf("%s: GPU %d → GPU %d, but the plan's step copies GPU %d → GPU %d", f, x.Src, x.Dst, pr[0], pr[1])
+		case x.Pattern != want.pattern || x.Demand != want.demand:
+			return fmt.Errorf("%s.pattern: %q (demand %v), want %q (demand %v)", f, x.Pattern, x.Demand, want.pattern, want.demand)
+		case x.Median.Bytes != want.bytes:
+			return fmt.Errorf("%s.median.bytes: %d, want %d", f, x.Median.Bytes, want.bytes)
+		case x.Median.Repetitions != reps:
+			return fmt.Errorf("%s.median.repetitions: %d, want the plan's %d", f, x.Median.Repetitions, reps)
+		}
+		m := x.Median
+		for _, v := range []struct {
+			name string
+			v    float64
+		}{{"seconds", m.Seconds}, {"p25_seconds", m.P25}, {"p75_seconds", m.P75}, {"min_seconds", m.Min}, {"max_seconds", m.Max}} {
+			if !(v.v >= 0 && v.v <= MaxMedianSeconds) { // NaN fails both
+				return fmt.Errorf("%s.median.%s: %g, want a time from 0 to %d s", f, v.name, v.v, MaxMedianSeconds)
+			}
+		}
+		if !(m.Min <= m.P25 && m.P25 <= m.Seconds && m.Seconds <= m.P75 && m.P75 <= m.Max) {
+			return fmt.Errorf("%s.median: min %g ≤ p25 %g ≤ median %g ≤ p75 %g ≤ max %g does not hold", f, m.Min, m.P25, m.Seconds, m.P75, m.Max)
 		}
 	}
 	return nil

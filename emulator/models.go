@@ -1,12 +1,12 @@
 package emulator
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/calibrate/model"
 	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -127,10 +128,11 @@ func AlphaBetaModel(c *model.Calibration, gpuOf []int) (TransferModel, error) {
 	if c.Inventory.Host != "" {
 		m.name += " " + c.Inventory.Host
 	}
+	idx := c.Index()
 	for _, p := range c.Pairs {
 		// Where a pair was measured under several traffic patterns, the calibration says which
 		// one schedules see (model.Calibration.Pair); its fit covers each size with its piece.
-		best, _ := c.Pair(p.Src, p.Dst)
+		best, _ := idx.Pair(p.Src, p.Dst)
 		m.fits[p.Src*g+p.Dst] = best
 		m.have[p.Src*g+p.Dst] = true
 	}
@@ -350,7 +352,7 @@ func ReadMeasuredTable(r io.Reader, name string) (*MeasuredTable, error) {
 
 // LoadMeasuredTable reads a measured-times file from disk (JSON, or CSV by extension).
 func LoadMeasuredTable(path string) (*MeasuredTable, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(context.Background(), path, readlimit.Measured)
 	if err != nil {
 		return nil, err
 	}

@@ -437,6 +437,28 @@ func (e *oracleEngine) result(tl *schedules.Timeline, s *schedules.Schedule, d *
 		ep := &r.Endpoints[i]
 		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
 	}
+	if d == nil {
+		// Without a demand only the ports some circuit uses are listed (a schedule file alone
+		// may name a fabric of 2^20 ports): both sides of each, transmitters first.
+		used := make([]bool, ports)
+		for _, c := range s.Circuits {
+			for _, p := range []int{c.Src, c.Dst} {
+				if p < ports {
+					used[p] = true
+				}
+			}
+		}
+		var tx, rx []EndpointTime
+		for p := range ports {
+			if used[p] {
+				tx, rx = append(tx, r.Endpoints[p]), append(rx, r.Endpoints[ports+p])
+			}
+		}
+		r.Endpoints = append(tx, rx...)
+		if r.Endpoints == nil {
+			r.Endpoints = []EndpointTime{}
+		}
+	}
 	if d != nil {
 		// The bounds follow the run's own transfer model (bytes/b, or each pair's MinSeconds).
 		r.BoundReconfig = cfg.Reconfig.Nominal()

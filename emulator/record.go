@@ -2,17 +2,18 @@ package emulator
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/tetris-hil/tetris-hil/internal/jsonw"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
@@ -284,7 +285,7 @@ func checkTimelineTimes(tl *schedules.Timeline) error {
 
 // LoadRunRecord reads the run record at path.
 func LoadRunRecord(path string) (*RunRecord, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(context.Background(), path, readlimit.Timeline)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +303,7 @@ func LoadTimeline(path string) (*schedules.Timeline, error) {
 // LoadTimelineRecord is LoadTimeline that also returns the run record (nil for a bare timeline),
 // e.g. for RunRecord.CheckSchedule.
 func LoadTimelineRecord(path string) (*schedules.Timeline, *RunRecord, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.Timeline)
 	if err != nil {
 		return nil, nil, err
 	}

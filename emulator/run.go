@@ -144,7 +144,7 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		if err := w.finished(); err != nil {
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
-		r := newSummary(s, cfg, w.Counts())
+		r := newSummary(s, d, cfg, w.Counts())
 		if o.mode == schedules.Barrier {
 			w.eachBarrierTiming(func(i int, ct schedules.CircuitTiming) { r.add(s, i, &ct) })
 		} else {
@@ -175,7 +175,7 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		if err := w.finished(); err != nil {
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
-		r := newSummary(s, cfg, w.Counts())
+		r := newSummary(s, d, cfg, w.Counts())
 		tl := w.partialTimeline(s, &r)
 		res := r.finish(s, d, cfg)
 		if err := checkBound(res, s, d); err != nil {

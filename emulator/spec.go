@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ type TransferSpec struct {
 	GPUMap string
 	// Measured is a measured-times file (JSON, or CSV with header src,dst,bytes,seconds).
 	Measured string
+	// Context stops reading the calibration once done (nil: never).
+	Context context.Context
 }
 
 // SpecError names the field of a TransferSpec or ReconfigSpec that is wrong, and its value; a
@@ -39,7 +42,11 @@ func (t TransferSpec) Model() (TransferModel, error) {
 	case t.Calibration != "" && t.Measured != "":
 		return nil, &SpecError{"calibration", t.Calibration, fmt.Errorf("measured times %q given too: pick one transfer model", t.Measured)}
 	case t.Calibration != "":
-		cal, err := model.Load(t.Calibration)
+		ctx := t.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		cal, err := model.LoadContext(ctx, t.Calibration)
 		if err != nil {
 			return nil, &SpecError{"calibration", t.Calibration, err}
 		}

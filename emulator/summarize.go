@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -14,7 +15,7 @@ import (
 // emulator summarises its runs with it, and a live runner its measured timelines, so that both
 // report the same quantities computed the same way.
 func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timeline, cfg Config, c Counts) *Result {
-	r := newSummary(s, cfg, c)
+	r := newSummary(s, d, cfg, c)
 	for i := range tl.Circuits {
 		r.add(s, i, &tl.Circuits[i])
 	}
@@ -25,9 +26,15 @@ func Summarize(s *schedules.Schedule, d *schedules.Demand, tl *schedules.Timelin
 // straight from a walk (a result-only run), with the same numbers in the same order.
 type summary struct {
 	*Result
+	// ports are the ports listed in Endpoints, in order, where not every real port is (a
+	// port's entry is found by binary search); nil: port p is entry p.
+	ports []int
 }
 
-func newSummary(s *schedules.Schedule, cfg Config, c Counts) summary {
+// newSummary lists, in Endpoints, every real port of the demand, or without a demand the ports
+// that some circuit uses: a schedule file alone says only how many ports the fabric has (up to
+// 2^20), and a port no circuit and no demand uses has nothing to report (README, Limits).
+func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts) summary {
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
@@ -41,13 +48,45 @@ func newSummary(s *schedules.Schedule, cfg Config, c Counts) summary {
 	if s.Mode == schedules.Barrier {
 		r.Groups = c.Rounds
 	}
-	ports := s.Ports
-	r.Endpoints = make([]EndpointTime, 2*ports)
-	for p := 0; p < ports; p++ {
-		r.Endpoints[p].Port = p
-		r.Endpoints[ports+p].Port, r.Endpoints[ports+p].Rx = p, true
+	var ps []int
+	if d == nil {
+		// The circuits' real ports, sorted and without repeats: memory by circuits, not ports.
+		ps = make([]int, 0, 2*len(s.Circuits))
+		for i := range s.Circuits {
+			for _, p := range [2]int{s.Circuits[i].Src, s.Circuits[i].Dst} {
+				if p < s.Ports {
+					ps = append(ps, p)
+				}
+			}
+		}
+		slices.Sort(ps)
+		if ps = slices.Compact(ps); len(ps) == s.Ports {
+			ps = nil // every port is used: the identity
+		}
 	}
-	return summary{r}
+	n := s.Ports
+	if ps != nil {
+		n = len(ps)
+	}
+	r.Endpoints = make([]EndpointTime, 2*n)
+	for i := range n {
+		p := i
+		if ps != nil {
+			p = ps[i]
+		}
+		r.Endpoints[i].Port = p
+		r.Endpoints[n+i].Port, r.Endpoints[n+i].Rx = p, true
+	}
+	return summary{r, ps}
+}
+
+// entry is the index of port p's transmitter entry in Endpoints.
+func (r summary) entry(p int) int {
+	if r.ports == nil {
+		return p
+	}
+	i, _ := slices.BinarySearch(r.ports, p)
+	return i
 }
 
 // add counts circuit i's timing.
@@ -57,13 +96,16 @@ func (r summary) add(s *schedules.Schedule, i int, ct *schedules.CircuitTiming) 
 	r.RNBWait += ct.PathReady - ct.Ready
 	busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
 	// Circuits on padding ports carry nothing real; only real ports are reported.
-	if ports := s.Ports; c.Src < ports {
-		r.Endpoints[c.Src].Busy += busy
-		r.Endpoints[c.Src].Reconfiguring += rcf
+	n := len(r.Endpoints) / 2
+	if c.Src < s.Ports {
+		e := &r.Endpoints[r.entry(c.Src)]
+		e.Busy += busy
+		e.Reconfiguring += rcf
 	}
-	if ports := s.Ports; c.Dst < ports {
-		r.Endpoints[ports+c.Dst].Busy += busy
-		r.Endpoints[ports+c.Dst].Reconfiguring += rcf
+	if c.Dst < s.Ports {
+		e := &r.Endpoints[n+r.entry(c.Dst)]
+		e.Busy += busy
+		e.Reconfiguring += rcf
 	}
 }
 

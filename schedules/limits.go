@@ -1,11 +1,11 @@
 package schedules
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
@@ -33,8 +33,10 @@ const (
 	MaxGroup = 1<<31 - 1
 )
 
-// ErrLimit is wrapped by every error about a value above one of the limits above.
-var ErrLimit = errors.New("above the limit")
+// ErrLimit is wrapped by every error about a value above one of the limits above. It is the
+// input-size limits' error too (readlimit.ErrLimit), so a file too large and a value too large
+// are the same kind of refusal.
+var ErrLimit = readlimit.ErrLimit
 
 // AddBytes returns a + b, or false when the sum exceeds MaxBytes (a, b ≥ 0).
 func AddBytes(a, b int64) (int64, bool) {

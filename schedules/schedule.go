@@ -2,14 +2,15 @@ package schedules
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/tetris-hil/tetris-hil/internal/jsonerr"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
@@ -315,7 +316,9 @@ func (c *fileCircuit) circuit() Circuit {
 
 // LoadSchedule reads a schedule file from disk (ReadSchedule).
 func LoadSchedule(path string) (*Schedule, error) {
-	f, err := os.Open(path)
+	// Within readlimit's limit for a schedule, and only a regular file (a FIFO is not waited
+	// on, /dev/zero not read forever).
+	f, err := readlimit.Open(context.Background(), path, readlimit.Schedule)
 	if err != nil {
 		return nil, err
 	}

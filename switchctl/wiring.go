@@ -1,12 +1,12 @@
 package switchctl
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/bits"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -16,11 +16,16 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/tetris-hil/tetris-hil/internal/ctlmodel"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
 
 // WiringVersion is the wiring-map format version this package reads.
 const WiringVersion = 1
+
+// MaxPorts is the largest fabric a wiring map may describe: the Beneš fabric's own limit
+// (benes.MaxPorts, 2^20), which the model applies to every schedule.
+const MaxPorts = 1 << 20
 
 // Wiring is a lab's wiring map: which backend drives the fabric, how to reach it, and which
 // channel, pin(s) or port drives each switch. It is read from YAML (examples/wiring-*.yaml).
@@ -133,8 +138,10 @@ type rawSwitch struct {
 
 // LoadWiring reads and validates the wiring map at path. Errors name the file, the line, the
 // field and the value.
+// The file is read through readlimit's limit for a wiring map before the YAML parser sees it
+// (the parser takes many times a file's size in memory), and must be a regular file.
 func LoadWiring(path string) (*Wiring, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(context.Background(), path, readlimit.Wiring)
 	if err != nil {
 		return nil, fmt.Errorf("wiring map: %w", err)
 	}
@@ -173,8 +180,8 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 	if raw.Version != WiringVersion {
 		return nil, fail(at("version"), "version: %d, want %d", raw.Version, WiringVersion)
 	}
-	if raw.Ports < 2 || raw.Ports&(raw.Ports-1) != 0 {
-		return nil, fail(at("ports"), "ports: %d, want a power of two ≥ 2", raw.Ports)
+	if raw.Ports < 2 || raw.Ports&(raw.Ports-1) != 0 || raw.Ports > MaxPorts {
+		return nil, fail(at("ports"), "ports: %d, want a power of two from 2 to %d (the Beneš fabric's limit)", raw.Ports, MaxPorts)
 	}
 	need, ok := backendNeeds[raw.Backend]
 	if !ok {
@@ -328,18 +335,20 @@ func ParseWiring(name string, data []byte) (*Wiring, error) {
 		w.Switches = append(w.Switches, sw)
 	}
 	if len(seen) != stages*per {
+		// The first few missing switches, found in order; the count is known without listing
+		// them all (a large fabric has millions).
+		const listed = 8
 		var missing []string
-		for s := 0; s < stages; s++ {
-			for i := 0; i < per; i++ {
+		for s := 0; s < stages && len(missing) < listed; s++ {
+			for i := 0; i < per && len(missing) < listed; i++ {
 				if _, ok := seen[Addr{s, i}]; !ok {
 					missing = append(missing, Addr{s, i}.String())
 				}
 			}
 		}
 		more := ""
-		if len(missing) > 8 {
-			more = fmt.Sprintf(" and %d more", len(missing)-8)
-			missing = missing[:8]
+		if n := stages*per - len(seen); n > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(missing))
 		}
 		return nil, fail(at("switches"), "switches: %d of the %d switches of a %d-port fabric are not mapped: %s%s",
 			stages*per-len(seen), stages*per, raw.Ports, strings.Join(missing, ", "), more)

@@ -7,16 +7,18 @@ package model
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 )
 
 // FormatVersion is the calibration file version this package reads and writes.
@@ -291,7 +293,8 @@ func (c *Calibration) Pair(src, dst int) (PairFit, bool) {
 	return c.PairUnder(src, dst, Isolated)
 }
 
-// PairUnder returns the fit for (src, dst) measured under pattern.
+// PairUnder returns the fit for (src, dst) measured under pattern. It scans the pairs; for a
+// lookup per pair use Index.
 func (c *Calibration) PairUnder(src, dst int, pattern string) (PairFit, bool) {
 	for _, p := range c.Pairs {
 		if p.Src == src && p.Dst == dst && p.PatternName() == pattern {
@@ -299,6 +302,59 @@ func (c *Calibration) PairUnder(src, dst int, pattern string) (PairFit, bool) {
 		}
 	}
 	return PairFit{}, false
+}
+
+// PairIndex finds a calibration's fits by GPU pair and pattern in constant time: a dense table
+// over the inventory's GPUs (at the 1024-GPU limit, 8 MiB), built in one pass over the pairs.
+// It reads the calibration as it was when indexed.
+type PairIndex struct {
+	c    *Calibration
+	gpus int
+	at   []int32 // (src·gpus + dst)·2 + pattern (0 Isolated, 1 Permutation) → pair + 1; 0: none
+}
+
+// Index indexes c's pairs. A pair outside the inventory or under an unknown pattern (which
+// Validate refuses) is left out; a repeated one keeps its first fit, as PairUnder finds it.
+func (c *Calibration) Index() PairIndex {
+	g := c.GPUs()
+	x := PairIndex{c: c, gpus: g, at: make([]int32, 2*g*g)}
+	for i, p := range c.Pairs {
+		if k, ok := x.slot(p.Src, p.Dst, p.PatternName()); ok && x.at[k] == 0 {
+			x.at[k] = int32(i + 1)
+		}
+	}
+	return x
+}
+
+func (x PairIndex) slot(src, dst int, pattern string) (int, bool) {
+	pat := 0
+	switch pattern {
+	case Isolated:
+	case Permutation:
+		pat = 1
+	default:
+		return 0, false
+	}
+	if src < 0 || dst < 0 || src >= x.gpus || dst >= x.gpus {
+		return 0, false
+	}
+	return (src*x.gpus+dst)*2 + pat, true
+}
+
+// PairUnder is Calibration.PairUnder by the index.
+func (x PairIndex) PairUnder(src, dst int, pattern string) (PairFit, bool) {
+	if k, ok := x.slot(src, dst, pattern); ok && x.at[k] != 0 {
+		return x.c.Pairs[x.at[k]-1], true
+	}
+	return PairFit{}, false
+}
+
+// Pair is Calibration.Pair by the index.
+func (x PairIndex) Pair(src, dst int) (PairFit, bool) {
+	if p, ok := x.PairUnder(src, dst, Permutation); ok {
+		return p, true
+	}
+	return x.PairUnder(src, dst, Isolated)
 }
 
 // GPUIndex resolves a GPU named by its index, PCI bus id or UUID against the inventory. The
@@ -386,7 +442,8 @@ func (c *Calibration) Validate() error {
 			return fmt.Errorf("field inventory.gpus[%d].index: %d, want %d (GPUs are listed in index order)", i, g.Index, i)
 		}
 	}
-	seen := map[[2]int]map[string]bool{}
+	// One flag per pair and pattern (a dense table: a million pairs at the GPU limit).
+	seen := make([]bool, 2*n*n)
 	for i, p := range c.Pairs {
 		if err := p.validate(n, seen); err != nil {
 			return fmt.Errorf("field pairs[%d]%w", i, err)
@@ -408,7 +465,7 @@ func fieldError(field, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
 }
 
-func (p PairFit) validate(n int, seen map[[2]int]map[string]bool) error {
+func (p PairFit) validate(n int, seen []bool) error {
 	if p.Src < 0 || p.Dst < 0 || p.Src >= n || p.Dst >= n {
 		return fieldError("", "GPU pair (%d, %d) is outside the inventory of %d GPUs", p.Src, p.Dst, n)
 	}
@@ -416,14 +473,14 @@ func (p PairFit) validate(n int, seen map[[2]int]map[string]bool) error {
 	if pat != Isolated && pat != Permutation {
 		return fieldError("pattern", "%q is not a traffic pattern (want %s or %s)", p.Pattern, Isolated, Permutation)
 	}
-	k := [2]int{p.Src, p.Dst}
-	if seen[k][pat] {
+	k := (p.Src*n + p.Dst) * 2
+	if pat == Permutation {
+		k++
+	}
+	if seen[k] {
 		return fieldError("", "GPU pair (%d, %d) appears twice under pattern %s", p.Src, p.Dst, pat)
 	}
-	if seen[k] == nil {
-		seen[k] = map[string]bool{}
-	}
-	seen[k][pat] = true
+	seen[k] = true
 	if err := checkLine("", p.Alpha, p.Beta); err != nil {
 		return err
 	}
@@ -587,13 +644,20 @@ func jsonError(data []byte, err error) error {
 }
 
 // Load reads a calibration file from disk.
-func Load(path string) (*Calibration, error) {
-	f, err := os.Open(path)
+func Load(path string) (*Calibration, error) { return LoadContext(context.Background(), path) }
+
+// LoadContext reads a calibration file from disk within readlimit's limit for a calibration
+// (a regular file only), stopping with ctx's error once ctx is done.
+func LoadContext(ctx context.Context, path string) (*Calibration, error) {
+	data, err := readlimit.ReadFile(ctx, path, readlimit.Calibration)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return Read(f, path)
+	c, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
 }
 
 // Write encodes c as indented JSON after validating it, so no invalid file is ever written.

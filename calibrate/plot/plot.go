@@ -401,13 +401,14 @@ func (h *cells) Plot(dc draw.Canvas, p *gplot.Plot) {
 		XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: gplot.DefaultTextHandler}
 	dark := text.Style(style)
 	dark.Color = color.White
+	idx := h.c.Index()
 	for r, s := range h.gpus {
 		y := float64(n - 1 - r)
 		for col, d := range h.gpus {
 			x := float64(col)
 			fill := color.Color(color.RGBA{235, 235, 235, 255})
 			label := "–"
-			if pf, ok := h.c.PairUnder(s, d, h.pattern); ok {
+			if pf, ok := idx.PairUnder(s, d, h.pattern); ok {
 				v := bw(pf) / 1e9
 				if cc, err := h.cm.At(v); err == nil {
 					fill = cc

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 )
@@ -161,7 +164,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := f.demandPlan(&cfg); err != nil {
+	if err := f.demandPlan(cmd.Context(), &cfg); err != nil {
 		return err
 	}
 	if err := safefile.Check(partialPath); err != nil {
@@ -422,11 +425,11 @@ func (f *calibrateFlags) engine() (string, string, error) {
 }
 
 // demandPlan adds the distinct transfers of --demand to the plan: port i is GPU i.
-func (f *calibrateFlags) demandPlan(cfg *calibrate.Config) error {
+func (f *calibrateFlags) demandPlan(ctx context.Context, cfg *calibrate.Config) error {
 	if f.demand.path == "" {
 		return nil
 	}
-	ds, err := f.demand.load()
+	ds, err := f.demand.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -493,12 +496,14 @@ func planGPUs(p *model.Plan) []int {
 	return out
 }
 
+// loadPartial reads a partial file within readlimit's limit (a regular file only); its steps
+// are checked against the plan by calibrate.CheckResume.
 func loadPartial(path string) (*calibrate.Partial, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.Partial)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var p calibrate.Partial
 	if err := dec.Decode(&p); err != nil {

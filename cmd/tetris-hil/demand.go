@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ func (nd namedDemand) matrix() experiment.Matrix {
 }
 
 // loadTrace reads the --demand file, or the built-in trace when there is none.
-func (s *demandSource) loadTrace() (*trace.Trace, string, error) {
+func (s *demandSource) loadTrace(ctx context.Context) (*trace.Trace, string, error) {
 	if s.maxPorts < 1 {
 		return nil, "", usagef("--max-ports %d: want at least 1", s.maxPorts)
 	}
@@ -80,7 +81,14 @@ func (s *demandSource) loadTrace() (*trace.Trace, string, error) {
 		}
 		return t, trace.DefaultName, nil
 	}
-	t, err := readTraceFile(s.path, trace.LoadOptions{MaxPorts: s.maxPorts, Layout: layout})
+	// Parsing a large file takes seconds: a signal ends the wait at once (the parse is
+	// abandoned; nothing has been written yet).
+	t, err := interruptible(ctx, func() (*trace.Trace, error) {
+		return readTraceFile(s.path, trace.LoadOptions{MaxPorts: s.maxPorts, Layout: layout, Context: ctx})
+	})
+	if ctx.Err() != nil {
+		return nil, "", context.Cause(ctx)
+	}
 	if err != nil {
 		return nil, "", usagef("--demand: %v", err)
 	}
@@ -102,8 +110,8 @@ func readTraceFile(path string, o trace.LoadOptions) (*trace.Trace, error) {
 }
 
 // load returns the selected matrices.
-func (s *demandSource) load() ([]namedDemand, error) {
-	t, name, err := s.loadTrace()
+func (s *demandSource) load(ctx context.Context) ([]namedDemand, error) {
+	t, name, err := s.loadTrace(ctx)
 	if err != nil {
 		return nil, err
 	}

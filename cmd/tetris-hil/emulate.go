@@ -135,13 +135,17 @@ func (m *modelFlags) register(fs *pflag.FlagSet) {
 
 // exec builds the execution models: transfers at bandwidth unless a file says otherwise,
 // reconfiguration α_r = reconfig under the parallel model; the lower bounds follow both.
-func (m *modelFlags) exec(bandwidth, reconfig float64) (emulator.Config, error) {
+func (m *modelFlags) exec(ctx context.Context, bandwidth, reconfig float64) (emulator.Config, error) {
 	var cfg emulator.Config
 	if m.calibration != "" && m.measured != "" {
 		return cfg, usagef("--calibration %q and --measured %q: pick one transfer model", m.calibration, m.measured)
 	}
 	var err error
-	cfg.Transfer, err = emulator.TransferSpec{Bandwidth: bandwidth, Calibration: m.calibration, GPUMap: m.gpuMap, Measured: m.measured}.Model()
+	// A large calibration takes seconds to parse: a signal ends the wait at once.
+	cfg.Transfer, err = interruptible(ctx, emulator.TransferSpec{Bandwidth: bandwidth, Calibration: m.calibration, GPUMap: m.gpuMap, Measured: m.measured, Context: ctx}.Model)
+	if ctx.Err() != nil {
+		return cfg, context.Cause(ctx)
+	}
 	if err != nil {
 		return cfg, specUsage(err)
 	}
@@ -337,12 +341,12 @@ func (f *emulateFlags) runSchedule(cmd *cobra.Command) (*experiment.Outcome, exp
 	if err := cfg.Options.CheckScheduleHorizon(s); err != nil {
 		return nil, cfg, usagef("--schedule %s: %v", f.schedule, err)
 	}
-	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
+	if cfg.Exec, err = f.models.exec(cmd.Context(), cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return nil, cfg, err
 	}
 	m := experiment.Matrix{Ref: emulator.MatrixRef{Index: -1, Layer: -1, Label: f.schedule}}
 	if f.src.path != "" {
-		ds, err := f.src.load()
+		ds, err := f.src.load(cmd.Context())
 		if err != nil {
 			return nil, cfg, err
 		}
@@ -371,13 +375,13 @@ func (f *emulateFlags) runPlanned(cmd *cobra.Command) (*experiment.Outcome, expe
 	if cfg.Algorithms, err = lookupAlgos(f.algo); err != nil {
 		return nil, cfg, err
 	}
-	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
+	if cfg.Exec, err = f.models.exec(cmd.Context(), cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return nil, cfg, err
 	}
 	if cfg.MaxMemory, err = f.maxMemory.apply(); err != nil {
 		return nil, cfg, err
 	}
-	ds, err := f.src.load()
+	ds, err := f.src.load(cmd.Context())
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -23,8 +24,8 @@ func main() {
 }
 
 // interrupted is the cancellation cause when a signal stops the run; exitCode maps it to
-// 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell reports a process that
-// the signal killed.
+// 128 + the signal's number (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT), as a shell
+// reports a process that the signal killed.
 type interrupted struct{ sig syscall.Signal }
 
 func (e *interrupted) Error() string {
@@ -33,6 +34,10 @@ func (e *interrupted) Error() string {
 		return "interrupted (SIGINT)"
 	case syscall.SIGTERM:
 		return "terminated (SIGTERM)"
+	case syscall.SIGHUP:
+		return "hung up (SIGHUP)"
+	case syscall.SIGQUIT:
+		return "quit (SIGQUIT)"
 	}
 	return "stopped by " + e.sig.String()
 }
@@ -41,19 +46,24 @@ func (e *interrupted) Error() string {
 // child process waits for it, since a signal before then would kill the child outright.
 var onSignalsReady = func() {}
 
-// signalContext returns a context that the first SIGINT or SIGTERM cancels, with an *interrupted
+// stopSignals are the signals that stop a run as Ctrl-C does: SIGINT, SIGTERM, and SIGHUP and
+// SIGQUIT too, since a closed terminal or a dropped ssh session (SIGHUP) is how a lab session most
+// often ends, and Go's default for either would exit at once with the switches as they were.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// signalContext returns a context that the first of stopSignals cancels, with an *interrupted
 // as its cause. The first signal lets every phase stop at its next check and hardware be put
 // safe; the default handlers are then restored, so a second signal ends the process at once.
 // stop releases the handlers.
 func signalContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, stopSignals...)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			signal.Reset(stopSignals...)
 			sig, _ := s.(syscall.Signal)
 			cancel(&interrupted{sig})
 		case <-done:
@@ -97,9 +107,10 @@ func run(ctx context.Context, args []string) int {
 }
 
 // exitCode maps a command's error to the exit status: 0 for none, 128 + the signal for a run a
-// signal stopped (130 SIGINT, 143 SIGTERM), whatever an exitError says (verify's 1 for an
-// invalid schedule), 2 for bad usage or input (usageError, or a value above one of the model's
-// limits: schedules.ErrLimit), 1 for the rest.
+// signal stopped (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT), whatever an exitError
+// says (verify's 1 for an invalid schedule), 2 for bad usage or input (usageError, a value or
+// file above one of the limits: schedules.ErrLimit, or a FIFO or device given as an input file),
+// 1 for the rest.
 func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
@@ -111,8 +122,9 @@ func exitCode(err error) int {
 		return 128 + int(sig.sig)
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue), errors.Is(err, schedules.ErrLimit):
-		// An input above a size or magnitude limit is bad input, wherever it is found.
+	case errors.As(err, &ue), errors.Is(err, schedules.ErrLimit), errors.Is(err, readlimit.ErrNotRegular):
+		// An input above a size or magnitude limit, or a FIFO or device where a file is read
+		// whole, is bad input, wherever it is found.
 		return 2
 	}
 	return 1

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestEmulateEstimateCoversPeak(t *testing.T) {
 	}
 	path := denseTrace(t, 64)
 	src := demandSource{path: path, matrix: 0, layer: -1, layout: "layers", maxPorts: 4096}
-	named, err := src.load()
+	named, err := src.load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,7 +24,7 @@ func TestEmulateTimelineStreamsRuns(t *testing.T) {
 		t.Fatalf("trace gen: exit %d: %v\n%s", code, err, out)
 	}
 	src := demandSource{path: path, matrix: -1, layer: -1, layout: "layers", maxPorts: 4096}
-	named, err := src.load()
+	named, err := src.load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestEmulateEstimateTight(t *testing.T) {
 	outside := tinyRSS - liveHeapPeak(t, "1", tinyArgs...) // collecting often: a tiny run otherwise never does
 	path := denseTrace(t, 64)
 	src := demandSource{path: path, matrix: 0, layer: -1, layout: "layers", maxPorts: 4096}
-	named, err := src.load()
+	named, err := src.load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

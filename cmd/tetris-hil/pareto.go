@@ -106,7 +106,7 @@ func runPareto(cmd *cobra.Command, f *paretoFlags) error {
 			return usagef("--json %q: %v", f.jsonOut, err)
 		}
 	}
-	ds, err := f.src.load()
+	ds, err := f.src.load(cmd.Context())
 	if err != nil {
 		return err
 	}

@@ -329,12 +329,19 @@ func (r *replayRun) openSwitches() error {
 	if f.wiring == "" {
 		return nil
 	}
-	w, err := switchctl.LoadWiring(f.wiring)
+	for _, j := range r.jobs {
+		// A crossbar circuit has no switch to command: driving a controller beside it would
+		// send nothing while the manifest says it was driven.
+		if j.Schedule.Fabric != schedules.Benes {
+			return usagef("--wiring %q: schedule %s is on the %s fabric, which has no switches to drive; drop --wiring (α_r is then injected) or replay a Beneš schedule", f.wiring, j.Schedule.Algorithm, j.Schedule.Fabric)
+		}
+	}
+	w, err := loadWiring(f.wiring)
 	if err != nil {
-		return usagef("--wiring %q: %v", f.wiring, err)
+		return err
 	}
 	for _, j := range r.jobs {
-		if j.Schedule.Fabric == schedules.Benes && j.Schedule.N != w.Ports {
+		if j.Schedule.N != w.Ports {
 			return usagef("--wiring %q: the map is for %d ports, schedule %s has %d", f.wiring, w.Ports, j.Schedule.Algorithm, j.Schedule.N)
 		}
 	}
@@ -590,7 +597,7 @@ func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Jo
 		// The demand it serves, for the lower bounds and the verifier: a --demand file, or a
 		// --matrix of the built-in trace.
 		if f.src.path != "" || flags.Changed("matrix") {
-			ds, err := f.src.load()
+			ds, err := f.src.load(cmd.Context())
 			if err != nil {
 				return nil, err
 			}
@@ -609,7 +616,7 @@ func (f *replayFlags) jobs(cmd *cobra.Command, opts schedules.Options) ([]hil.Jo
 	if err != nil {
 		return nil, err
 	}
-	ds, err := f.src.load()
+	ds, err := f.src.load(cmd.Context())
 	if err != nil {
 		return nil, err
 	}

@@ -211,7 +211,7 @@ func (f *reproduceFlags) inputs(cmd *cobra.Command, figs []string) (reproduce.In
 		logger.Warn().Str("demand", f.demand.path).Msg("--demand is not used: Figures 9 and 13 run on the generator and the calibration")
 	}
 	if needs("fig6", "fig7", "fig8", "fig10") {
-		named, err := f.demand.load()
+		named, err := f.demand.load(cmd.Context())
 		if err != nil {
 			return in, err
 		}

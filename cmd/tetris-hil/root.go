@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 )
 
 // logger is configured by the root command's persistent flags before any subcommand runs.
@@ -17,6 +18,7 @@ var logger = zerolog.Nop()
 
 func newRootCmd() *cobra.Command {
 	var logLevel, logFormat string
+	var maxInput maxInputFlag
 	root := &cobra.Command{
 		Use:   "tetris-hil",
 		Short: "Circuit scheduling on reconfigurable photonic interconnects, in the loop with real GPUs",
@@ -36,6 +38,12 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 				return err
 			}
 			logger = l
+			readlimit.Reset()
+			for _, spec := range maxInput {
+				if err := readlimit.Set(spec); err != nil {
+					return usagef("--max-input %v", err)
+				}
+			}
 			return nil
 		},
 	}
@@ -47,6 +55,8 @@ Every command that touches hardware also runs with --fake (no GPU, no NVML, no s
 	var version strings.Builder
 	_ = writeVersion(&version)
 	root.SetVersionTemplate(version.String())
+	root.PersistentFlags().Var(&maxInput, "max-input",
+		"raise (or lower) the size limit of one kind of input file, e.g. demand=4GiB (repeatable; kinds and limits: README, Limits)")
 	root.SetFlagErrorFunc(flagError)
 	for _, add := range subcommands {
 		root.AddCommand(add())
@@ -89,3 +99,10 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// maxInputFlag collects --max-input KIND=SIZE, repeatable; readlimit checks each when applied.
+type maxInputFlag []string
+
+func (f *maxInputFlag) String() string     { return strings.Join(*f, ",") }
+func (f *maxInputFlag) Type() string       { return "KIND=SIZE" }
+func (f *maxInputFlag) Set(s string) error { *f = append(*f, s); return nil }

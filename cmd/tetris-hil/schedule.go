@@ -167,7 +167,7 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 			return usagef("-o %q: %v", f.out, err)
 		}
 	}
-	ds, err := f.src.load()
+	ds, err := f.src.load(cmd.Context())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -128,7 +129,7 @@ func parseList(flag, list string, parse func(string) (float64, error)) ([]float6
 	return vs, nil
 }
 
-func (f *sweepFlags) config() (sweep.Config, error) {
+func (f *sweepFlags) config(ctx context.Context) (sweep.Config, error) {
 	var cfg sweep.Config
 	if err := f.checkFlags(); err != nil {
 		return cfg, err
@@ -155,7 +156,7 @@ func (f *sweepFlags) config() (sweep.Config, error) {
 	m := f.models
 	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" || m.timingChanged() {
 		// The same flags, checks and messages as emulate's models.
-		exec, err := m.exec(cfg.Bandwidths[0], cfg.Reconfigs[0])
+		exec, err := m.exec(ctx, cfg.Bandwidths[0], cfg.Reconfigs[0])
 		if err != nil {
 			return cfg, err
 		}
@@ -218,14 +219,14 @@ func containsString(ss []string, s string) bool {
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
-	cfg, err := f.config()
+	cfg, err := f.config(cmd.Context())
 	if err != nil {
 		return err
 	}
 	if f.shard != "" {
 		return runSweepShard(cmd, f, cfg)
 	}
-	named, err := f.demand.load()
+	named, err := f.demand.load(cmd.Context())
 	if err != nil {
 		return err
 	}

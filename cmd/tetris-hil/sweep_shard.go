@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	if err != nil {
 		return usagef("--shard %q: %v", f.shard, err)
 	}
-	named, err := f.demand.load()
+	named, err := f.demand.load(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -115,13 +116,13 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 	for _, a := range args {
 		sf, err := sweep.ReadShard(a)
 		if err != nil {
-			return err
+			return shardUsage(err)
 		}
 		shards = append(shards, sf)
 	}
 	res, m, err := sweep.Merge(shards)
 	if err != nil {
-		return err
+		return shardUsage(err)
 	}
 	lock, err := claimOutDir(cmd, "out", out)
 	if err != nil {
@@ -137,5 +138,13 @@ func runSweepMerge(cmd *cobra.Command, args []string, out string) error {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "\nmerged %d shards; wrote %s\n", len(shards), strings.Join(files, ", "))
+	return err
+}
+
+// shardUsage makes a shard file that is not one, or shards that do not join, bad input (exit 2).
+func shardUsage(err error) error {
+	if errors.As(err, new(*sweep.ShardError)) {
+		return &usageError{err}
+	}
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -39,7 +40,7 @@ type tenantInput struct {
 
 // parseTenants reads --tenants "PORTS=FILE,…", loading each file with the selection flags of
 // src (--matrix, --layer, --phase, --layout apply to every file).
-func parseTenants(spec string, src demandSource) ([]tenantInput, error) {
+func parseTenants(ctx context.Context, spec string, src demandSource) ([]tenantInput, error) {
 	var out []tenantInput
 	for _, item := range strings.Split(spec, ",") {
 		ports, file, ok := strings.Cut(strings.TrimSpace(item), "=")
@@ -52,7 +53,7 @@ func parseTenants(spec string, src demandSource) ([]tenantInput, error) {
 		}
 		s := src
 		s.path = strings.TrimSpace(file)
-		ms, err := s.load()
+		ms, err := s.load(ctx)
 		if err != nil {
 			return nil, usagef("--tenants %s: %v", item, err)
 		}
@@ -125,10 +126,10 @@ func runEmulateTenants(cmd *cobra.Command, f *emulateFlags) error {
 	if f.algo == "all" {
 		cfg.Algorithms = without(cfg.Algorithms, "snb") // the crossbar has no allocations
 	}
-	if cfg.Exec, err = f.models.exec(cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
+	if cfg.Exec, err = f.models.exec(cmd.Context(), cfg.Options.Bandwidth, cfg.Options.Reconfig); err != nil {
 		return err
 	}
-	ins, err := parseTenants(f.tenants.spec, f.src)
+	ins, err := parseTenants(cmd.Context(), f.tenants.spec, f.src)
 	if err != nil {
 		return err
 	}
@@ -299,11 +300,11 @@ func runInterference(cmd *cobra.Command, f *interferenceFlags) error {
 			}
 		}
 	}
-	spec, err := f.spec()
+	spec, err := f.spec(cmd.Context())
 	if err != nil {
 		return err
 	}
-	if spec.Config.Exec, err = (&modelFlags{reconfModel: "parallel"}).exec(spec.Config.Options.Bandwidth, spec.Config.Options.Reconfig); err != nil {
+	if spec.Config.Exec, err = (&modelFlags{reconfModel: "parallel"}).exec(cmd.Context(), spec.Config.Options.Bandwidth, spec.Config.Options.Reconfig); err != nil {
 		return err
 	}
 	rows, err := experiment.Interference(cmd.Context(), spec, nil)
@@ -346,7 +347,7 @@ func variantNames(vs []experiment.BVariant) string {
 }
 
 // spec builds the experiment from the flags.
-func (f *interferenceFlags) spec() (experiment.InterferenceSpec, error) {
+func (f *interferenceFlags) spec(ctx context.Context) (experiment.InterferenceSpec, error) {
 	var spec experiment.InterferenceSpec
 	a, err := schedules.ParseBlock(f.a)
 	if err != nil {
@@ -388,7 +389,7 @@ func (f *interferenceFlags) spec() (experiment.InterferenceSpec, error) {
 	if src.matrix < 0 {
 		src.matrix = 0
 	}
-	ds, err := src.load()
+	ds, err := src.load(ctx)
 	if err != nil {
 		return spec, err
 	}

@@ -397,7 +397,7 @@ func runTraceShow(cmd *cobra.Command, args []string, f *traceShowFlags) error {
 	if err != nil {
 		return usagef("--reconfig: %v", err)
 	}
-	t, name, err := f.src.loadTrace()
+	t, name, err := f.src.loadTrace(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,7 @@ func runTraceExport(cmd *cobra.Command, args []string, f *traceExportFlags) erro
 		}
 		f.src.path = args[0]
 	}
-	t, name, err := f.src.loadTrace()
+	t, name, err := f.src.loadTrace(cmd.Context())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,7 +140,7 @@ func TestDemandSourceSelects(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := s.load()
+		ds, err := s.load(context.Background())
 		if err != nil {
 			t.Errorf("%v: %v", c.args, err)
 			continue

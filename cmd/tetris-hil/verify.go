@@ -37,7 +37,7 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 			if err != nil {
 				return &usageError{err}
 			}
-			ds, err := src.load()
+			ds, err := src.load(cmd.Context())
 			if err != nil {
 				return err
 			}

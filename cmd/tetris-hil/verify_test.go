@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,7 +105,7 @@ func matricesIn(path string) (int, error) {
 	var src demandSource
 	src.register(pflag.NewFlagSet("matrices", pflag.ContinueOnError))
 	src.path = path
-	ds, err := src.load()
+	ds, err := src.load(context.Background())
 	return len(ds), err
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules"
 	"github.com/tetris-hil/tetris-hil/schedules/trace"
 )
@@ -40,9 +42,9 @@ func timelineOf(path, schedulePath string, s *schedules.Schedule, tl *schedules.
 // isRoutingLog says whether the file's content is token-routing JSONL (trace.DetectFormat on its
 // first 4 KiB).
 func isRoutingLog(path string) bool {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(context.Background(), path, readlimit.Demand)
 	if err != nil {
-		return false // the import itself reports the missing file
+		return false // the import itself reports the file (missing, a FIFO, too large)
 	}
 	defer f.Close()
 	head := make([]byte, 4096)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +28,9 @@ func newWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Ctrl-C reaches the whole foreground process group, workers included; their
 			// coordinator decides how they stop (quit, or a kill when its context ends), so a
-			// worker ignores SIGINT instead of exiting with a message of its own.
-			signal.Ignore(os.Interrupt)
+			// worker ignores SIGINT (and the SIGHUP and SIGQUIT of a closed terminal) instead
+			// of exiting with a message of its own.
+			signal.Ignore(os.Interrupt, syscall.SIGHUP, syscall.SIGQUIT)
 			out, err := worker.ProtocolOutput()
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@
 package report
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 )
 
 // Emulate is an emulate --json file.
@@ -37,7 +39,7 @@ type Emulate struct {
 
 // ReadEmulate reads an emulate --json file.
 func ReadEmulate(path string) (*Emulate, error) {
-	b, err := os.ReadFile(path)
+	b, err := readJSON(path)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +150,23 @@ type page struct {
 
 type text struct{ Name, Body string }
 
-// maxImage bounds one embedded image: a report is for sharing, and a chart of this size is
-// already unreadable in a browser.
-const maxImage = 8 << 20
+// Every file report reads goes through readlimit: a JSON file within its limit for a report's
+// JSON (readlimit.ReportJSON), an image within readlimit.Image (8 MiB by default: a report is
+// for sharing, and a chart of this size is already unreadable in a browser), each checked by
+// stat before it is read, and never a FIFO or device.
+func readJSON(path string) ([]byte, error) {
+	return readlimit.ReadFile(context.Background(), path, readlimit.ReportJSON)
+}
+
+// maxEntries bounds the walk of a run directory (flat or one level deep): a directory with more
+// is not a run directory (report / would otherwise walk the file system).
+const maxEntries = 10000
+
+// markers are the files that make a directory a run directory: what demo, emulate --timeline,
+// sweep --out, replay --out and reproduce write beside their results (an emulate --json file,
+// found by its contents, is one too).
+var markers = map[string]bool{"commands.json": true, "sweep.json": true, "manifest.json": true,
+	"timelines.json": true, "reproduce.json": true}
 
 // Write renders the report of dir to w. It fails when dir holds nothing it can show.
 func Write(w io.Writer, dir string) error {
@@ -171,15 +187,24 @@ func build(dir string) (*page, error) {
 	}
 	p := &page{Dir: dir}
 	commands := map[string]string{}
-	if b, err := os.ReadFile(filepath.Join(dir, "commands.json")); err == nil {
+	if b, err := readJSON(filepath.Join(dir, "commands.json")); err == nil {
 		if err := json.Unmarshal(b, &commands); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "commands.json"), err)
 		}
 	}
+	if ok, err := isRunDir(dir); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%s is not a run directory: no emulate JSON, sweep.json, commands.json, manifest.json or reproduce.json in it (run tetris-hil demo, or emulate --json, sweep, replay or reproduce --out, into it)", dir)
+	}
 	var files []string
+	entries := 0
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if entries++; entries > maxEntries {
+			return fmt.Errorf("%s: more than %d entries within two levels: not a run directory", dir, maxEntries)
 		}
 		rel, _ := filepath.Rel(dir, path)
 		if d.IsDir() {
@@ -199,8 +224,14 @@ func build(dir string) (*page, error) {
 		path := filepath.Join(dir, rel)
 		base := filepath.Base(rel)
 		ext := strings.ToLower(filepath.Ext(rel))
+		emulate := false
+		if ext == ".json" && p.Emulate == nil {
+			if emulate, err = isEmulate(path); err != nil {
+				return nil, err
+			}
+		}
 		switch {
-		case ext == ".json" && p.Emulate == nil && isEmulate(path):
+		case emulate:
 			e, err := ReadEmulate(path)
 			if err != nil {
 				return nil, err
@@ -256,7 +287,7 @@ func build(dir string) (*page, error) {
 				p.Other = append(p.Other, f)
 			}
 		case ext == ".txt" && (base == "sweep.txt" || base == "calibration.txt"):
-			b, err := os.ReadFile(path)
+			b, err := readJSON(path) // a text the size of a JSON file at most
 			if err != nil {
 				return nil, err
 			}
@@ -300,23 +331,59 @@ func hasPNG(files []string, svg string) bool {
 	return i < len(files) && files[i] == png
 }
 
-// isEmulate tells an emulate --json file by its keys (a run record or a calibration is not one).
-func isEmulate(path string) bool {
-	b, err := os.ReadFile(path)
+// isRunDir says whether dir holds one of the markers, a sweep.json one level down, or an
+// emulate --json file, looking only at its own entries: a directory that is not one (report /)
+// is refused before it is walked.
+func isRunDir(dir string) (bool, error) {
+	es, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return false, err
+	}
+	if len(es) > maxEntries {
+		return false, fmt.Errorf("%s: %d entries, more than %d: not a run directory", dir, len(es), maxEntries)
+	}
+	for _, e := range es {
+		if markers[e.Name()] {
+			return true, nil
+		}
+	}
+	for _, e := range es {
+		path := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if st, err := os.Stat(filepath.Join(path, "sweep.json")); err == nil && !st.IsDir() {
+				return true, nil
+			}
+		} else if strings.EqualFold(filepath.Ext(e.Name()), ".json") {
+			if ok, err := isEmulate(path); ok || err != nil {
+				return ok, err
+			}
+		}
+	}
+	return false, nil
+}
+
+// isEmulate tells an emulate --json file by its keys (a run record or a calibration is not one).
+// A file above its limit or not a regular file (a FIFO named *.json) is an error; another that
+// cannot be read is not one.
+func isEmulate(path string) (bool, error) {
+	b, err := readJSON(path)
+	if errors.Is(err, readlimit.ErrLimit) || errors.Is(err, readlimit.ErrNotRegular) {
+		return false, err
+	}
+	if err != nil {
+		return false, nil
 	}
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(b, &keys) != nil {
-		return false
+		return false, nil
 	}
 	_, runs := keys["runs"]
 	_, tm := keys["transfer_model"]
-	return runs && tm
+	return runs && tm, nil
 }
 
 func readSweep(path string) (*Sweep, error) {
-	b, err := os.ReadFile(path)
+	b, err := readJSON(path)
 	if err != nil {
 		return nil, err
 	}
@@ -328,12 +395,9 @@ func readSweep(path string) (*Sweep, error) {
 }
 
 func embed(path, rel, command string) (figure, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.Image)
 	if err != nil {
 		return figure{}, err
-	}
-	if len(b) > maxImage {
-		return figure{}, fmt.Errorf("%s: %d bytes, more than the %d an embedded image may have", path, len(b), maxImage)
 	}
 	mime := "image/png"
 	if strings.EqualFold(filepath.Ext(path), ".svg") {

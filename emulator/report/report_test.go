@@ -4,9 +4,13 @@ import (
 	"bytes"
 	stdhtml "html"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fetches matches anything a browser would load from elsewhere.
@@ -44,7 +48,7 @@ func TestWriteFixture(t *testing.T) {
 
 func TestWriteRefuses(t *testing.T) {
 	for _, c := range []struct{ dir, want string }{
-		{t.TempDir(), "no emulate JSON, sweep.json, replay summary, reproduce.json or chart"},
+		{t.TempDir(), "is not a run directory: no emulate JSON"},
 		{"testdata/run/emulate.json", "not a directory"},
 		{"testdata/missing", "no such file"},
 	} {
@@ -141,5 +145,70 @@ func TestWriteReproduce(t *testing.T) {
 	fig7, chart := strings.Index(html, "<h3>fig7: "), strings.Index(html, `alt="fig7/completion-by-workload.png"`)
 	if chart < fig7 || fig7 < 0 || strings.Contains(html, "<h2>Other figures</h2>") {
 		t.Errorf("fig7's chart at %d, its heading at %d; want it under the heading", chart, fig7)
+	}
+}
+
+// Hostile run directories: each is refused with one error naming the file, quickly and without
+// reading what it refuses (a FIFO is not opened for a blocking read, an image is sized by stat).
+func TestWriteRefusesHostile(t *testing.T) {
+	withRun := func(t *testing.T) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "commands.json"), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T) string
+		want  string
+	}{
+		{"the file system root", func(*testing.T) string { return "/" }, "not a run directory"},
+		{"a FIFO named *.json", func(t *testing.T) string {
+			dir := withRun(t)
+			if err := syscall.Mkfifo(filepath.Join(dir, "x.json"), 0o644); err != nil {
+				t.Skip(err)
+			}
+			return dir
+		}, "x.json: not a regular file (a FIFO)"},
+		{"a FIFO named commands.json", func(t *testing.T) string {
+			dir := t.TempDir()
+			if err := syscall.Mkfifo(filepath.Join(dir, "commands.json"), 0o644); err != nil {
+				t.Skip(err)
+			}
+			return dir
+		}, "commands.json: not a regular file (a FIFO)"},
+		{"a 5 GiB sparse PNG", func(t *testing.T) string {
+			dir := withRun(t)
+			f, err := os.Create(filepath.Join(dir, "big.png"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(5 << 30); err != nil {
+				t.Skip(err)
+			}
+			return dir
+		}, "big.png is 5GiB, above the limit of 8MiB for input of kind image (raise it with --max-input image=SIZE)"},
+		{"a 300 MiB sparse emulate JSON", func(t *testing.T) string {
+			dir := withRun(t)
+			if err := os.Truncate(filepath.Join(dir, "commands.json"), 300<<20); err != nil {
+				t.Skip(err)
+			}
+			return dir
+		}, "commands.json is 300MiB, above the limit of 256MiB for input of kind report-json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := c.setup(t)
+			start := time.Now()
+			var b bytes.Buffer
+			err := Write(&b, dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Write(%s) = %v, want an error with %q", dir, err, c.want)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
 	}
 }

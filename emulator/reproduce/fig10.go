@@ -33,10 +33,10 @@ func planningBandwidth(in Inputs) (float64, string, error) {
 		return b / t, "the measured table's bytes / seconds", nil
 	}
 	var bws []float64
-	n := in.Calibration.GPUs()
+	n, idx := in.Calibration.GPUs(), in.Calibration.Index()
 	for s := range n {
 		for d := range n {
-			if p, ok := in.Calibration.Pair(s, d); ok && s != d {
+			if p, ok := idx.Pair(s, d); ok && s != d {
 				bws = append(bws, pairBandwidth(p))
 			}
 		}

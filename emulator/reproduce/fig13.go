@@ -27,10 +27,10 @@ func dur3(s float64) string {
 func Fig13(s Setting, in Inputs, dir string) (*Figure, error) {
 	c := in.Calibration
 	var fits []model.PairFit
-	n := c.GPUs()
+	n, idx := c.GPUs(), c.Index()
 	for s := range n {
 		for d := range n {
-			if p, ok := c.Pair(s, d); ok {
+			if p, ok := idx.Pair(s, d); ok {
 				fits = append(fits, p)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -159,12 +160,19 @@ func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh S
 	return sf, nil
 }
 
+// ShardError is a shard file that is not what RunShard writes, or shards that do not join into
+// one sweep: bad input, as a command line reports it.
+type ShardError struct{ Err error }
+
+func (e *ShardError) Error() string { return e.Err.Error() }
+func (e *ShardError) Unwrap() error { return e.Err }
+
 // ReadShard reads a shard file, or the ShardFileName in a directory.
 func ReadShard(path string) (*ShardFile, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = path + string(os.PathSeparator) + ShardFileName
 	}
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.Shard)
 	if err != nil {
 		return nil, fmt.Errorf("sweep shard: %w", err)
 	}
@@ -172,17 +180,59 @@ func ReadShard(path string) (*ShardFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sf); err != nil {
-		return nil, fmt.Errorf("sweep shard %s: %w", path, err)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: %w", path, err)}
 	}
 	if sf.Version != ShardVersion {
-		return nil, fmt.Errorf("sweep shard %s: field version: %d is not the supported %d", path, sf.Version, ShardVersion)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: field version: %d is not the supported %d", path, sf.Version, ShardVersion)}
 	}
 	if sf.Manifest == nil {
-		return nil, fmt.Errorf("sweep shard %s: field manifest is missing", path)
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: field manifest is missing", path)}
+	}
+	if err := sf.check(); err != nil {
+		return nil, &ShardError{fmt.Errorf("sweep shard %s: %w", path, err)}
 	}
 	sum := sha256.Sum256(b)
 	sf.Path, sf.SHA256 = path, hex.EncodeToString(sum[:])
 	return &sf, nil
+}
+
+// The largest shard count and grid a shard file may state (a Slurm job array stops far below
+// the first; the second is a week of runs at a microsecond each): K·units stays exact.
+const (
+	MaxShards = 1 << 22
+	MaxUnits  = 1 << 40
+)
+
+// check holds a shard file read back to what RunShard writes, before any count in it sizes
+// anything: a shard K/N with 0 ≤ K < N ≤ units, its results the units of its span, and every
+// time a time within the model's limit; under the bandwidth transfer model, at which the bounds
+// are taken, no completion below its unit's lower bound.
+func (sf *ShardFile) check() error {
+	if sf.Units < 1 || sf.Units > MaxUnits || sf.Shards < 1 || sf.Shards > MaxShards || sf.Shard < 0 || sf.Shard >= sf.Shards {
+		return fmt.Errorf("fields shard, shards, units: shard %d of %d over %d units, want 0 ≤ shard < shards ≤ %d and 1 ≤ units ≤ %d",
+			sf.Shard, sf.Shards, sf.Units, MaxShards, MaxUnits)
+	}
+	lo, hi := Shard{sf.Shard, sf.Shards}.span(sf.Units)
+	if sf.FirstUnit != lo || len(sf.Results) != hi-lo {
+		return fmt.Errorf("holds units %d..%d of %d, but shard %d/%d is units %d..%d",
+			sf.FirstUnit, sf.FirstUnit+len(sf.Results), sf.Units, sf.Shard, sf.Shards, lo, hi)
+	}
+	bounded := strings.HasPrefix(sf.Manifest.Transfer, "bandwidth")
+	for k, u := range sf.Results {
+		if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].lower_bound_seconds", k), u.LowerBound); err != nil {
+			return err
+		}
+		for a, c := range u.Completions {
+			if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].completion_seconds[%d]", k, a), c); err != nil {
+				return err
+			}
+			// The bound holds for the run's own models; a last-digit difference is rounding.
+			if bounded && c < u.LowerBound*(1-1e-9) {
+				return fmt.Errorf("results[%d].completion_seconds[%d]: %g s is below the unit's lower bound of %g s", k, a, c, u.LowerBound)
+			}
+		}
+	}
+	return nil
 }
 
 // comparable is m without what may differ between shards of one sweep: where each shard found
@@ -205,6 +255,14 @@ func (m *Manifest) comparable() ([]byte, error) {
 // shards from different inputs, grids, models or tools, a missing or repeated shard, and
 // results that do not cover the grid exactly.
 func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
+	res, m, err := merge(shards)
+	if err != nil {
+		return nil, nil, &ShardError{err}
+	}
+	return res, m, nil
+}
+
+func merge(shards []*ShardFile) (*Result, *Manifest, error) {
 	if len(shards) == 0 {
 		return nil, nil, fmt.Errorf("sweep merge: no shards")
 	}
@@ -215,14 +273,15 @@ func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
 	}
 	mf := first.Manifest
 	nm, nb, nr, na := mf.Matrices, len(mf.Bandwidths), len(mf.Reconfigs), len(mf.Algorithms)
-	total := nb * nr * nm
-	if first.Units != total || nm < 1 || na < 1 {
+	// Nothing is sized by a count a file states before the files are known to hold it: the
+	// grid's product is checked for overflow, shards are kept by index in a map, and the units
+	// are allocated once every shard is present, when they are the results the files hold.
+	if nm < 1 || na < 1 || nb < 1 || nr < 1 || nm > MaxUnits/(nb*nr) || first.Units != nb*nr*nm {
 		return nil, nil, fmt.Errorf("sweep merge: %s: field units: %d, but the grid has %d bandwidths × %d delays × %d matrices",
 			first.Path, first.Units, nb, nr, nm)
 	}
-	seen := make([]*ShardFile, first.Shards)
-	us := make([]unitResult, total)
-	have := make([]bool, total)
+	total := nb * nr * nm
+	seen := map[int]*ShardFile{}
 	for _, sf := range shards {
 		got, err := sf.Manifest.comparable()
 		if err != nil {
@@ -238,8 +297,8 @@ func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
 		case sf.Shards != first.Shards:
 			return nil, nil, fmt.Errorf("sweep merge: %s is shard %d/%d but %s is shard %d/%d: different shard counts",
 				first.Path, first.Shard, first.Shards, sf.Path, sf.Shard, sf.Shards)
-		case sf.Shard < 0 || sf.Shard >= sf.Shards:
-			return nil, nil, fmt.Errorf("sweep merge: %s: field shard: %d is not in 0..%d", sf.Path, sf.Shard, sf.Shards-1)
+		case sf.Shards < 1 || sf.Shards > MaxShards || sf.Shard < 0 || sf.Shard >= sf.Shards:
+			return nil, nil, fmt.Errorf("sweep merge: %s: field shard: %d/%d is not K/N with 0 ≤ K < N ≤ %d", sf.Path, sf.Shard, sf.Shards, MaxShards)
 		case seen[sf.Shard] != nil:
 			return nil, nil, fmt.Errorf("sweep merge: %s and %s are both shard %d/%d", seen[sf.Shard].Path, sf.Path, sf.Shard, sf.Shards)
 		}
@@ -249,20 +308,25 @@ func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
 			return nil, nil, fmt.Errorf("sweep merge: %s: holds units %d..%d of %d, but shard %d/%d is units %d..%d",
 				sf.Path, sf.FirstUnit, sf.FirstUnit+len(sf.Results), sf.Units, sf.Shard, sf.Shards, lo, hi)
 		}
+	}
+	if len(seen) != first.Shards {
+		k := 0 // the first shard missing, within len(seen)+1 steps as the indices are distinct
+		for seen[k] != nil {
+			k++
+		}
+		return nil, nil, fmt.Errorf("sweep merge: shard %d/%d is missing (given %d of %d shards)", k, first.Shards, len(shards), first.Shards)
+	}
+	us := make([]unitResult, total)
+	for _, sf := range seen {
+		lo := sf.FirstUnit
 		for k, u := range sf.Results {
 			at := lo + k
 			c, m := at/nm, at%nm
-			if u.Bandwidth != c/nr || u.Reconfig != c%nr || u.Matrix != m || len(u.Completions) != na || have[at] {
+			if u.Bandwidth != c/nr || u.Reconfig != c%nr || u.Matrix != m || len(u.Completions) != na {
 				return nil, nil, fmt.Errorf("sweep merge: %s: result %d (bandwidth %d, α_r %d, matrix %d, %d completions) is not unit %d (bandwidth %d, α_r %d, matrix %d, %d algorithms)",
 					sf.Path, k, u.Bandwidth, u.Reconfig, u.Matrix, len(u.Completions), at, c/nr, c%nr, m, na)
 			}
-			have[at] = true
 			us[at] = unitResult{lowerBound: u.LowerBound, completions: u.Completions}
-		}
-	}
-	for k, sf := range seen {
-		if sf == nil {
-			return nil, nil, fmt.Errorf("sweep merge: shard %d/%d is missing (given %d of %d shards)", k, first.Shards, len(shards), first.Shards)
 		}
 	}
 	cfg := Config{Algorithms: mf.Algorithms, Reference: mf.Reference, Bandwidths: mf.Bandwidths, Reconfigs: mf.Reconfigs}
@@ -273,7 +337,8 @@ func Merge(shards []*ShardFile) (*Result, *Manifest, error) {
 	merged := *mf
 	merged.Inputs = slices.Clone(seen[0].Manifest.Inputs)
 	merged.Shards = nil
-	for _, sf := range seen {
+	for k := range first.Shards {
+		sf := seen[k]
 		merged.Shards = append(merged.Shards, ShardSource{Shard: sf.Shard, Shards: sf.Shards, File: sf.Path,
 			SHA256: sf.SHA256, Inputs: sf.Manifest.Inputs})
 	}

@@ -3,12 +3,14 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 )
 
 // Format is a file format a trace can be read from.
@@ -68,6 +70,9 @@ func looksLikeRouting(head []byte) bool {
 type LoadOptions struct {
 	MaxPorts int
 	Layout   Layout // for .npy and CSV; default LayoutLayers
+	// Context stops reading the file once done (nil: never). Load reads within readlimit's
+	// limit for a demand, and only a regular file.
+	Context context.Context
 }
 
 // Load reads a trace from a canonical JSON, CSV or .npy file, by extension or content. It
@@ -76,7 +81,11 @@ func Load(path string, o LoadOptions) (*Trace, error) { return LoadAs(path, "", 
 
 // LoadAs is Load with the format given ("" detects it as Load does).
 func LoadAs(path string, format Format, o LoadOptions) (*Trace, error) {
-	f, err := os.Open(path)
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f, err := readlimit.Open(ctx, path, readlimit.Demand)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +103,7 @@ func LoadAs(path string, format Format, o LoadOptions) (*Trace, error) {
 	}
 	switch format {
 	case FormatJSON:
-		t, err := decode(br, func() ([]byte, error) { return os.ReadFile(path) }, o.MaxPorts)
+		t, err := decode(br, func() ([]byte, error) { return readlimit.ReadFile(ctx, path, readlimit.Demand) }, o.MaxPorts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

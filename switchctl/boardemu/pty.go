@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,6 +23,9 @@ type PTY struct {
 	done   chan struct{}
 	err    error
 	cancel context.CancelFunc
+	// open is whether the emulator counts a client as connected now (set at its first read of a
+	// connection, cleared when it sees the port closed).
+	open atomic.Bool
 }
 
 // StartPTY opens a pseudo-terminal and serves b on it until ctx is done or Close. A client
@@ -70,6 +74,7 @@ func (p *PTY) serve(ctx context.Context) error {
 			if errors.Is(err, syscall.EIO) {
 				// No client (or it closed the port): wait for the next open.
 				connected, pending = false, pending[:0]
+				p.open.Store(false)
 				time.Sleep(2 * time.Millisecond)
 				continue
 			}
@@ -77,6 +82,7 @@ func (p *PTY) serve(ctx context.Context) error {
 		}
 		if !connected {
 			connected = true
+			p.open.Store(true)
 			p.board.connect(p.master)
 		}
 		pending = append(pending, buf[:n]...)
@@ -94,6 +100,12 @@ func (p *PTY) serve(ctx context.Context) error {
 		}
 	}
 }
+
+// Connected reports whether the emulator counts a client as connected: true from the client's
+// first line until the emulator has seen the port closed. A test that reopens the port waits
+// for false first, so that the reopening is seen as a new connection (a reset) whatever the
+// machine's load, instead of sleeping and hoping.
+func (p *PTY) Connected() bool { return p.open.Load() }
 
 // Board is the board served.
 func (p *PTY) Board() *Board { return p.board }

@@ -43,8 +43,18 @@ func OpenPort(w *switchctl.Wiring, override, fromMap string) (io.ReadWriteCloser
 		}
 		return nil, fmt.Errorf("serial port %s: %w", name, err)
 	}
-	return p, nil
+	// The port carries the name it was opened by, so that every later error names the --port
+	// in use rather than the wiring map's serial.port.
+	return namedPort{p, name}, nil
 }
+
+// namedPort is an open port with the device name it was opened by.
+type namedPort struct {
+	io.ReadWriteCloser
+	name string
+}
+
+func (p namedPort) Name() string { return p.name }
 
 // conn is what the switch board and the crystal driver board share: a link, the board's
 // identity, and its error queue.
@@ -61,9 +71,31 @@ func openConn(ctx context.Context, w *switchctl.Wiring, port io.ReadWriteCloser,
 		err = fmt.Errorf("serial %s: the board answers as %q, the wiring map %s wants a %s %s", link.name, id, w.Path, Maker, model)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted while the board was being opened: it may still hold a previous
+			// session's state, so it is put safe all the same, as Close would (on its own
+			// deadline), once it has said it is the board the map wants.
+			err = errors.Join(err, safeOnAbort(ctx, w, link, model))
+		}
 		return nil, errors.Join(err, link.Close())
 	}
 	return &conn{link: link, w: w, id: id}, nil
+}
+
+// safeOnAbort sends SAFE over link, under switchctl.SafeContext, to a board that answers as
+// model.
+func safeOnAbort(ctx context.Context, w *switchctl.Wiring, link *Link, model string) error {
+	sctx, cancel := switchctl.SafeContext(ctx)
+	defer cancel()
+	id, err := link.waitIdentity(sctx, min(w.Serial.ResetTimeout, switchctl.SafeTimeout))
+	if err != nil || id.Maker != Maker || id.Model != model {
+		return nil // not the board, or not answering: nothing was commanded
+	}
+	c := &conn{link: link, w: w, id: id}
+	if _, _, err := c.command(sctx, "SAFE", w.TW, true); err != nil {
+		return fmt.Errorf("putting the board safe after the interrupted open: %w", err)
+	}
+	return nil
 }
 
 func portName(port io.ReadWriteCloser, w *switchctl.Wiring) string {

@@ -132,10 +132,14 @@ func TestResetOnOpen(t *testing.T) {
 	})
 }
 
-// TestResetOnReopen: the pty board resets every time the port is opened again.
+// TestResetOnReopen: the pty board resets every time the port is opened again. It waits for the
+// emulator to see each close before reopening (a sleep lost that race under load), and gives the
+// identity a generous reset_timeout: Open returns as soon as the board answers, so a loaded
+// machine only waits longer where it must.
 func TestResetOnReopen(t *testing.T) {
 	t.Parallel()
 	w := fabric(4, "").Wiring(t)
+	w.Serial.ResetTimeout = 30 * time.Second
 	p := startPTY(t, w, boardemu.Config{ResetOnOpen: true, ResetDelay: 300 * time.Millisecond})
 	for i := 0; i < 2; i++ {
 		start := time.Now()
@@ -151,7 +155,11 @@ func TestResetOnReopen(t *testing.T) {
 		}
 		// The emulator sees the port closed at its next read (EIO on the master); reopening
 		// before that, while it is busy, would go unnoticed.
-		time.Sleep(50 * time.Millisecond)
+		for deadline := time.Now().Add(30 * time.Second); p.Connected(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the emulator never saw the port closed")
+			}
+		}
 	}
 }
 
@@ -452,4 +460,17 @@ func TestStaleReplyAfterCancel(t *testing.T) {
 
 func serialboardNewBoard(ctx context.Context, w *switchctl.Wiring, port net.Conn) (switchctl.Controller, error) {
 	return serialboard.NewBoard(ctx, w, switchctl.Options{}, port, 0)
+}
+
+// Errors name the port in use (--port), not the wiring map's serial.port it overrides.
+func TestErrorsNameThePortInUse(t *testing.T) {
+	t.Parallel()
+	w := fabric(4, "").Wiring(t)
+	w.Serial.Port = "/dev/ttyACM0"
+	w.Serial.ResetTimeout = 300 * time.Millisecond
+	p := startPTY(t, w, boardemu.Config{Drop: 1}) // a board that answers nothing
+	_, err := switchctl.Open(context.Background(), w, switchctl.Options{Port: p.Path})
+	if err == nil || !strings.Contains(err.Error(), "serial "+p.Path+": no identity") || strings.Contains(err.Error(), "ttyACM0") {
+		t.Fatalf("Open with --port %s: %v; want the error to name %s and not the map's port", p.Path, err, p.Path)
+	}
 }
