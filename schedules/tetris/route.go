@@ -28,8 +28,9 @@ type router struct {
 	ancLevels []int
 	ancBlock  []int // the block connection i is in at level ancLevels[i]
 
-	costs [2][]float64
-	rec   func(orientation)
+	costs    [2][]float64
+	rec      func(orientation)
+	chooseFn benes.Chooser // r.choose, made once
 	// charge, when not nil, is each switch's wear charge (wear.go): an orientation's costs
 	// then include the charges of the switch states it changes at the level.
 	charge []float64
