@@ -26,6 +26,29 @@ func ExampleFabric_Route() {
 	// 3->1 [{0 1 1 0} {1 0 1 0} {2 0 0 1}]
 }
 
+// A Router routes one matching after another on the same fabric with the same memory; each
+// result is what Fabric.Route would return, valid until the Router's next call.
+func ExampleRouter() {
+	f, _ := benes.New(4)
+	rt := f.NewRouter()
+	for _, conns := range [][]benes.Conn{
+		{{Src: 0, Dst: 2}, {Src: 1, Dst: 0}, {Src: 2, Dst: 3}, {Src: 3, Dst: 1}},
+		{{Src: 0, Dst: 1}, {Src: 1, Dst: 1}},
+		{{Src: 0, Dst: 1}, {Src: 1, Dst: 0}},
+	} {
+		choices, err := rt.Route(conns, nil)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(choices)
+	}
+	// Output:
+	// [0 1 1 0]
+	// benes: connections 0 (0->1) and 1 (1->1) share output port 1
+	// [0 1]
+}
+
 // A Chooser sees every constraint component with its orientation-0 children and may flip it;
 // here every component that would send connection 0 upper is flipped.
 func ExampleChooser() {

@@ -40,6 +40,9 @@ func (p *Plan) SwitchState(stage, sw int) (state State, f, q float64) {
 	return s.state, s.f, s.q
 }
 
+// StateOf is σ_s of the switch with SwitchID id, for loops that hold switch indices.
+func (p *Plan) StateOf(id int) State { return p.sw[id].state }
+
 // LaneRelease returns the planned release times I_{s,lane} and O_{s,lane} of the input and output
 // lane lane of switch sw of stage stage.
 func (p *Plan) LaneRelease(stage, sw, lane int) (in, out float64) {

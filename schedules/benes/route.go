@@ -33,22 +33,40 @@ type Chooser func(c Component, choices []uint32) (flip bool)
 // orientations, and choose picks one (nil: orientation 0 everywhere, plain looping). No two conns
 // may share a Src or a Dst. The result holds the choices of every connection (see PathFrom).
 func (f *Fabric) Route(conns []Conn, choose Chooser) ([]uint32, error) {
+	return f.NewRouter().Route(conns, choose)
+}
+
+// Router is Fabric.Route for a caller that routes one matching after another on the same fabric
+// (Tetris routes one per iteration): it keeps its working memory between calls, which at small n
+// costs more to allocate than the routing does. The choices a Route call returns and the
+// Component slices it hands to the Chooser are valid until the next call of the same Router. A
+// Router is not safe for concurrent use.
+type Router struct {
+	r router
+}
+
+// NewRouter returns a Router for f.
+func (f *Fabric) NewRouter() *Router { return &Router{r: router{f: f}} }
+
+// Route is Fabric.Route, reusing the Router's memory.
+func (rt *Router) Route(conns []Conn, choose Chooser) ([]uint32, error) {
+	r := &rt.r
+	f := r.f
 	n := f.n
 	for i, c := range conns {
 		if c.Src < 0 || c.Src >= n || c.Dst < 0 || c.Dst >= n {
 			return nil, fmt.Errorf("benes: connection %d (%d->%d): port out of range [0, %d)", i, c.Src, c.Dst, n)
 		}
 	}
-	r := router{
-		f:       f,
-		conns:   conns,
-		choices: make([]uint32, len(conns)),
-	}
+	r.conns = conns
+	r.choices = grow(r.choices, len(conns))
+	clear(r.choices)
 	if choose != nil && f.k > 1 {
-		// The components of every level, in one allocation; the levels' parts never overlap.
-		r.compConns = make([]int, len(conns)*(f.k-1))
-		r.compChild = make([]uint8, len(conns)*(f.k-1))
-		r.off = make([]int, 2*len(conns)+1)
+		// The components of every level, in one backing array each; the levels' parts never
+		// overlap.
+		r.compConns = grow(r.compConns, len(conns)*(f.k-1))
+		r.compChild = grow(r.compChild, len(conns)*(f.k-1))
+		r.off = grow(r.off, 2*len(conns)+1)
 	}
 	if err := r.init(); err != nil {
 		return nil, err
@@ -58,6 +76,15 @@ func (f *Fabric) Route(conns []Conn, choose Chooser) ([]uint32, error) {
 		r.descend(s)
 	}
 	return r.choices, nil
+}
+
+// grow returns b resized to n elements, reallocating only when its capacity is short; the
+// contents are not preserved.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }
 
 // RoutePaths routes conns with plain looping and returns every connection's traversals.
@@ -120,15 +147,18 @@ type router struct {
 	compConns []int
 	compChild []uint8
 	off       []int
+	// slots backs atIn, atOut, slotIn, slotOut and comp.
+	slots []int32
 }
 
 func (r *router) init() error {
 	n, c := r.f.n, len(r.conns)
-	slots := make([]int32, 2*n+2*c+c)
+	r.slots = grow(r.slots, 2*n+2*c+c)
+	slots := r.slots
 	r.atIn, r.atOut = slots[:n:n], slots[n:2*n:2*n]
 	r.slotIn, r.slotOut = slots[2*n:2*n+c:2*n+c], slots[2*n+c:2*n+2*c:2*n+2*c]
 	r.comp = slots[2*n+2*c:]
-	r.child = make([]uint8, c)
+	r.child = grow(r.child, c)
 	for i := range n {
 		r.atIn[i], r.atOut[i] = -1, -1
 	}

@@ -588,3 +588,71 @@ func TestRouteGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterReuseProperty routes a sequence of partial permutations, some of them invalid, with
+// one Router and compares every result and every component its Chooser saw with a fresh
+// Fabric.Route of the same connections: the memory a Router keeps between calls must not leak
+// into a later routing.
+func TestRouterReuseProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.IntRange(1, 7).Draw(t, "k")
+		n := 1 << k
+		f, _ := New(n)
+		rt := f.NewRouter()
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
+		// The chooser's decision depends only on the component, so both routings decide alike.
+		type seen struct {
+			level, block int
+			conns        []Conn
+			child0       []uint8
+		}
+		record := func(conns []Conn, log *[]seen) Chooser {
+			return func(c Component, _ []uint32) bool {
+				s := seen{level: c.Level, block: c.Block, child0: slices.Clone(c.Child0)}
+				h := c.Level*31 + c.Block
+				for _, i := range c.Conns {
+					s.conns = append(s.conns, conns[i])
+					h = h*17 + conns[i].Src*3 + conns[i].Dst
+				}
+				*log = append(*log, s)
+				return h%3 == 0
+			}
+		}
+		for round := range rapid.IntRange(1, 6).Draw(t, "rounds") {
+			perm := rng.Perm(n)
+			density := rng.Float64()
+			var conns []Conn
+			for src, dst := range perm {
+				if rng.Float64() < density {
+					conns = append(conns, Conn{src, dst})
+				}
+			}
+			if len(conns) > 1 && rng.IntN(4) == 0 {
+				conns[1].Dst = conns[0].Dst // an invalid matching: both must refuse it alike
+			}
+			plain := rng.IntN(3) == 0
+			var logFresh, logReused []seen
+			chooseFresh, chooseReused := record(conns, &logFresh), record(conns, &logReused)
+			if plain {
+				chooseFresh, chooseReused = nil, nil
+			}
+			want, errWant := f.Route(conns, chooseFresh)
+			got, errGot := rt.Route(conns, chooseReused)
+			if fmt.Sprint(errWant) != fmt.Sprint(errGot) {
+				t.Fatalf("round %d: Router error %v, Fabric.Route error %v", round, errGot, errWant)
+			}
+			if errWant != nil {
+				continue
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: Router choices %v, Fabric.Route %v", round, got, want)
+			}
+			if !reflect.DeepEqual(logReused, logFresh) {
+				t.Fatalf("round %d: Router components %v, Fabric.Route %v", round, logReused, logFresh)
+			}
+			if err := newChecker(f).check(conns, got); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	})
+}

@@ -109,8 +109,11 @@ func (a *allPairs) refresh() {
 // ports 2q and 2q+1 of output switch q. It is the programme's inner loop, kept apart so that what
 // it touches stays in registers.
 //
+// On amd64 it runs as bestRowsSSE2 (bestrows_amd64.s), two output ports per instruction; this is
+// the definition that one is tested against, and the version elsewhere.
+//
 //go:noinline
-func bestRows(row0, row1, o0, o1, c0, c1 []uint64, r00, r01, r10, r11 uint64) {
+func bestRowsGo(row0, row1, o0, o1, c0, c1 []uint64, r00, r01, r10, r11 uint64) {
 	m := 2 * len(c0)
 	row0, row1, o0, o1, c1 = row0[:m], row1[:m], o0[:m], o1[:m], c1[:len(c0)]
 	for q, x := range c0 {

@@ -30,11 +30,13 @@ type benesPlan struct {
 	p    *benes.Plan
 	all  *allPairs
 	wear *wear // nil: no wear term (wear.go)
+	// rt routes every matching of the plan with the same working memory.
+	rt *benes.Router
 }
 
 func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
 	p := benes.NewPlan(f, alphaR)
-	return &benesPlan{f: f, p: p, all: newAllPairs(p)}
+	return &benesPlan{f: f, p: p, all: newAllPairs(p), rt: f.NewRouter()}
 }
 
 func (b *benesPlan) refresh() {
@@ -48,11 +50,14 @@ func (b *benesPlan) allPairs() *allPairs    { return b.all }
 
 func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 	if r == nil {
-		return b.f.Route(conns, nil)
+		return b.rt.Route(conns, nil)
 	}
 	r.bind(b, conns)
 	r.charge = b.all.charge
-	return b.f.Route(conns, r.choose)
+	if r.chooseFn == nil {
+		r.chooseFn = r.choose // once: a method value allocates
+	}
+	return b.rt.Route(conns, r.chooseFn)
 }
 
 // start reads the readiness table of this iteration's refresh instead of the plan: committing

@@ -23,13 +23,15 @@ type router struct {
 	plan  *benesPlan
 	conns []benes.Conn
 	// anc[i] is the readiness of connection i's traversals on the levels below ancLevels[i], all
-	// already decided: the ancestor part of its partial path, extended as routing descends.
-	anc       []float64
+	// already decided: the ancestor part of its partial path, extended as routing descends. It
+	// holds the time's bits, which order as the times do (allPairs), and is 0 before any level.
+	anc       []uint64
 	ancLevels []int
 	ancBlock  []int // the block connection i is in at level ancLevels[i]
 
-	costs [2][]float64
-	rec   func(orientation)
+	costs    [2][]float64
+	rec      func(orientation)
+	chooseFn benes.Chooser // r.choose, made once
 	// charge, when not nil, is each switch's wear charge (wear.go): an orientation's costs
 	// then include the charges of the switch states it changes at the level.
 	charge []float64
@@ -50,13 +52,13 @@ func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 	r.plan, r.conns = p, conns
 	if cap(r.anc) < r.n {
 		// A matching has at most n connections, so a component at most 2n endpoint costs.
-		ints, f64 := make([]int, 2*r.n), make([]float64, 5*r.n)
-		r.anc, r.ancLevels, r.ancBlock = f64[:0:r.n], ints[:0:r.n], ints[r.n:r.n]
-		r.costs[0], r.costs[1] = f64[r.n:r.n:3*r.n], f64[3*r.n:]
+		ints, f64 := make([]int, 2*r.n), make([]float64, 4*r.n)
+		r.anc, r.ancLevels, r.ancBlock = make([]uint64, 0, r.n), ints[:0:r.n], ints[r.n:r.n]
+		r.costs[0], r.costs[1] = f64[:0:2*r.n], f64[2*r.n:]
 	}
 	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
-		r.anc = append(r.anc, math.Inf(-1))
+		r.anc = append(r.anc, 0)
 		r.ancLevels = append(r.ancLevels, 0)
 		r.ancBlock = append(r.ancBlock, 0)
 	}
@@ -74,25 +76,25 @@ func (r *router) partialStart(i int, ch uint32, level int, choices []uint32) flo
 
 // levelStart is partialStart with the traversals of this level already at hand.
 func (r *router) levelStart(i int, in, out benes.Traversal, level int, choices []uint32) float64 {
-	return max(r.ancestors(i, level, choices), r.ready(in), r.ready(out))
+	return max(math.Float64frombits(r.ancestors(i, level, choices)), r.ready(in), r.ready(out))
 }
 
 // ancestors is the readiness of connection i's traversals on the levels below level, extending
 // what is kept from earlier levels.
-func (r *router) ancestors(i, level int, choices []uint32) float64 {
+func (r *router) ancestors(i, level int, choices []uint32) uint64 {
 	f, cn := r.plan.f, r.conns[i]
 	k, nh, ready := f.Levels(), f.Ports()/2, r.plan.all.ready
 	for s := r.ancLevels[i]; s < level; s++ {
 		// LevelTraversals of level s, from switch indices: the block b is kept as it descends.
 		if s == k-1 {
-			r.anc[i] = max(r.anc[i], ready[4*(s*nh+r.ancBlock[i])+(cn.Src>>s&1)<<1|cn.Dst>>s&1])
+			r.anc[i] = max(r.anc[i], math.Float64bits(ready[4*(s*nh+r.ancBlock[i])+(cn.Src>>s&1)<<1|cn.Dst>>s&1]))
 			continue
 		}
 		b, half := r.ancBlock[i], f.Ports()>>(s+1)
 		lin, lout, c := cn.Src>>s, cn.Dst>>s, int(choices[i]>>s)&1
 		in := ready[4*(s*nh+b*half+lin>>1)+(lin&1)<<1|c]
 		out := ready[4*((2*k-2-s)*nh+b*half+lout>>1)+c<<1|lout&1]
-		r.anc[i] = max(r.anc[i], in, out)
+		r.anc[i] = max(r.anc[i], math.Float64bits(in), math.Float64bits(out))
 		r.ancBlock[i] = 2*b + c
 	}
 	r.ancLevels[i] = max(r.ancLevels[i], level)
@@ -126,20 +128,32 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 			}
 		} else {
 			// The traversals LevelTraversals gives for child ch: input switch inSw from lane li
-			// to lane ch, output switch outSw from lane ch to lane lo.
-			anc := r.ancestors(i, s, choices)
+			// to lane ch, output switch outSw from lane ch to lane lo. Readiness is compared as
+			// bits (see allPairs), which needs no NaN or signed-zero handling.
+			var anc uint64
+			if r.ancLevels[i] == s-1 {
+				// The usual case: Route asks level by level, so one ancestor level is new.
+				p := s - 1
+				b, hp := r.ancBlock[i], half<<1
+				pin, pout, pc := cn.Src>>p, cn.Dst>>p, int(choices[i]>>p)&1
+				in := math.Float64bits(ready[4*(p*nh+b*hp+pin>>1)+(pin&1)<<1|pc])
+				out := math.Float64bits(ready[4*((outStage+1)*nh+b*hp+pout>>1)+pc<<1|pout&1])
+				anc = max(r.anc[i], in, out)
+				r.anc[i], r.ancLevels[i], r.ancBlock[i] = anc, s, 2*b+pc
+			} else {
+				anc = r.ancestors(i, s, choices)
+			}
 			b := r.ancBlock[i]
 			lin, lout := cn.Src>>s, cn.Dst>>s
 			inSw, outSw, li, lo := b*half+lin>>1, b*half+lout>>1, lin&1, lout&1
 			inID, outID := 4*(inStage*nh+inSw), 4*(outStage*nh+outSw)
-			inState, _, _ := r.plan.p.SwitchState(inStage, inSw)
-			outState, _, _ := r.plan.p.SwitchState(outStage, outSw)
+			inState, outState := r.plan.p.StateOf(inID/4), r.plan.p.StateOf(outID/4)
 			// Orientation 0 sends the connection to child c0, orientation 1 to the other; a
 			// traversal from lane i to lane j changes a switch in state σ when σ ≠ i XOR j. The
 			// counts are sums of bits, not branches, which the predictor could not foresee.
 			c0 := int(c.Child0[k])
-			t[0] = max(anc, ready[inID+li<<1|c0], ready[outID+c0<<1|lo])
-			t[1] = max(anc, ready[inID+li<<1|c0^1], ready[outID+(c0^1)<<1|lo])
+			t[0] = math.Float64frombits(max(anc, math.Float64bits(ready[inID+li<<1|c0]), math.Float64bits(ready[outID+c0<<1|lo])))
+			t[1] = math.Float64frombits(max(anc, math.Float64bits(ready[inID+li<<1|c0^1]), math.Float64bits(ready[outID+(c0^1)<<1|lo])))
 			in0 := (int(inState) ^ li ^ c0) & 1
 			out0 := (int(outState) ^ lo ^ c0) & 1
 			changes[0] += in0 + out0

@@ -41,7 +41,8 @@
 // Speed. The planner does the steps above literally but not naively; each shortcut returns what
 // the direct computation would, and testdata/corpus pins the schedule files of 260 plans (n = 8 to
 // 512, every ablation, snb, α_r from 0 to 1 ms) byte for byte. Step 3 answers every pair's query
-// with one dynamic programme per iteration (allPairs), and costs only the demands still left, in
+// with one dynamic programme per iteration (allPairs; on amd64 its inner loop is SSE2 assembly,
+// two ports per instruction, exact on the non-negative times), and costs only the demands still left, in
 // place in one list. Steps 4 and 5 test coverage with
 // augmenting paths whose answer depends only on the graph, not on the matching held, which leaves
 // freedom in how they search (an exposed neighbour first); a refused take changes nothing, so one
