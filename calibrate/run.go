@@ -279,7 +279,8 @@ func (s *session) close(ctx context.Context) error {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
 	for _, pr := range pairs {
-		if err := s.send.Worker(pr[0]).Free(ctx, s.bufs[pr]); err != nil {
+		// A worker stopped when the run was cancelled took its imports with its process.
+		if err := s.send.Worker(pr[0]).Free(ctx, s.bufs[pr]); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, fmt.Errorf("GPU %d closing its IPC buffer of GPU %d: %w", pr[0], pr[1], err))
 		}
 	}

@@ -150,7 +150,8 @@ func (ws *Workers) Close() error {
 	defer cancel()
 	for _, k := range sortedPairs(pairSizes(ws.buf)) {
 		if b := ws.buf[k]; b.ipc && k[0] < len(ws.sets) {
-			if err := ws.worker(k[0]).Free(ctx, b.id); err != nil {
+			// A worker stopped when the run was cancelled took its imports with its process.
+			if err := ws.worker(k[0]).Free(ctx, b.id); err != nil && !errors.Is(err, context.Canceled) {
 				errs = append(errs, fmt.Errorf("hil: endpoint %d closing its IPC buffer of endpoint %d: %w", k[0], k[1], err))
 			}
 		}

@@ -256,7 +256,7 @@ func TestAdversarialResume(t *testing.T) {
 	t.Setenv(envBeCLI, cliRole) // the workers calibrate starts are this test binary
 	base := t.TempDir()
 	args := []string{"calibrate", "--fake", "--fake-gpus", "3", "--sizes", "4KiB..1GiB", "--per-octave", "1", "--reps", "5",
-		"--start-margin", "100ms", "--no-progress"}
+		"--start-margin", "100ms", "--progress", "off"}
 	cut := filepath.Join(base, "cut.json")
 	cmd := cliProcess(append(args, "-o", cut)...)
 	var out bytes.Buffer

@@ -303,7 +303,7 @@ func (f *sweepFlags) partial(cmd *cobra.Command, demands []*schedules.Demand, cf
 		return nil, usagef("--out %q: %s holds an interrupted sweep: --resume to continue it, or --overwrite to discard it and start afresh",
 			f.out, partialPath)
 	}
-	prior, err := sweep.ReadShard(partialPath)
+	prior, err := sweep.ReadPartial(partialPath)
 	if err != nil {
 		return nil, usagef("--resume: %v", err)
 	}

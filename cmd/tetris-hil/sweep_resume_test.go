@@ -31,7 +31,7 @@ func TestSweepInterruptedThenResumed(t *testing.T) {
 	if code != 130 || !strings.Contains(stderr.String(), "--resume") {
 		t.Fatalf("interrupted: exit %d, stderr %q; want 130 naming --resume", code, stderr)
 	}
-	kept, err := sweep.ReadShard(partial)
+	kept, err := sweep.ReadPartial(partial)
 	if err != nil {
 		t.Fatal(err)
 	}

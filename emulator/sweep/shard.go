@@ -168,7 +168,13 @@ func (e *ShardError) Error() string { return e.Err.Error() }
 func (e *ShardError) Unwrap() error { return e.Err }
 
 // ReadShard reads a shard file, or the ShardFileName in a directory.
-func ReadShard(path string) (*ShardFile, error) {
+func ReadShard(path string) (*ShardFile, error) { return readShard(path, false) }
+
+// ReadPartial reads the partial file of an interrupted sweep (PartialName): a shard file whose
+// results are the first units of its span, checked as strictly as a shard's.
+func ReadPartial(path string) (*ShardFile, error) { return readShard(path, true) }
+
+func readShard(path string, partial bool) (*ShardFile, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = path + string(os.PathSeparator) + ShardFileName
 	}
@@ -188,7 +194,7 @@ func ReadShard(path string) (*ShardFile, error) {
 	if sf.Manifest == nil {
 		return nil, &ShardError{fmt.Errorf("sweep shard %s: field manifest is missing", path)}
 	}
-	if err := sf.check(); err != nil {
+	if err := sf.check(partial); err != nil {
 		return nil, &ShardError{fmt.Errorf("sweep shard %s: %w", path, err)}
 	}
 	sum := sha256.Sum256(b)
@@ -206,14 +212,15 @@ const (
 // check holds a shard file read back to what RunShard writes, before any count in it sizes
 // anything: a shard K/N with 0 ≤ K < N ≤ units, its results the units of its span, and every
 // time a time within the model's limit; under the bandwidth transfer model, at which the bounds
-// are taken, no completion below its unit's lower bound.
-func (sf *ShardFile) check() error {
+// are taken, no completion below its unit's lower bound. A partial file may hold only the first
+// units of its span.
+func (sf *ShardFile) check(partial bool) error {
 	if sf.Units < 1 || sf.Units > MaxUnits || sf.Shards < 1 || sf.Shards > MaxShards || sf.Shard < 0 || sf.Shard >= sf.Shards {
 		return fmt.Errorf("fields shard, shards, units: shard %d of %d over %d units, want 0 ≤ shard < shards ≤ %d and 1 ≤ units ≤ %d",
 			sf.Shard, sf.Shards, sf.Units, MaxShards, MaxUnits)
 	}
 	lo, hi := Shard{sf.Shard, sf.Shards}.span(sf.Units)
-	if sf.FirstUnit != lo || len(sf.Results) != hi-lo {
+	if sf.FirstUnit != lo || len(sf.Results) > hi-lo || !partial && len(sf.Results) != hi-lo {
 		return fmt.Errorf("holds units %d..%d of %d, but shard %d/%d is units %d..%d",
 			sf.FirstUnit, sf.FirstUnit+len(sf.Results), sf.Units, sf.Shard, sf.Shards, lo, hi)
 	}
