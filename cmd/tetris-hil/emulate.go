@@ -51,7 +51,8 @@ verifier, and executes it at the granularity of 2×2 switches on completion even
 start in Bar). It prints, per matrix and algorithm, the completion time, its ratio to the
 bandwidth lower bound and to the reconfiguration-aware lower bound, Tetris's speedup over the
 algorithm (its completion over Tetris's), the rounds or planning groups, and the switch state
-changes; with several matrices, a total over them (one inference pass).
+changes; with several matrices, a total over them (one inference pass). Every cell is one word
+("-" for none, units in the headings), so awk '{print $N}' reads column N of every row.
 
 Timing models: transfers take bytes/bandwidth unless --calibration (per-GPU-pair α + β·bytes) or
 --measured (a table of measured times) is given; reconfiguration is --reconfig per change, all in

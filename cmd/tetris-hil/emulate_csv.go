@@ -62,7 +62,7 @@ func writeEmulateCSV(w io.Writer, out *experiment.Outcome, totalsOnly bool) erro
 // (as nccl-tests ends), under a heading whose columns carry their units.
 func writeEmulateTotals(w io.Writer, out *experiment.Outcome) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "ALGORITHM\tMATRICES\tCOMPLETION (ms)\t/BW BOUND\t/RECONF BOUND\tSPEEDUP OVER %s\tSTATE CHANGES\t\n", out.Reference)
+	fmt.Fprintf(tw, "ALGORITHM\tMATRICES\tCOMPLETION(ms)\t/BW_BOUND\t/RECONF_BOUND\tSPEEDUP_OVER_%s\tSTATE_CHANGES\t\n", out.Reference)
 	for _, t := range out.Totals {
 		fmt.Fprintf(tw, "%s\t%d\t%.4f\t%.3f\t%.3f\t%.3f\t%d\t\n", t.Algorithm, t.Matrices, t.CompletionSeconds*1e3,
 			safeRatio(t.CompletionSeconds, t.BandwidthBoundSeconds), safeRatio(t.CompletionSeconds, t.ReconfigBoundSeconds),

@@ -73,8 +73,9 @@ func TestEmulateCSVAndTotals(t *testing.T) {
 		t.Errorf("--totals --csv -: want the header and 2 total rows, got\n%s", out)
 	}
 	out, _, _ = cli(t, append(base, "--totals")...)
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.Contains(lines[1], "COMPLETION (ms)") {
-		t.Errorf("--totals: want the describe line, a heading and one line per algorithm, got\n%s", out)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.Contains(lines[1], "COMPLETION(ms)") ||
+		len(strings.Fields(lines[2])) != len(strings.Fields(lines[1])) || len(strings.Fields(lines[3])) != len(strings.Fields(lines[1])) {
+		t.Errorf("--totals: want the describe line, a heading and one line per algorithm, a field per heading, got\n%s", out)
 	}
 	stdout, _, code, err := runCLI(t, append(base, "--json", "-")...)
 	file, _ := os.ReadFile(jsonPath)

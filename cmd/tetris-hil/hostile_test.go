@@ -97,7 +97,7 @@ func TestHostileInputsModelSide(t *testing.T) {
 		{"verify: duplicate circuit", []string{"verify", filepath.Join(dir, "dup.json"), "--demand", file("d2.csv", "0,2000\n0,0\n")}, 1, "duplicate: circuit 1: 0→1 repeats circuit 0 in group 0"},
 		{"schedule: bandwidth 1e-300", []string{"emulate", "--schedule", sched("bw.json", crossbarSchedule, `"bandwidth_bytes_per_second":1e9`, `"bandwidth_bytes_per_second":1e-300`)}, 2,
 			"1000 bytes at 1e-300 bytes/s with 1 circuits × α_r = 1e-06 s may take 1e+303 s, above the limit of 1e+06 s"},
-		{"schedule: --bandwidth 1bps", []string{"emulate", "--schedule", file("ok1.json", crossbarSchedule), "--bandwidth", "1bps"}, 0, " 8000  "}, // in the COMPLETION (s) column
+		{"schedule: --bandwidth 1bps", []string{"emulate", "--schedule", file("ok1.json", crossbarSchedule), "--bandwidth", "1bps"}, 0, " 8000  "}, // in the COMPLETION(s) column
 		{"schedule: 2^53 bytes at 1bps", []string{"emulate", "--schedule", sched("b53.json", crossbarSchedule, `"bytes":1000`, `"bytes":9007199254740992`), "--bandwidth", "1bps"}, 2, "may take 7.21e+16 s, above the limit"},
 		{"emulate --schedule: the valid file", []string{"emulate", "--schedule", file("ok.json", crossbarSchedule)}, 0, "hand"},
 	} {

@@ -174,11 +174,15 @@ func TestEmulateTableSaysHowItRan(t *testing.T) {
 	if want := "built-in Mixtral-8x7B trace (1 matrix) · bandwidth 800Gbps · α_r 10µs · fabric benes · transfer bandwidth 800Gbps · reconfiguration parallel α_r=10µs"; lines[0] != want {
 		t.Errorf("first line %q, want %q", lines[0], want)
 	}
-	if !strings.Contains(lines[1], "COMPLETION (µs)") || !strings.Contains(out, "tetris --no-partial") || !strings.Contains(out, "43 rounds") {
+	// Columns MATRIX LABEL ALGORITHM VARIANT COMPLETION(µs) … STEPS KIND STATE_CHANGES.
+	tetris, bvn := strings.Fields(lines[2]), strings.Fields(lines[3])
+	if !strings.Contains(lines[1], "COMPLETION(µs)") || len(tetris) != 11 || tetris[2] != "tetris" || tetris[3] != "--no-partial" ||
+		len(bvn) != 11 || bvn[3] != "-" || bvn[8] != "43" || bvn[9] != "rounds" {
 		t.Errorf("table:\n%s", out)
 	}
 	out, _, _ = cli(t, "emulate", "--matrix", "0", "--algo", "tetris")
-	if !strings.Contains(out, "7 groups") || strings.Contains(out, "--no-partial") {
+	if f := strings.Fields(strings.Split(out, "\n")[2]); len(f) != 11 || f[1] != "L0-dispatch-arxiv" || f[8] != "7" || f[9] != "groups" ||
+		strings.Contains(out, "--no-partial") {
 		t.Errorf("tetris as published:\n%s", out)
 	}
 }

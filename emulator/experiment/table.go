@@ -15,19 +15,21 @@ import (
 
 // WriteTable prints the outcome as an aligned table: per matrix and algorithm the completion
 // (one time unit for the whole column, named in its heading), its ratios to the bandwidth and
-// the reconfiguration-aware lower bounds, the speedup over the reference (headed TETRIS
-// SPEEDUP, its usual reference), the rounds (barrier mode) or planning groups (partial mode)
-// and the switch state changes; over several matrices, a total row per algorithm. An algorithm
-// run under ablations is labelled with them ("tetris --no-partial").
+// the reconfiguration-aware lower bounds, the speedup over the reference (headed
+// TETRIS_SPEEDUP, its usual reference), the rounds (barrier mode) or planning groups (partial
+// mode) and the switch state changes; over several matrices, a total row per algorithm. An
+// algorithm run under ablations names them in its VARIANT cell ("--no-partial,--naive-routing").
+// Every heading and cell is one whitespace-free token ("-" for none), so that awk '{print $N}'
+// reads column N on every row, totals included.
 func (out *Outcome) WriteTable(w io.Writer) error {
 	var all []float64
 	mode := map[string]schedules.Mode{}
-	label := map[string]string{}
+	variant := map[string]string{}
 	for _, r := range out.Records {
 		all = append(all, r.CompletionSeconds)
 		if _, ok := mode[r.Algorithm]; !ok {
 			mode[r.Algorithm] = r.Mode
-			label[r.Algorithm] = strings.TrimSpace(r.Algorithm + " " + r.Variant)
+			variant[r.Algorithm] = variantCell(r.Variant)
 		}
 	}
 	many := out.Matrices() > 1
@@ -38,16 +40,18 @@ func (out *Outcome) WriteTable(w io.Writer) error {
 	}
 	col := newTimeColumn(all)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "MATRIX\tALGORITHM\tCOMPLETION (%s)\t/BW BOUND\t/RECONF BOUND\tTETRIS SPEEDUP\tROUNDS/GROUPS\tSTATE CHANGES\t\n", col.unit)
+	fmt.Fprintf(tw, "MATRIX\tLABEL\tALGORITHM\tVARIANT\tCOMPLETION(%s)\t/BW_BOUND\t/RECONF_BOUND\tTETRIS_SPEEDUP\tSTEPS\tKIND\tSTATE_CHANGES\t\n", col.unit)
 	for _, r := range out.Records {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", matrixLabel(r.Matrix), label[r.Algorithm], col.format(r.CompletionSeconds),
-			ratio(r.Result.RatioBandwidth), ratio(r.Result.RatioReconfig), ratio(r.Speedup), steps(r.Result.Groups, r.Mode), r.Result.StateChanges)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t\n", matrixIndex(r.Matrix), matrixLabel(r.Matrix),
+			cell(r.Algorithm), variant[r.Algorithm], col.format(r.CompletionSeconds), ratio(r.Result.RatioBandwidth),
+			ratio(r.Result.RatioReconfig), ratio(r.Speedup), r.Result.Groups, stepKind(r.Mode), r.Result.StateChanges)
 	}
 	if many {
 		for _, t := range out.Totals {
-			fmt.Fprintf(tw, "total (%d)\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", t.Matrices, label[t.Algorithm], col.format(t.CompletionSeconds),
-				ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)), ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)),
-				ratio(t.Speedup), steps(t.Groups, mode[t.Algorithm]), t.StateChanges)
+			fmt.Fprintf(tw, "total\t%d-matrices\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t\n", t.Matrices, cell(t.Algorithm),
+				variant[t.Algorithm], col.format(t.CompletionSeconds), ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)),
+				ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)), ratio(t.Speedup), t.Groups, stepKind(mode[t.Algorithm]),
+				t.StateChanges)
 		}
 	}
 	return tw.Flush()
@@ -106,13 +110,35 @@ func Describe(source string, matrices int, cfg Config) string {
 	return strings.Join(parts, " · ")
 }
 
-// steps is the rounds or groups cell: barrier schedules execute in rounds, partial ones in
-// planning groups (matchings whose circuits start independently).
-func steps(n int, m schedules.Mode) string {
+// stepKind names what the STEPS column counts: barrier schedules execute in rounds, partial
+// ones in planning groups (matchings whose circuits start independently).
+func stepKind(m schedules.Mode) string {
 	if m == schedules.Barrier {
-		return strconv.Itoa(n) + " rounds"
+		return "rounds"
 	}
-	return strconv.Itoa(n) + " groups"
+	return "groups"
+}
+
+// variantCell is the VARIANT cell of Variant's flags: joined by commas, a flag's value after
+// "=" as the CLI also reads it ("--no-partial,--wear-weight=4"); "-" when run as published.
+func variantCell(v string) string {
+	var flags []string
+	for _, f := range strings.Fields(v) {
+		if n := len(flags); n > 0 && !strings.HasPrefix(f, "-") {
+			flags[n-1] += "=" + f
+			continue
+		}
+		flags = append(flags, f)
+	}
+	return cell(strings.Join(flags, ","))
+}
+
+// cell makes s one whitespace-free table cell: "-" when empty, runs of white space as "_".
+func cell(s string) string {
+	if s = strings.Join(strings.Fields(s), "_"); s == "" {
+		return "-"
+	}
+	return s
 }
 
 // timeColumn formats a column of times in one unit, chosen so its largest value has at most
@@ -150,20 +176,27 @@ func (c timeColumn) format(v float64) string {
 	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
 }
 
-// matrixLabel is a matrix's table cell: its index, and its layer, phase and dataset where known.
-func matrixLabel(m emulator.MatrixRef) string {
+// matrixIndex is a matrix's MATRIX cell, "-" for a matrix of no trace (a schedule file's).
+func matrixIndex(m emulator.MatrixRef) string {
 	if m.Index < 0 {
 		return "-"
 	}
-	s := strconv.Itoa(m.Index)
-	if m.Layer >= 0 {
-		s += fmt.Sprintf(" (L%d %s", m.Layer, m.Phase)
-		if m.Dataset != "" {
-			s += " " + m.Dataset
-		}
-		s += ")"
+	return strconv.Itoa(m.Index)
+}
+
+// matrixLabel is a matrix's LABEL cell: its layer, phase and dataset where known, joined by
+// "-" ("L0-dispatch-arxiv"); "-" when the trace does not say.
+func matrixLabel(m emulator.MatrixRef) string {
+	if m.Index < 0 || m.Layer < 0 {
+		return "-"
 	}
-	return s
+	parts := []string{fmt.Sprintf("L%d", m.Layer)}
+	for _, p := range []string{m.Phase, m.Dataset} {
+		if p != "" {
+			parts = append(parts, cell(p))
+		}
+	}
+	return strings.Join(parts, "-")
 }
 
 // ratio formats a ratio with three decimals, "-" for none.

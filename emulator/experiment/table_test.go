@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
@@ -60,5 +62,55 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := Describe("m.csv", 1, cfg); !strings.HasPrefix(got, "m.csv (1 matrix)") {
 		t.Errorf("Describe of one matrix = %q", got)
+	}
+}
+
+// Every row of the table, totals included, has one whitespace-free cell per heading, so that
+// awk '{print $N}' reads column N on every line: a label with layer, phase and a dataset holding
+// a space, an ablation flag with a value, and a matrix of no trace all stay one field each.
+func TestWriteTableOneTokenPerCell(t *testing.T) {
+	out, err := Run(context.Background(), handMatrices(t), handConfig(1), Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range out.Records {
+		if out.Records[i].Matrix.Index == 1 {
+			out.Records[i].Matrix = emulator.MatrixRef{Index: 1, Layer: 3, Phase: "combine", Dataset: "wiki text"}
+		}
+		if out.Records[i].Algorithm == serialAlgo {
+			out.Records[i].Variant = "--no-partial --wear-weight 4"
+		}
+	}
+	var b strings.Builder
+	if err := out.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	head := strings.Fields(lines[0])
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	if len(lines) != 1+len(out.Records)+len(out.Totals) {
+		t.Fatalf("%d lines, want a heading, %d runs and %d totals:\n%s", len(lines), len(out.Records), len(out.Totals), b.String())
+	}
+	labels, variants := map[string]bool{}, map[string]bool{}
+	for n, line := range lines[1:] {
+		f := strings.Fields(line)
+		if len(f) != len(head) {
+			t.Errorf("row %d has %d fields, the heading %d:\n%s", n+1, len(f), len(head), b.String())
+			continue
+		}
+		labels[f[col["LABEL"]]], variants[f[col["VARIANT"]]] = true, true
+	}
+	for _, want := range []string{"-", "L3-combine-wiki_text", "2-matrices"} {
+		if !labels[want] {
+			t.Errorf("no LABEL %q in\n%s", want, b.String())
+		}
+	}
+	for _, want := range []string{"-", "--no-partial,--wear-weight=4"} {
+		if !variants[want] {
+			t.Errorf("no VARIANT %q in\n%s", want, b.String())
+		}
 	}
 }
