@@ -27,7 +27,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +88,9 @@ type LogEntry struct {
 	Board string  `json:"board,omitempty"`
 	Cmd   string  `json:"cmd"`
 	Reply string  `json:"reply,omitempty"`
+	// Replied is when the reply went out (zero where there was none): with Time, how long the
+	// board actually took over the line, which a loaded host stretches beyond its model.
+	Replied time.Time `json:"replied,omitzero"`
 	// Fault is "dropped" (not handled, no reply), "garbled" (reply corrupted), "resetting"
 	// (ignored during a reset), or empty.
 	Fault string `json:"fault,omitempty"`
@@ -299,6 +301,7 @@ func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
 		pos := b.rng.IntN(len(reply))
 		b.mu.Unlock()
 		e.Reply = reply
+		e.Replied = time.Now()
 		if garble {
 			e.Fault = "garbled"
 			r := []byte(reply)
@@ -313,25 +316,22 @@ func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
 	b.log.add(e)
 }
 
-// spin is how much of a wait is spent polling the clock rather than asleep: a timer wakes a
-// goroutine late by tens to hundreds of microseconds on a loaded machine, which would bias the
-// latencies the bench measures against the emulator by several percent at 2ms.
-const spin = 1000 * time.Microsecond
-
-// sleepUntil waits until t (or ctx is done), sleeping the bulk and polling the clock for the
-// last stretch.
+// sleepUntil waits until t (or ctx is done) asleep on a timer. It does not poll the clock for
+// the last stretch: a process that spins is a CPU hog to the kernel's scheduler, and on a loaded
+// machine (busy loops beside the race detector) it was preempted mid-spin and answered 3 to 15 ms
+// late, while a sleeper is woken within a few hundred microseconds, loaded or not. The board's
+// log records when each reply actually went out (LogEntry.Replied), so that a test compares what
+// a client measured with what the board did rather than with its configured delays.
 func sleepUntil(ctx context.Context, t time.Time) {
-	if d := time.Until(t) - spin; d > 0 {
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-ctx.Done():
-			tm.Stop()
-			return
-		}
+	d := time.Until(t)
+	if d <= 0 {
+		return
 	}
-	for time.Now().Before(t) && ctx.Err() == nil {
-		runtime.Gosched()
+	tm := time.NewTimer(d)
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+		tm.Stop()
 	}
 }
 
