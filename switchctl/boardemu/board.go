@@ -27,6 +27,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,22 +317,25 @@ func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
 	b.log.add(e)
 }
 
-// sleepUntil waits until t (or ctx is done) asleep on a timer. It does not poll the clock for
-// the last stretch: a process that spins is a CPU hog to the kernel's scheduler, and on a loaded
-// machine (busy loops beside the race detector) it was preempted mid-spin and answered 3 to 15 ms
-// late, while a sleeper is woken within a few hundred microseconds, loaded or not. The board's
-// log records when each reply actually went out (LogEntry.Replied), so that a test compares what
-// a client measured with what the board did rather than with its configured delays.
+// spin is how much of a wait is spent polling the clock rather than asleep: a timer wakes a
+// goroutine late by tens to hundreds of microseconds on a loaded machine, which would bias the
+// latencies the bench measures against the emulator by several percent at 2ms.
+const spin = 1000 * time.Microsecond
+
+// sleepUntil waits until t (or ctx is done), sleeping the bulk and polling the clock for the
+// last stretch.
 func sleepUntil(ctx context.Context, t time.Time) {
-	d := time.Until(t)
-	if d <= 0 {
-		return
+	if d := time.Until(t) - spin; d > 0 {
+		tm := time.NewTimer(d)
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+			return
+		}
 	}
-	tm := time.NewTimer(d)
-	select {
-	case <-tm.C:
-	case <-ctx.Done():
-		tm.Stop()
+	for time.Now().Before(t) && ctx.Err() == nil {
+		runtime.Gosched()
 	}
 }
 
