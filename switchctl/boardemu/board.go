@@ -89,6 +89,9 @@ type LogEntry struct {
 	Board string  `json:"board,omitempty"`
 	Cmd   string  `json:"cmd"`
 	Reply string  `json:"reply,omitempty"`
+	// Replied is when the reply went out (zero where there was none): with Time, how long the
+	// board actually took over the line, which a loaded host stretches beyond its model.
+	Replied time.Time `json:"replied,omitzero"`
 	// Fault is "dropped" (not handled, no reply), "garbled" (reply corrupted), "resetting"
 	// (ignored during a reset), or empty.
 	Fault string `json:"fault,omitempty"`
@@ -299,6 +302,7 @@ func (b *Board) handleLine(ctx context.Context, line string, w io.Writer) {
 		pos := b.rng.IntN(len(reply))
 		b.mu.Unlock()
 		e.Reply = reply
+		e.Replied = time.Now()
 		if garble {
 			e.Fault = "garbled"
 			r := []byte(reply)
