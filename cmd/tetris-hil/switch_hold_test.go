@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestSwitchSetHold(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "switch", "set", "0:3=cross", "--wiring", serialWiring, "--port", p.Path, "--hold")
 	cmd.Env = append(os.Environ(), envBeMain+"=1")
-	var stderr strings.Builder
+	var stderr lockedBuilder // read while os/exec's copier writes it
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -77,4 +78,23 @@ func TestSwitchSetHold(t *testing.T) {
 	if s := p.Board().State(channel); s != "BAR" {
 		t.Errorf("channel %d is %s after a set without --hold, want BAR", channel, s)
 	}
+}
+
+// lockedBuilder is a strings.Builder that a child's standard error may be copied into while the
+// test reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
