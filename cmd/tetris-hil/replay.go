@@ -707,16 +707,16 @@ func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 		}
 		harness = append(harness, r.HarnessCost.Median, r.HarnessCost.P99, r.HarnessCost.Worst)
 	}
-	tu, du, hu := secondsColumn(times), secondsColumn(deltas), secondsColumn(harness)
+	tu, du, hu := units.SecondsColumn(times), units.SecondsColumn(deltas), units.SecondsColumn(harness)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "ALGORITHM\tLIVE (%s)\tPREDICTED (%s)\tLIVE/PRED\tSTART Δ MEDIAN (%s)\tP99\tWORST\tEND Δ MEDIAN (%s)\tP99\tWORST\tHARNESS MEDIAN (%s)\tP99\tWORST\tCOMMANDS\t\n",
-		tu.unit, tu.unit, du.unit, du.unit, hu.unit)
+		tu.Unit, tu.Unit, du.Unit, du.Unit, hu.Unit)
 	for _, r := range sum.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, tu.format(r.CompletionSeconds),
-			tu.format(r.PredictedCompletionSeconds), r.LiveOverPredicted,
-			du.format(r.StartDifference.Median), du.format(r.StartDifference.P99), du.signed(r.StartDifference.Worst),
-			du.format(r.EndDifference.Median), du.format(r.EndDifference.P99), du.signed(r.EndDifference.Worst),
-			hu.format(r.HarnessCost.Median), hu.format(r.HarnessCost.P99), hu.format(r.HarnessCost.Worst), r.Commands)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Algorithm, tu.Format(r.CompletionSeconds),
+			tu.Format(r.PredictedCompletionSeconds), r.LiveOverPredicted,
+			du.Format(r.StartDifference.Median), du.Format(r.StartDifference.P99), du.Signed(r.StartDifference.Worst),
+			du.Format(r.EndDifference.Median), du.Format(r.EndDifference.P99), du.Signed(r.EndDifference.Worst),
+			hu.Format(r.HarnessCost.Median), hu.Format(r.HarnessCost.P99), hu.Format(r.HarnessCost.Worst), r.Commands)
 	}
 
 	if err := tw.Flush(); err != nil {
@@ -729,47 +729,6 @@ func writeReplayTable(w io.Writer, sum *hil.Summary) error {
 		fmt.Fprintln(w, "note:", n)
 	}
 	return nil
-}
-
-// timeUnit is one column's unit: the largest value has at most four digits before the point,
-// and the smallest nonzero one keeps four significant digits.
-type timeUnit struct {
-	unit     string
-	scale    float64
-	decimals int
-}
-
-func secondsColumn(vs []float64) timeUnit {
-	hi, lo := 0.0, math.Inf(1)
-	for _, v := range vs {
-		if v = math.Abs(v); v > 0 {
-			hi, lo = max(hi, v), min(lo, v)
-		}
-	}
-	c := timeUnit{unit: "s", scale: 1}
-	switch {
-	case hi == 0:
-		return c
-	case hi < 1e-6:
-		c.unit, c.scale = "ns", 1e9
-	case hi < 1e-3:
-		c.unit, c.scale = "µs", 1e6
-	case hi < 1:
-		c.unit, c.scale = "ms", 1e3
-	}
-	c.decimals = min(6, max(0, 3-int(math.Floor(math.Log10(lo*c.scale)))))
-	return c
-}
-
-func (c timeUnit) format(v float64) string {
-	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
-}
-
-func (c timeUnit) signed(v float64) string {
-	if v < 0 {
-		return c.format(v)
-	}
-	return "+" + c.format(v)
 }
 
 func writeSelfTest(w io.Writer, stats []delay.Stats, in delay.Injector) error {

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -38,18 +37,18 @@ func (out *Outcome) WriteTable(w io.Writer) error {
 			all = append(all, t.CompletionSeconds)
 		}
 	}
-	col := newTimeColumn(all)
+	col := units.SecondsColumn(all)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "MATRIX\tLABEL\tALGORITHM\tVARIANT\tCOMPLETION(%s)\t/BW_BOUND\t/RECONF_BOUND\tTETRIS_SPEEDUP\tSTEPS\tKIND\tSTATE_CHANGES\t\n", col.unit)
+	fmt.Fprintf(tw, "MATRIX\tLABEL\tALGORITHM\tVARIANT\tCOMPLETION(%s)\t/BW_BOUND\t/RECONF_BOUND\tTETRIS_SPEEDUP\tSTEPS\tKIND\tSTATE_CHANGES\t\n", col.Unit)
 	for _, r := range out.Records {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t\n", matrixIndex(r.Matrix), matrixLabel(r.Matrix),
-			cell(r.Algorithm), variant[r.Algorithm], col.format(r.CompletionSeconds), ratio(r.Result.RatioBandwidth),
+			cell(r.Algorithm), variant[r.Algorithm], col.Format(r.CompletionSeconds), ratio(r.Result.RatioBandwidth),
 			ratio(r.Result.RatioReconfig), ratio(r.Speedup), r.Result.Groups, stepKind(r.Mode), r.Result.StateChanges)
 	}
 	if many {
 		for _, t := range out.Totals {
 			fmt.Fprintf(tw, "total\t%d-matrices\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t\n", t.Matrices, cell(t.Algorithm),
-				variant[t.Algorithm], col.format(t.CompletionSeconds), ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)),
+				variant[t.Algorithm], col.Format(t.CompletionSeconds), ratio(safeDiv(t.CompletionSeconds, t.BandwidthBoundSeconds)),
 				ratio(safeDiv(t.CompletionSeconds, t.ReconfigBoundSeconds)), ratio(t.Speedup), t.Groups, stepKind(mode[t.Algorithm]),
 				t.StateChanges)
 		}
@@ -139,41 +138,6 @@ func cell(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// timeColumn formats a column of times in one unit, chosen so its largest value has at most
-// four digits before the point, with enough decimals for four significant digits of its
-// smallest.
-type timeColumn struct {
-	unit     string
-	scale    float64
-	decimals int
-}
-
-func newTimeColumn(vs []float64) timeColumn {
-	hi, lo := 0.0, math.Inf(1)
-	for _, v := range vs {
-		if v > 0 {
-			hi, lo = max(hi, v), min(lo, v)
-		}
-	}
-	c := timeColumn{unit: "s", scale: 1}
-	switch {
-	case hi == 0:
-		return c
-	case hi < 1e-6:
-		c.unit, c.scale = "ns", 1e9
-	case hi < 1e-3:
-		c.unit, c.scale = "µs", 1e6
-	case hi < 1:
-		c.unit, c.scale = "ms", 1e3
-	}
-	c.decimals = min(6, max(0, 3-int(math.Floor(math.Log10(lo*c.scale)))))
-	return c
-}
-
-func (c timeColumn) format(v float64) string {
-	return strconv.FormatFloat(v*c.scale, 'f', c.decimals, 64)
 }
 
 // matrixIndex is a matrix's MATRIX cell, "-" for a matrix of no trace (a schedule file's).

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"github.com/tetris-hil/tetris-hil/internal/units"
 	"strings"
 	"testing"
 
@@ -21,12 +22,12 @@ func TestTimeColumn(t *testing.T) {
 		{[]float64{12e-9, 450e-9}, "ns", []string{"12.00", "450.00"}},
 		{[]float64{0}, "s", []string{"0"}},
 	} {
-		col := newTimeColumn(c.vs)
-		if col.unit != c.unit {
-			t.Errorf("%v: unit %s, want %s", c.vs, col.unit, c.unit)
+		col := units.SecondsColumn(c.vs)
+		if col.Unit != c.unit {
+			t.Errorf("%v: unit %s, want %s", c.vs, col.Unit, c.unit)
 		}
 		for i, v := range c.vs {
-			if got := col.format(v); got != c.want[i] {
+			if got := col.Format(v); got != c.want[i] {
 				t.Errorf("%v: %g formats as %q, want %q", c.vs, v, got, c.want[i])
 			}
 		}
