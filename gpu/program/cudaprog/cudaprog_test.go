@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tetris-hil/tetris-hil/gpu/cuda"
+	"github.com/tetris-hil/tetris-hil/gpu/standin"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 )
 
@@ -14,6 +15,9 @@ import (
 func TestOpenWithoutGPU(t *testing.T) {
 	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
 		t.Skip("a GPU driver is present")
+	}
+	if standin.Loaded(standin.CUDA) {
+		t.Skip("the stand-in libcuda.so.1 is loaded into this process")
 	}
 	_, err := Open(Config{Device: transfer.Device{GPU: 0}})
 	if !errors.Is(err, cuda.ErrUnavailable) || !strings.Contains(err.Error(), "--fake") {
@@ -44,6 +48,9 @@ func TestPTXImage(t *testing.T) {
 func TestHostRegisterWithoutGPU(t *testing.T) {
 	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
 		t.Skip("a GPU driver is present")
+	}
+	if standin.Loaded(standin.CUDA) {
+		t.Skip("the stand-in libcuda.so.1 is loaded into this process")
 	}
 	_, err := loadHostRegister()
 	if !errors.Is(err, cuda.ErrUnavailable) || !strings.Contains(err.Error(), "--fake") {

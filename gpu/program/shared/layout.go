@@ -317,3 +317,22 @@ func (m *Mem) SignalFlagOffset(g int) int { return m.offS + g*signalBytes }
 
 // ErrAborted is returned by a worker whose run the host aborted.
 var ErrAborted = errors.New("the host aborted the run")
+
+// Offsets in the mapping for an executor that reads and writes the file from a device (a GPU's
+// stream program, package gpu/program/cudaprog), all multiples of 8 but the flags' (multiples of
+// 4): the start instant (int64, 0 until Release), circuit c's record (its flag, a 32-bit word;
+// then target, start and end, int64, at +8, +16, +24), signal g's end (int64, 8 bytes after its
+// flag) and endpoint e's word (pc<<2 | state, EndpointWord).
+func (m *Mem) StartOffset() int { return offGo }
+
+// CircuitRecordOffset is the offset of circuit c's record (its flag).
+func (m *Mem) CircuitRecordOffset(c int) int { return m.offC + c*circuitBytes }
+
+// SignalEndOffset is the offset of signal g's command end.
+func (m *Mem) SignalEndOffset(g int) int { return m.offS + g*signalBytes + 8 }
+
+// EndpointOffset is the offset of endpoint e's word.
+func (m *Mem) EndpointOffset(e int) int { return m.offE + e*endpointBytes }
+
+// EndpointWord is the word SetEndpoint writes for step pc in state.
+func EndpointWord(pc int, state uint32) uint32 { return uint32(pc)<<2 | state }
