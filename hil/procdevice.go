@@ -125,7 +125,9 @@ func (d *ProcessDevice) ExecuteApplying(ctx context.Context, p *program.Program,
 		return nil, errors.Join(err, d.free(bufs))
 	}
 	calls := d.launch(ctx, m, p, split, durs, bufs)
-	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive, SpinOnly: d.spinOnly()}
+	// A GPU's stamp kernel cannot wake a futex: on a GPU engine the watching thread spins
+	// (its workers do not: they look at the file every 100 µs, on no circuit's path).
+	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive, SpinOnly: d.spinOnly() || d.engine != "fake"}
 	stamps, herr := h.Run(ctx, m)
 	d.clocks = h.Offsets
 	for i := range d.clocks {
