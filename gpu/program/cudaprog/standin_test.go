@@ -391,3 +391,33 @@ func TestSharedDeadlockOnStandIn(t *testing.T) {
 		t.Errorf("teardown: %q", bad)
 	}
 }
+
+// The one-GPU device (every endpoint a stream of GPU 0, in this process) runs the chain on the
+// stand-in driver with the programs' semantics, every stamp from GPU 0's own clock, relative to
+// the start it chose on that clock.
+func TestExecuteOnStandIn(t *testing.T) {
+	for _, kind := range []transfer.Kind{transfer.CE, transfer.SM} {
+		t.Run(string(kind), func(t *testing.T) {
+			standin.Preload(t, standin.CUDA)
+			g, err := Open(Config{Device: transfer.Device{GPU: 0}, Kind: kind, Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			p := chain(false)
+			const alpha = 300e-6
+			t0 := time.Now()
+			st, err := g.Execute(context.Background(), p, parallel(alpha))
+			if err != nil {
+				t.Fatal(err)
+			}
+			elapsed := time.Since(t0).Seconds()
+			for c := range p.Circuits {
+				if !(st.Start[c] >= 0 && st.End[c] <= elapsed) {
+					t.Errorf("circuit %d ran %g..%g s from the start, outside the run's %g s", c, st.Start[c], st.End[c], elapsed)
+				}
+			}
+			checkSemantics(t, p, st, alpha)
+		})
+	}
+}
