@@ -118,8 +118,10 @@ func (x *sharedRun) execute(ctx context.Context) (err error) {
 	x.m.Arm(x.w.Worker)
 	if err := x.run(ctx); err != nil {
 		// The streams wait on flags that may never be written: set them, so that the streams
-		// run out and can be destroyed. The run is void; say so first.
+		// run out and can be destroyed. The run is void: say so first, and abort it, which
+		// also stops the delay kernels spinning towards a target far ahead.
 		x.m.SetStatus(x.w.Worker, shared.Failed)
+		x.m.Abort()
 		x.release()
 		return errors.Join(err, x.g.th.Do(x.sync), x.g.th.Do(x.free))
 	}

@@ -177,7 +177,7 @@ func (x *sharedRun) enqueue(s cuda.Stream, e, idx int) (int, error) {
 		}
 		c := int(st.Circuit)
 		rec := m.CircuitRecordOffset(c)
-		if err := g.launch(s, g.sdelayK, 1, 1, uint64(x.base), uint64(x.blkD)+uint64(blkIdx+4*lo), uint64(idx-lo), dev(rec+8), limit, offset); err != nil {
+		if err := g.launch(s, g.sdelayK, 1, 1, uint64(x.base), uint64(x.blkD)+uint64(blkIdx+4*lo), uint64(idx-lo), dev(rec+8), limit, offset, dev(m.AbortOffset())); err != nil {
 			return idx, err
 		}
 		if st.Bytes > 0 {

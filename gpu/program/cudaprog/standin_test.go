@@ -76,7 +76,7 @@ type gpuRun struct {
 
 // startGPUs creates the shared memory for p, exports a buffer on the receiver's GPU for every
 // pair of endpoints on different workers (worker w on GPU w), and starts the workers.
-func startGPUs(t *testing.T, p *program.Program, split [][]int, kind transfer.Kind) *gpuRun {
+func startGPUs(t *testing.T, p *program.Program, split [][]int, kind transfer.Kind, env ...string) *gpuRun {
 	t.Helper()
 	lib := standin.Build(t, standin.CUDA)
 	dir := t.TempDir()
@@ -119,7 +119,7 @@ func startGPUs(t *testing.T, p *program.Program, split [][]int, kind transfer.Ki
 	for w, eps := range split {
 		job := shared.Job{Path: m.Path, Dims: d, Program: p, Work: shared.Work{Worker: w, Endpoints: eps, Durations: durs,
 			ArmTimeout: 20 * time.Second, ClockSamples: 8, Kind: kind, Buffers: buffers[w]}}
-		r.start(t, dir, lib, job, w)
+		r.start(t, dir, lib, job, w, env)
 	}
 	t.Cleanup(func() {
 		for _, c := range r.cmds {
@@ -153,7 +153,7 @@ func crossPairs(p *program.Program, workerOf map[int]int) [][3]int {
 	return out
 }
 
-func (r *gpuRun) start(t *testing.T, dir, lib string, job shared.Job, gpu int) {
+func (r *gpuRun) start(t *testing.T, dir, lib string, job shared.Job, gpu int, env []string) {
 	t.Helper()
 	b, err := json.Marshal(job)
 	if err != nil {
@@ -166,6 +166,7 @@ func (r *gpuRun) start(t *testing.T, dir, lib string, job shared.Job, gpu int) {
 	cmd := exec.Command(os.Args[0], jf, fmt.Sprint(gpu))
 	cmd.Env = append(os.Environ(), roleEnv+"=1", "LD_LIBRARY_PATH="+standin.Dir(lib), "STANDIN_CUDA_LOG="+r.log,
 		fmt.Sprintf("STANDIN_CUDA_CLOCK_SKEW=%d", skew))
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -419,5 +420,55 @@ func TestExecuteOnStandIn(t *testing.T) {
 			}
 			checkSemantics(t, p, st, alpha)
 		})
+	}
+}
+
+// Cancelling the host mid-run, while circuits 6 and 7 wait for a reconfiguration that lasts
+// seconds, aborts both workers: each releases its streams' waits, its streams run out, and it
+// tears down (importers closing before the exporters free) and exits aborted, promptly.
+func TestSharedCancelOnStandIn(t *testing.T) {
+	p := chain(true)
+	r := startGPUs(t, p, [][]int{{0, 3}, {1, 2}}, transfer.CE)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err := (&shared.Host{Program: p, Station: parallel(10), Alive: r.alive, Timeout: 30 * time.Second, SpinOnly: true}).Run(ctx, r.m)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run: %v, want the context's error", err)
+	}
+	if codes := r.wait(t); fmt.Sprint(codes) != "[3 3]" {
+		t.Errorf("worker exit codes %v, want both aborted (3)", codes)
+	}
+	if d := time.Since(t0); d > 8*time.Second {
+		t.Errorf("the workers took %v to stop", d)
+	}
+	bad, freed := standin.IPCTeardown(standin.Log(t, r.log))
+	if len(bad) > 0 || freed != 2 {
+		t.Errorf("teardown: %d exported buffers freed (want 2), violations %q", freed, bad)
+	}
+}
+
+// Where a worker cannot open a buffer another exported (CUDA IPC refused, as in some
+// containers) it fails before arming, naming the pair, and the host stops with it.
+func TestSharedImportFailsOnStandIn(t *testing.T) {
+	p := chain(true)
+	r := startGPUs(t, p, [][]int{{0, 3}, {1, 2}}, transfer.CE, "STANDIN_CUDA_IPC_OPEN_FAIL=205")
+	_, err := (&shared.Host{Program: p, Station: parallel(1e-3), Alive: r.alive, Timeout: 30 * time.Second, SpinOnly: true}).Run(context.Background(), r.m)
+	if err == nil || !strings.Contains(err.Error(), "failed") {
+		t.Fatalf("Run: %v, want a failed worker", err)
+	}
+	codes := r.wait(t)
+	for w, c := range codes {
+		if c != 1 {
+			t.Errorf("worker %d exited %d, want 1 (failed)", w, c)
+		}
+	}
+	for w, ch := range r.exits {
+		werr := <-ch
+		want := [][2]int{{0, 1}, {2, 3}}[w]
+		if werr == nil || !strings.Contains(werr.Error(), fmt.Sprintf("importing the buffer for %d→%d", want[0], want[1])) ||
+			!strings.Contains(werr.Error(), "CUDA_ERROR_MAP_FAILED") {
+			t.Errorf("worker %d: %v, want its import of %d→%d refused", w, werr, want[0], want[1])
+		}
 	}
 }

@@ -325,6 +325,9 @@ var ErrAborted = errors.New("the host aborted the run")
 // flag) and endpoint e's word (pc<<2 | state, EndpointWord).
 func (m *Mem) StartOffset() int { return offGo }
 
+// AbortOffset is the offset of the abort word (32 bits, not 0 once aborted).
+func (m *Mem) AbortOffset() int { return offAbort }
+
 // CircuitRecordOffset is the offset of circuit c's record (its flag).
 func (m *Mem) CircuitRecordOffset(c int) int { return m.offC + c*circuitBytes }
 

@@ -100,7 +100,7 @@ struct CUfunc_st { const char *name; int nparams, op; };
 /* The kernels the stand-in can simulate, with their parameter counts (kernels.ptx, program.ptx). */
 static struct CUfunc_st kernels[] = {
 	{"spin", 3, OP_SPIN}, {"copy_sm", 3, OP_KCOPY}, {"delay", 5, OP_DELAY}, {"stamp", 2, OP_STAMP},
-	{"sdelay", 6, OP_SDELAY}, {"sstamp", 5, OP_SSTAMP},
+	{"sdelay", 7, OP_SDELAY}, {"sstamp", 5, OP_SSTAMP},
 };
 
 enum { MEM_DEVICE = 1, MEM_IPC, MEM_HOST, MEM_REG };
@@ -112,7 +112,7 @@ static unsigned seq;
 struct op {
 	int kind;
 	unsigned long long a, b, c; /* dst/src/n, flag/status/timeout, value */
-	unsigned long long p[6];    /* a kernel's parameters */
+	unsigned long long p[8];    /* a kernel's parameters (at most 8) */
 	int started;                /* a live copy or delay under way, until tend */
 	long long tend;
 	struct CUevent_st *ev;
@@ -368,6 +368,18 @@ static int step_delay(struct CUctx_st *ctx, struct op *o)
 		o->tend = t, o->started = 1;
 		if ((sh && t > now + (long long)o->p[4]) || (!sh && (unsigned long long)t > (unsigned long long)now + o->p[4])) {
 			rec[0] = (unsigned long long)t, rec[1] = 0;
+			return 1;
+		}
+	}
+	if (sh && o->tend - now > 100000) {
+		/* sdelay reads the abort word while more than 100 us remain, and gives up once set */
+		volatile unsigned *ab = hostp(o->p[6], 4);
+		if (!ab) {
+			fault(ctx, "sdelay kernel", o->p[6]);
+			return 1;
+		}
+		if (*ab && rec) {
+			rec[0] = (unsigned long long)o->tend, rec[1] = 0;
 			return 1;
 		}
 	}
@@ -953,7 +965,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 	LOCK;
 	struct CUstream_st *s = stream_of(hs);
 	if (!s || !f || !params) RET(E_INVALID_VALUE, "cuLaunchKernel -> INVALID_VALUE");
-	unsigned long long p[6] = {0};
+	unsigned long long p[8] = {0};
 	for (int i = 0; i < f->nparams; i++)
 		p[i] = *(unsigned long long *)params[i];
 	unsigned long long a = p[0], b = p[1], c = p[2];
