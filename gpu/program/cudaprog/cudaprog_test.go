@@ -25,7 +25,8 @@ func TestOpenWithoutGPU(t *testing.T) {
 	}
 }
 
-// The embedded PTX declares the two kernels the device launches, for the target the copy kernel
+// The embedded PTX declares the kernels the devices launch (delay and stamp on one GPU, sdelay
+// and sstamp across worker processes), for the target the copy kernel
 // of gpu/cuda uses, and is NUL-terminated for cuModuleLoadData.
 func TestPTXImage(t *testing.T) {
 	img := ptxImage()
@@ -33,7 +34,7 @@ func TestPTXImage(t *testing.T) {
 		t.Fatal("the PTX image is not NUL-terminated")
 	}
 	s := string(img)
-	for _, want := range []string{".target sm_70", ".visible .entry delay(", ".visible .entry stamp(", "%globaltimer", "membar.sys"} {
+	for _, want := range []string{".target sm_70", ".visible .entry delay(", ".visible .entry stamp(", ".visible .entry sdelay(", ".visible .entry sstamp(", "%globaltimer", "membar.sys"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("program.ptx lacks %q", want)
 		}
