@@ -5,7 +5,10 @@
 // The host (Host) creates the file, waits until every worker has armed, releases them all at one
 // start instant, plays the reconfiguration station from a thread that watches the end flags, and
 // reads every stamp back at the end. A worker (Execute) runs its endpoints on a fake device
-// spinning on CLOCK_MONOTONIC, the clock every process on the machine shares.
+// spinning on CLOCK_MONOTONIC, the clock every process on the machine shares; a GPU worker runs
+// them as stream programs on its GPU with the executor its engine registered (RegisterExecutor:
+// package gpu/program/cudaprog's RunShared for the cuda engine), which reads and writes the file
+// from the GPU at the offsets Mem gives (StartOffset, CircuitRecordOffset, ...).
 //
 // Every word that one process writes and another reads is accessed with sync/atomic; a record
 // is written field by field and then published by its flag, so a reader that sees the flag sees
