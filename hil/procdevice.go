@@ -1,9 +1,11 @@
 package hil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/bench"
 	"github.com/tetris-hil/tetris-hil/gpu/program"
 	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
+	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
 )
 
@@ -23,9 +26,13 @@ import (
 // stamps in one shared memory file (package gpu/program/shared), and this process only releases
 // them, plays the station from a thread that watches the end flags, and reads the stamps back.
 // On the fake engine each worker is a fake device spinning on CLOCK_MONOTONIC, copies lasting
-// exactly Duration.
+// exactly Duration. On the cuda engine each worker runs its endpoints as CUDA stream programs
+// on its GPU (package gpu/program/cudaprog, RunShared), and the copies to another GPU's
+// endpoint go into a buffer that GPU's worker exports for the run (CUDA IPC).
 type ProcessDevice struct {
 	ws      *bench.Workers
+	engine  string
+	kind    transfer.Kind
 	gpuOf   []int
 	gpus    []int // worker order
 	dur     func(src, dst int, bytes int64) (float64, error)
@@ -36,11 +43,12 @@ type ProcessDevice struct {
 }
 
 // StartProcessDevice starts one worker per distinct GPU of gpuOf with cfg (engine, command,
-// pinning, timeout); dur is the copy time of the fake device (the noise-free model the
-// prediction uses), sleep how far ahead of a deadline a worker stops sleeping and spins.
+// pinning, timeout, copy kind); dur is the copy time of the fake device (the noise-free model
+// the prediction uses; nil on a GPU, whose copies take what they take), sleep how far ahead of
+// a deadline a fake worker stops sleeping and spins.
 func StartProcessDevice(ctx context.Context, cfg bench.Config, gpuOf []int, dur func(src, dst int, bytes int64) (float64, error), sleep time.Duration) (*ProcessDevice, error) {
-	if len(gpuOf) == 0 || dur == nil {
-		return nil, errors.New("hil: a process device needs endpoints and a copy time")
+	if len(gpuOf) == 0 || (dur == nil && cfg.Engine == "fake") {
+		return nil, errors.New("hil: a process device needs endpoints and, on the fake engine, a copy time")
 	}
 	gpus := slices.Clone(gpuOf)
 	slices.Sort(gpus)
@@ -57,7 +65,7 @@ func StartProcessDevice(ctx context.Context, cfg bench.Config, gpuOf []int, dur 
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		dir = "/dev/shm" // memory, not a disk file the kernel writes back
 	}
-	return &ProcessDevice{ws: ws, gpuOf: slices.Clone(gpuOf), gpus: ws.GPUs(), dur: dur, sleep: sleep, timeout: timeout, dir: dir}, nil
+	return &ProcessDevice{ws: ws, engine: cfg.Engine, kind: cfg.Kind, gpuOf: slices.Clone(gpuOf), gpus: ws.GPUs(), dur: dur, sleep: sleep, timeout: timeout, dir: dir}, nil
 }
 
 // CPUs lists the CPUs each GPU's worker was pinned to, by GPU.
@@ -112,14 +120,25 @@ func (d *ProcessDevice) ExecuteApplying(ctx context.Context, p *program.Program,
 	}
 	defer os.Remove(path)
 	defer m.Close()
-	calls := d.launch(ctx, m, p, split, durs)
-	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive, SpinOnly: d.spinOnly()}
+	bufs, err := d.export(ctx, p, of)
+	if err != nil {
+		return nil, errors.Join(err, d.free(bufs))
+	}
+	calls := d.launch(ctx, m, p, split, durs, bufs)
+	// A GPU's stamp kernel cannot wake a futex: on a GPU engine the watching thread spins
+	// (its workers do not: they look at the file every 100 µs, on no circuit's path).
+	h := &shared.Host{Program: p, Station: st, Apply: apply, Timeout: d.timeout, Alive: calls.alive, SpinOnly: d.spinOnly() || d.engine != "fake"}
 	stamps, herr := h.Run(ctx, m)
 	d.clocks = h.Offsets
 	for i := range d.clocks {
 		d.clocks[i].GPU = d.gpus[d.clocks[i].Worker]
 	}
-	if werr := calls.wait(); herr == nil && werr != nil {
+	werr := calls.wait()
+	// Every importer has returned from its run, and closed its buffers: the exporters free.
+	if ferr := d.free(bufs); herr == nil && werr == nil && ferr != nil {
+		return nil, ferr
+	}
+	if herr == nil && werr != nil {
 		return nil, fmt.Errorf("hil: compiled replay across %d worker processes: %w", len(d.gpus), werr)
 	}
 	if herr != nil {
@@ -133,9 +152,12 @@ func (d *ProcessDevice) ExecuteApplying(ctx context.Context, p *program.Program,
 // two cores: 8 workers spinning made a µs-scale replay 100× slower than sleeping on the futex).
 func (d *ProcessDevice) spinOnly() bool { return runtime.NumCPU() > len(d.gpus) }
 
-// durations are the copy times of p's circuits in ns.
+// durations are the copy times of p's circuits in ns (zero on a GPU).
 func (d *ProcessDevice) durations(p *program.Program) ([]int64, error) {
 	out := make([]int64, p.Circuits)
+	if d.dur == nil {
+		return out, nil
+	}
 	for e, steps := range p.Endpoints {
 		for _, s := range steps {
 			sec, err := d.dur(e, int(s.Dst), s.Bytes)
@@ -155,12 +177,17 @@ type calls struct {
 	wg   sync.WaitGroup
 }
 
-func (d *ProcessDevice) launch(ctx context.Context, m *shared.Mem, p *program.Program, split [][]int, durs []int64) *calls {
+func (d *ProcessDevice) launch(ctx context.Context, m *shared.Mem, p *program.Program, split [][]int, durs []int64, bufs []exported) *calls {
 	cs := &calls{errs: make([]error, len(d.gpus))}
 	dims := m.Dims
 	for w, g := range d.gpus {
 		job := shared.Job{Path: m.Path, Dims: dims, Program: p,
-			Work: shared.Work{Worker: w, Endpoints: split[w], Durations: durs, Sleep: d.sleep, ArmTimeout: d.timeout, SpinOnly: d.spinOnly()}}
+			Work: shared.Work{Worker: w, Endpoints: split[w], Durations: durs, Sleep: d.sleep, ArmTimeout: d.timeout, SpinOnly: d.spinOnly(), Kind: d.kind}}
+		for _, b := range bufs {
+			if b.importer == w {
+				job.Work.Buffers = append(job.Work.Buffers, b.Buffer)
+			}
+		}
 		wk := d.ws.Worker(g)
 		cs.wg.Add(1)
 		go func() {
@@ -213,4 +240,55 @@ func (cs *calls) firstErr() error {
 func isAbort(err error) bool {
 	var we *worker.Error
 	return errors.As(err, &we) && we.Failure == worker.Refused && strings.Contains(we.Detail, shared.ErrAborted.Error())
+}
+
+// exported is a buffer a receiving worker exported for the copies of one pair from another
+// worker.
+type exported struct {
+	shared.Buffer
+	gpu, id  int // the exporter's GPU and its buffer id
+	importer int // the sending worker
+}
+
+// export has the receiving worker of every pair of p whose endpoints are on different workers
+// (of: endpoint → worker) export a buffer as large as the pair's largest copy, on engines that
+// copy (not the fake one, whose workers only keep time). On an error it returns what it
+// exported so far, for free.
+func (d *ProcessDevice) export(ctx context.Context, p *program.Program, of []int) ([]exported, error) {
+	if d.engine == "fake" {
+		return nil, nil
+	}
+	size := map[[2]int]int64{}
+	for e, steps := range p.Endpoints {
+		for _, s := range steps {
+			if of[e] != of[s.Dst] && s.Bytes > 0 {
+				k := [2]int{e, int(s.Dst)}
+				size[k] = max(size[k], s.Bytes)
+			}
+		}
+	}
+	keys := slices.Collect(maps.Keys(size))
+	slices.SortFunc(keys, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	var out []exported
+	for _, k := range keys {
+		g := d.gpus[of[k[1]]]
+		id, h, err := d.ws.Worker(g).Export(ctx, size[k])
+		if err != nil {
+			return out, fmt.Errorf("hil: the buffer on GPU %d for copies from endpoint %d (GPU %d) to endpoint %d: %w (a compiled replay across GPUs copies through CUDA IPC)",
+				g, k[0], d.gpus[of[k[0]]], k[1], err)
+		}
+		out = append(out, exported{Buffer: shared.Buffer{Src: k[0], Dst: k[1], Handle: h}, gpu: g, id: id, importer: of[k[0]]})
+	}
+	return out, nil
+}
+
+// free has the exporters free the buffers of a run, once every importer is done with them.
+func (d *ProcessDevice) free(bufs []exported) error {
+	var errs []error
+	for _, b := range bufs {
+		if err := d.ws.Worker(b.gpu).Free(context.Background(), b.id); err != nil {
+			errs = append(errs, fmt.Errorf("hil: freeing the buffer on GPU %d for %d→%d: %w", b.gpu, b.Src, b.Dst, err))
+		}
+	}
+	return errors.Join(errs...)
 }

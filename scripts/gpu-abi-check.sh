@@ -18,7 +18,7 @@
 # constant); (2) that the stand-in driver libraries the tests build compile against the real
 # headers (so their prototypes are the headers'); (3) that every symbol the bindings look up is
 # exported by the R535 libraries, by the name the binding picks; (4) that ptxas assembles
-# gpu/cuda/kernels.ptx for sm_70, sm_80 and sm_90; (5) that the binary (CGO_ENABLED=0) loads the
+# gpu/cuda/kernels.ptx and gpu/program/cudaprog/program.ptx for sm_70, sm_80 and sm_90; (5) that the binary (CGO_ENABLED=0) loads the
 # real R535 libraries and reports that there is no GPU, with a clear message. Exit status 0 when
 # every check passes, 1 otherwise, 2 when the packages cannot be fetched.
 set -u
@@ -165,17 +165,28 @@ symcheck() {
 	echo "  $(basename "$lib"): $n bindings, $bad missing"
 }
 symcheck "$LIBDIR/libcuda.so.1" gpu/cuda/cuda.go ""
+symcheck "$LIBDIR/libcuda.so.1" gpu/program/cudaprog/shared.go ""
+# The compiled replay's stream memory operation (gpu/program/cudaprog/driver.go binds the first
+# of these names it finds).
+if nm -D --defined-only "$LIBDIR/libcuda.so.1" | awk '{print $3}' | grep -qx 'cuStreamWaitValue32_v2\|cuStreamWaitValue32'; then
+	ok "libcuda.so.1 exports cuStreamWaitValue32_v2 or cuStreamWaitValue32"
+else
+	fail "libcuda.so.1 exports neither cuStreamWaitValue32_v2 nor cuStreamWaitValue32"
+fi
 symcheck "$LIBDIR/libnvidia-ml.so.1" gpu/nvml/internal/nv/lib.go "nvmlDeviceGetTemperatureV nvmlDeviceGetNumaNodeId"
 
 echo
-echo "=== (4) ptxas assembles gpu/cuda/kernels.ptx"
+echo "=== (4) ptxas assembles gpu/cuda/kernels.ptx and gpu/program/cudaprog/program.ptx"
 echo "  $("$PTXAS" --version | tail -1)"
-for sm in sm_70 sm_80 sm_90; do
-	if "$PTXAS" -arch="$sm" -o "$TMP/kernels.$sm.cubin" gpu/cuda/kernels.ptx 2>"$TMP/ptxas.log"; then
-		ok "ptxas -arch=$sm: $(stat -c %s "$TMP/kernels.$sm.cubin") bytes of cubin"
-	else
-		fail "ptxas -arch=$sm"; cat "$TMP/ptxas.log"
-	fi
+for ptx in gpu/cuda/kernels.ptx gpu/program/cudaprog/program.ptx; do
+	base=$(basename "$ptx" .ptx)
+	for sm in sm_70 sm_80 sm_90; do
+		if "$PTXAS" -arch="$sm" -o "$TMP/$base.$sm.cubin" "$ptx" 2>"$TMP/ptxas.log"; then
+			ok "ptxas -arch=$sm $ptx: $(stat -c %s "$TMP/$base.$sm.cubin") bytes of cubin"
+		else
+			fail "ptxas -arch=$sm $ptx"; cat "$TMP/ptxas.log"
+		fi
+	done
 done
 
 echo

@@ -21,7 +21,15 @@
 # worker's round trip per circuit; so the same replay runs again on a synthetic Mixtral-8x7B
 # layer with 32 times the tokens (about 130 MB per demand, 7 GB in all), where copies outlast the
 # coordination.
-# Every step has a timeout; the whole script ends in about 4 minutes. Everything goes to
+# The compiled replay across worker processes (--process-per-gpu) runs too, on matrix 0 with CE and
+# SM copies and on the large layer with CE: one pinned worker process for GPU 0 runs the eight
+# endpoints' stream programs against a shared memory file it registers with the driver
+# (cuMemHostRegister), its stamps put on CLOCK_MONOTONIC by GPU 0's offset measured at the start
+# (printed from summary.json), while this process releases the run and plays the station from
+# the thread that watches the flags. With every endpoint on one GPU there is one worker, so copies
+# stay on GPU 0: the copies into buffers exported by another GPU's worker (CUDA IPC) need two
+# GPUs and are not exercised here.
+# Every step has a timeout; the whole script ends in about 6 minutes. Everything goes to
 # $OUT/gpu_replay_check.log; the calibration to $OUT/cal.json, the run directories to $OUT/run
 # and $OUT/run-big (manifest.json, summary.json, per run the live and predicted run records and a
 # Perfetto trace).
@@ -75,9 +83,22 @@ for copy in ce sm; do
 		${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-big-$copy"
 	RUNS+=("run-$copy" "run-big-$copy")
 done
+# The same replays across worker processes (one here: every endpoint is on GPU 0).
+for copy in ce sm; do
+	rm -rf "$OUT/run-procs-$copy"
+	step "replay-procs-$copy" 120 "$BIN" "${LOGF[@]}" replay --process-per-gpu --matrix "$MATRIX" --algo tetris,bvn --reconfig "$RECONFIG" \
+		--copy "$copy" --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 30s \
+		${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-procs-$copy"
+	RUNS+=("run-procs-$copy")
+done
+rm -rf "$OUT/run-procs-big-ce"
+step replay-procs-big-ce 120 "$BIN" "${LOGF[@]}" replay --process-per-gpu --demand "$OUT/big.json" --matrix 0 --algo tetris,bvn \
+	--reconfig "$RECONFIG" --copy ce --gpu-map 0,0,0,0,0,0,0,0 --allow-shared-gpu ${CALFLAG[@]+"${CALFLAG[@]}"} --timeout 60s \
+	${EXTRA[@]+"${EXTRA[@]}"} ${FAKEHW[@]+"${FAKEHW[@]}"} --out "$OUT/run-procs-big-ce"
+RUNS+=("run-procs-big-ce")
 
 # The measured timelines must pass the verifier, like any emulated one.
-for copy in ce sm; do
+for copy in ce sm procs-ce procs-sm; do
 	for alg in tetris bvn; do
 		if [ -f "$OUT/run-$copy/m$MATRIX-$alg.live.json" ]; then
 			step "verify-$copy-$alg" 30 "$BIN" verify "$OUT/run-$copy/m$MATRIX-$alg.schedule.json" --matrix "$MATRIX" \
@@ -88,6 +109,12 @@ for copy in ce sm; do
 				--timeline "$OUT/run-big-$copy/m0-$alg.live.json"
 		fi
 	done
+done
+for alg in tetris bvn; do
+	if [ -f "$OUT/run-procs-big-ce/m0-$alg.live.json" ]; then
+		step "verify-procs-big-ce-$alg" 30 "$BIN" verify "$OUT/run-procs-big-ce/m0-$alg.schedule.json" --demand "$OUT/big.json" --matrix 0 \
+			--timeline "$OUT/run-procs-big-ce/m0-$alg.live.json"
+	fi
 done
 
 for run in "${RUNS[@]}"; do
@@ -118,6 +145,10 @@ for r, rf in zip(s["runs"], m["runs"]):
     print(f"{r['algorithm']:10} {r.get('execution', '?'):>11} {r['completion_seconds']*1e3:10.3f} {r['predicted_completion_seconds']*1e3:13.3f} "
           f"{r['live_over_predicted']:10.4f} {h.get('median', float('nan'))*1e6:15.3f} {h.get('p99', float('nan'))*1e6:8.3f} "
           f"{pct(errs, 50)*1e6:17.3f} {pct(errs, 99)*1e6:8.3f} {len(errs):4d}")
+for r in s["runs"]:
+    for o in r.get("clock_offsets") or []:
+        print(f"{r['algorithm']}: GPU {o['gpu']} clock offset (host - device) {o['offset_ns']} ns +- {o['uncertainty_ns']} ns "
+              f"(least round trip {o['min_rtt_ns']} ns of {o['samples']})")
 for n in s.get("notes", []):
     print("note:", n)
 PY

@@ -83,6 +83,11 @@ board's T_r is milliseconds): copies then run in pinned worker processes, one pe
 Endpoints map to GPUs by --gpu-map (default: endpoint i on GPU i). More endpoints than GPUs is an
 error; several endpoints on one GPU (a one-GPU machine) need --allow-shared-gpu, and the summary
 says so: their copies then contend for that GPU.
+Endpoints on several GPUs are replayed host-driven unless --process-per-gpu: then one pinned
+worker process per GPU runs the programs of its endpoints as CUDA stream programs, their flags and
+stamps in one shared memory file that every GPU maps, copies to another GPU going into a buffer
+its worker exported (CUDA IPC), and each GPU's clock is put on the host's by an offset measured at
+the start (clock_offsets in summary.json).
 
 The emulator predicts each schedule with the same models: the calibration's per-pair α-β
 (--calibration), or under --fake the fake engine's own α-β; reconfiguration as α_r per command in
@@ -134,7 +139,7 @@ and prints median, p99 and worst; nothing else runs.`,
 	fs.Uint64Var(&f.fakeSeed, "seed", 1, "with --fake: seed of the noise")
 	renamedFlag(fs, "fake-seed", "seed")
 	fs.BoolVar(&f.inProcess, "in-process", false, "with --fake --wiring: run the fake engines in this process instead of worker processes")
-	fs.BoolVar(&f.processPerGPU, "process-per-gpu", false, "with --fake: run the compiled programs in worker processes, one per GPU, flags and stamps in shared memory (with --wiring: compiled, the switch commands sent by the host thread that watches the stamps)")
+	fs.BoolVar(&f.processPerGPU, "process-per-gpu", false, "run the compiled programs in worker processes, one per GPU, flags and stamps in shared memory: fake devices under --fake, else CUDA stream programs on each GPU (with --wiring: compiled, the switch commands sent by the host thread that watches the stamps)")
 	fs.BoolVar(&f.virtual, "virtual", false, "with --fake: run the compiled programs on a virtual clock (live then equals predicted: a check of the compiler)")
 	fs.BoolVar(&f.lockClocks, "lock-clocks", false, "lock the GPUs' SM clocks (NVML, needs root) for the run; unlocked on every exit")
 	fs.UintVar(&f.clockMHz, "clock-mhz", 0, "with --lock-clocks: SM clock in MHz (0: each GPU's maximum)")
@@ -275,8 +280,8 @@ func (r *replayRun) loadJobs() error {
 	if f.inProcess && (!f.ff.fake || f.wiring == "") {
 		return usagef("--in-process: only with --fake --wiring (real copies run in pinned worker processes, and without --wiring a replay runs compiled, without workers)")
 	}
-	if f.processPerGPU && (!f.ff.fake || f.virtual || f.inProcess) {
-		return usagef("--process-per-gpu: only with --fake, without --virtual or --in-process (compiled programs across worker processes run on fake devices; on GPUs they run in this process on one GPU)")
+	if f.processPerGPU && (f.virtual || f.inProcess) {
+		return usagef("--process-per-gpu: not with --virtual or --in-process (the compiled programs run in worker processes, in real time)")
 	}
 	if f.virtual && (!f.ff.fake || f.wiring != "") {
 		return usagef("--virtual: only with --fake and without --wiring (a switch controller runs in real time)")
@@ -468,7 +473,7 @@ func (r *replayRun) startTransfers() error {
 		return r.openGPUDevice()
 	}
 	if f.wiring == "" {
-		r.cfg.Notes = append(r.cfg.Notes, "the endpoints are on several GPUs: this replay is host-driven (one worker per endpoint, a host round trip per circuit); the compiled replay runs the endpoints of one GPU")
+		r.cfg.Notes = append(r.cfg.Notes, "the endpoints are on several GPUs: this replay is host-driven (one worker per endpoint, a host round trip per circuit); --process-per-gpu compiles it across one worker process per GPU")
 	}
 	pairs := hil.Pairs(schedulesOf(r.jobs)...)
 	var closeTransfers func() error

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tetris-hil/tetris-hil/gpu/standin"
 	"github.com/tetris-hil/tetris-hil/hil"
 )
 
@@ -57,8 +59,68 @@ func TestReplayProcessPerGPU(t *testing.T) {
 			t.Errorf("%v: verify --timeline of the live record: exit %d: %v\n%s", extra, code, err, got)
 		}
 	}
-	_, code, err := cli(t, "replay", "--process-per-gpu", "--matrix", "0", "--out", filepath.Join(t.TempDir(), "r"))
-	if code != 2 || err == nil || !strings.Contains(err.Error(), "--process-per-gpu: only with --fake") {
-		t.Errorf("--process-per-gpu without --fake: exit %d, %v", code, err)
+	_, code, err := cli(t, "replay", "--process-per-gpu", "--fake", "--virtual", "--matrix", "0", "--out", filepath.Join(t.TempDir(), "r"))
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "--process-per-gpu: not with --virtual") {
+		t.Errorf("--process-per-gpu --virtual: exit %d, %v", code, err)
+	}
+	// Without --fake it runs on the GPUs; without one, it fails saying how to replay without.
+	if _, err := os.Stat("/dev/nvidiactl"); err != nil {
+		_, code, err := cli(t, "replay", "--process-per-gpu", "--matrix", "0", "--out", filepath.Join(t.TempDir(), "r"))
+		if code == 0 || err == nil || !strings.Contains(err.Error(), "--fake") {
+			t.Errorf("--process-per-gpu without a GPU: exit %d, %v", code, err)
+		}
+	}
+}
+
+// Without --fake, --process-per-gpu runs the compiled programs as CUDA stream programs, one
+// worker process per GPU: here on the stand-in NVIDIA libraries (NVML and libcuda, whose GPUs'
+// clocks are each off by their own thousands of seconds), with the CLI itself a child process
+// that finds them through LD_LIBRARY_PATH. The run is compiled, its clock offsets are the
+// stand-in's skews, and verify accepts the measured timelines.
+func TestReplayProcessPerGPUOnStandIn(t *testing.T) {
+	unsetCUDAVisible(t)
+	libs := standin.Dir(standin.Build(t, standin.NVML)) + ":" + standin.Dir(standin.Build(t, standin.CUDA))
+	for _, kind := range []string{"ce", "sm"} {
+		dir := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(os.Args[0], "replay", "--process-per-gpu", "--gpu-map", "0,0,0,0,1,1,1,1", "--allow-shared-gpu", "--unpinned",
+			"--matrix", "0", "--algo", "tetris,bvn", "--reconfig", "10us", "--copy", kind, "--out", dir)
+		cmd.Env = append(os.Environ(), envBeCLI+"="+cliRole, "LD_LIBRARY_PATH="+libs, "STANDIN_CUDA_CLOCK_SKEW=1000000000000")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", kind, err, out)
+		}
+		if !strings.Contains(string(out), "execution: compiled") {
+			t.Errorf("%s: output lacks the compiled execution:\n%s", kind, out)
+		}
+		var m hil.Manifest
+		var s hil.Summary
+		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		for _, r := range s.Runs {
+			if r.Execution != hil.ExecCompiled || len(r.ClockOffsets) != 2 {
+				t.Fatalf("%s: %s: execution %q, clocks %+v", kind, r.Algorithm, r.Execution, r.ClockOffsets)
+			}
+			for _, o := range r.ClockOffsets {
+				if want := -(int64(o.GPU)+1)*1e12 - 777; o.OffsetNS-want < -o.UncertaintyNS || o.OffsetNS-want > o.UncertaintyNS {
+					t.Errorf("%s: %s: GPU %d's offset %d ± %d ns, the stand-in's clock is off by %d ns", kind, r.Algorithm, o.GPU, o.OffsetNS, o.UncertaintyNS, want)
+				}
+			}
+		}
+		for _, run := range m.Runs {
+			if b, err := os.ReadFile(filepath.Join(dir, run.Live)); err != nil || !strings.Contains(string(b), "compiled stream programs in worker processes") {
+				t.Errorf("%s: %s does not say the copies were the GPUs' stream programs (%v)", kind, run.Live, err)
+			}
+			got, code, err := cli(t, "verify", filepath.Join(dir, run.Schedule), "--matrix", "0", "--timeline", filepath.Join(dir, run.Live))
+			if code != 0 {
+				t.Errorf("%s: verify --timeline %s: exit %d: %v\n%s", kind, run.Live, code, err, got)
+			}
+		}
 	}
 }

@@ -48,6 +48,7 @@ type Device struct {
 	ctx                   cuda.Context
 	mod, copyMod          cuda.Module
 	delayK, stampK, copyK cuda.Function
+	sdelayK, sstampK      cuda.Function // the kernels of the replay across worker processes
 	sms                   int32
 }
 
@@ -111,7 +112,8 @@ func (g *Device) init() error {
 		}
 		return nil
 	}
-	if err := load(ptxImage(), &g.mod, "program.ptx", map[string]*cuda.Function{"delay": &g.delayK, "stamp": &g.stampK}); err != nil {
+	if err := load(ptxImage(), &g.mod, "program.ptx", map[string]*cuda.Function{"delay": &g.delayK, "stamp": &g.stampK,
+		"sdelay": &g.sdelayK, "sstamp": &g.sstampK}); err != nil {
 		return err
 	}
 	return load(cuda.KernelsPTX(), &g.copyMod, "kernels.ptx", map[string]*cuda.Function{cuda.CopyKernel: &g.copyK})

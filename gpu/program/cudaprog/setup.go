@@ -134,20 +134,29 @@ func (r *run) enqueue(e, idx int) (int, error) {
 
 // copy enqueues one copy of bytes from endpoint e's source buffer into the pair's buffer.
 func (r *run) copy(s cuda.Stream, e int, dst int32, bytes int64) error {
+	return r.g.copyAsync(s, r.dst[[2]int{e, int(dst)}], r.src[e], bytes)
+}
+
+// copyAsync enqueues one copy of bytes from one buffer into another on stream s, with the copy
+// engines or the SM copy kernel.
+func (g *Device) copyAsync(s cuda.Stream, to, from cuda.DevicePtr, bytes int64) error {
 	if bytes == 0 {
 		return nil
 	}
-	g := r.g
-	to, from := r.dst[[2]int{e, int(dst)}], r.src[e]
 	if g.cfg.Kind == transfer.SM {
 		blocks := uint32(max(1, min(int64(g.sms)*4, (bytes/16+511)/512)))
-		return r.launch(s, g.copyK, blocks, 512, uint64(to), uint64(from), uint64(bytes))
+		return g.launch(s, g.copyK, blocks, 512, uint64(to), uint64(from), uint64(bytes))
 	}
 	return g.d.Check("cuMemcpyDtoDAsync", g.d.MemcpyDtoDAsync(to, from, uintptr(bytes), s))
 }
 
 // launch starts kernel f on stream s with 64-bit arguments.
 func (r *run) launch(s cuda.Stream, f cuda.Function, blocks, threads uint32, args ...uint64) error {
+	return r.g.launch(s, f, blocks, threads, args...)
+}
+
+// launch starts kernel f on stream s with 64-bit arguments.
+func (g *Device) launch(s cuda.Stream, f cuda.Function, blocks, threads uint32, args ...uint64) error {
 	vals := append([]uint64(nil), args...)
 	params := make([]unsafe.Pointer, len(vals))
 	var pin runtime.Pinner
@@ -157,7 +166,7 @@ func (r *run) launch(s cuda.Stream, f cuda.Function, blocks, threads uint32, arg
 		params[i] = unsafe.Pointer(&vals[i])
 	}
 	pin.Pin(&params[0])
-	return r.g.d.Check("cuLaunchKernel", r.g.d.LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, &params[0], nil))
+	return g.d.Check("cuLaunchKernel", g.d.LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, &params[0], nil))
 }
 
 // gpuNow reads %globaltimer: the stamp kernel writes it into the scratch slot.

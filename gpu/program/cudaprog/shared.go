@@ -14,13 +14,9 @@ import (
 )
 
 // The pieces a worker process needs to run its endpoints' programs on its GPU against the
-// shared memory of package gpu/program/shared: the shared file registered as pinned,
-// device-mapped host memory (its flags are what cuStreamWaitValue32 waits on, across
-// processes), and the GPU clock's offset from CLOCK_MONOTONIC. The stream program over that
-// layout (waits on the circuit records' flags, targets converted from CLOCK_MONOTONIC to
-// %globaltimer with the offset, copies into buffers imported from the other workers) is not
-// written yet; no executor is registered with shared.RegisterExecutor, so a worker on the cuda
-// engine refuses a compiled job with a message suggesting --fake.
+// shared memory of package gpu/program/shared (RunShared, exec.go): the shared file registered
+// as pinned, device-mapped host memory (its flags are what cuStreamWaitValue32 waits on, across
+// processes), and the GPU clock's offset from CLOCK_MONOTONIC.
 
 // hostRegister are the driver calls gpu/cuda does not bind for registering memory.
 type hostRegister struct {

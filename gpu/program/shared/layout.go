@@ -5,7 +5,10 @@
 // The host (Host) creates the file, waits until every worker has armed, releases them all at one
 // start instant, plays the reconfiguration station from a thread that watches the end flags, and
 // reads every stamp back at the end. A worker (Execute) runs its endpoints on a fake device
-// spinning on CLOCK_MONOTONIC, the clock every process on the machine shares.
+// spinning on CLOCK_MONOTONIC, the clock every process on the machine shares; a GPU worker runs
+// them as stream programs on its GPU with the executor its engine registered (RegisterExecutor:
+// package gpu/program/cudaprog's RunShared for the cuda engine), which reads and writes the file
+// from the GPU at the offsets Mem gives (StartOffset, CircuitRecordOffset, ...).
 //
 // Every word that one process writes and another reads is accessed with sync/atomic; a record
 // is written field by field and then published by its flag, so a reader that sees the flag sees
@@ -317,3 +320,25 @@ func (m *Mem) SignalFlagOffset(g int) int { return m.offS + g*signalBytes }
 
 // ErrAborted is returned by a worker whose run the host aborted.
 var ErrAborted = errors.New("the host aborted the run")
+
+// Offsets in the mapping for an executor that reads and writes the file from a device (a GPU's
+// stream program, package gpu/program/cudaprog), all multiples of 8 but the flags' (multiples of
+// 4): the start instant (int64, 0 until Release), circuit c's record (its flag, a 32-bit word;
+// then target, start and end, int64, at +8, +16, +24), signal g's end (int64, 8 bytes after its
+// flag) and endpoint e's word (pc<<2 | state, EndpointWord).
+func (m *Mem) StartOffset() int { return offGo }
+
+// AbortOffset is the offset of the abort word (32 bits, not 0 once aborted).
+func (m *Mem) AbortOffset() int { return offAbort }
+
+// CircuitRecordOffset is the offset of circuit c's record (its flag).
+func (m *Mem) CircuitRecordOffset(c int) int { return m.offC + c*circuitBytes }
+
+// SignalEndOffset is the offset of signal g's command end.
+func (m *Mem) SignalEndOffset(g int) int { return m.offS + g*signalBytes + 8 }
+
+// EndpointOffset is the offset of endpoint e's word.
+func (m *Mem) EndpointOffset(e int) int { return m.offE + e*endpointBytes }
+
+// EndpointWord is the word SetEndpoint writes for step pc in state.
+func EndpointWord(pc int, state uint32) uint32 { return uint32(pc)<<2 | state }

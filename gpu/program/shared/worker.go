@@ -33,7 +33,25 @@ type Work struct {
 	SpinOnly     bool                  `json:"spin_only,omitempty"`
 	ClockSamples int                   `json:"clock_samples,omitempty"`
 	Clock        func() (int64, error) `json:"-"`
+	// Kind is how a GPU executor copies (transfer.CE or transfer.SM; empty: CE); the fake
+	// device does not read it.
+	Kind transfer.Kind `json:"kind,omitempty"`
+	// Buffers are the destinations of this worker's copies to endpoints of other workers: a
+	// buffer the receiving worker's engine exported for it (transfer.Engine.Export), as large as
+	// the pair's largest copy. A GPU executor imports them; the fake device does not copy.
+	Buffers []Buffer `json:"buffers,omitempty"`
 }
+
+// Buffer is the exported destination of copies from endpoint Src to endpoint Dst.
+type Buffer struct {
+	Src    int    `json:"src"`
+	Dst    int    `json:"dst"`
+	Handle []byte `json:"handle"`
+}
+
+// Check validates w against m and p, as Execute does before it arms: for an executor of
+// another device.
+func (w Work) Check(m *Mem, p *program.Program) error { return check(m, p, w) }
 
 // Execute runs w's endpoints of p on a fake device spinning on CLOCK_MONOTONIC, its waits and
 // stamps in m: it arms, waits for the host's start instant, and then, for each endpoint in

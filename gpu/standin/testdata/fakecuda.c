@@ -16,6 +16,18 @@
  * current answers CUDA_ERROR_INVALID_CONTEXT; a copy_sm kernel writing to another GPU's memory
  * without peer access enabled faults (CUDA_ERROR_ILLEGAL_ADDRESS, sticky).
  *
+ * Streams that hold a stream memory operation (cuStreamWaitValue32) or a kernel of the compiled
+ * replay (delay, stamp, sdelay, sstamp of gpu/program/cudaprog's program.ptx) become live: a
+ * device thread runs them as a GPU does, concurrently with the host and with each other, an
+ * operation at a time per stream: a wait until its word holds the value, a copy for
+ * 2000 + n/50 ns of CLOCK_MONOTONIC, a delay kernel spinning on the GPU's %globaltimer. The
+ * kernels do what program.ptx says they do (the stand-in cannot run PTX; the PTX itself is
+ * checked on a GPU). GPU d's %globaltimer is CLOCK_MONOTONIC + (d + 1) * clock_skew + 777 ns
+ * (knob clock_skew, default 1000 s), so that a harness that forgets a clock offset is off by
+ * seconds. Host memory registered with cuMemHostRegister has a device address of its own (its
+ * host address + 2^45): a kernel or wait given the host address faults, as it would on a GPU
+ * without unified addressing; after cuMemHostUnregister the device address faults too.
+ *
  * Every call is logged, one line each (pid, tid, call, arguments, result), to the file named by
  * STANDIN_CUDA_LOG. Knobs (environment STANDIN_CUDA_<KNOB> at load, or standin_cuda_set): gpus,
  * no_jit (module loads fail with CUDA_ERROR_JIT_COMPILER_NOT_FOUND and a JIT log, as without
@@ -53,13 +65,15 @@ typedef struct CUfunc_st *CUfunction;
 typedef int CUdevice_attribute;
 typedef int CUjit_option;
 typedef struct CUipcMemHandle_st { char reserved[64]; } CUipcMemHandle;
+typedef uint32_t cuuint32_t;
 #endif
+#include <time.h>
 
 enum {
 	OK = 0, E_INVALID_VALUE = 1, E_NOT_INITIALIZED = 3, E_INVALID_DEVICE = 101,
 	E_INVALID_IMAGE = 200, E_INVALID_CONTEXT = 201, E_JIT_NOT_FOUND = 221,
 	E_INVALID_HANDLE = 400, E_NOT_FOUND = 500, E_NOT_READY = 600, E_ILLEGAL_ADDRESS = 700,
-	E_PEER_ENABLED = 704, E_TOO_MANY_PEERS = 711,
+	E_PEER_ENABLED = 704, E_TOO_MANY_PEERS = 711, E_ALREADY_REGISTERED = 712, E_NOT_REGISTERED = 713,
 };
 
 #define MAXGPUS 64
@@ -67,10 +81,11 @@ enum {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* one lock for all state */
 static int logfd = -1, ngpus = 8, no_jit, ipc_open_fail, peer_enable_fail, inited;
+static long long clock_skew = 1000000000000LL; /* ns per GPU index */
 static unsigned long long simclock; /* ns */
 
 struct op;
-struct CUstream_st { struct CUctx_st *ctx; unsigned flags; struct op *head, *tail; };
+struct CUstream_st { struct CUctx_st *ctx; unsigned flags; int live, dead; struct op *head, *tail; };
 struct CUctx_st {
 	int dev, refs, fault;
 	int peer[MAXGPUS]; /* peer access enabled to GPU j's primary context */
@@ -79,19 +94,27 @@ struct CUctx_st {
 static struct CUctx_st ctxs[MAXGPUS];
 static __thread struct CUctx_st *cur;
 struct CUevent_st { int recorded, done; unsigned long long t; };
-struct CUmod_st { int loaded; };
-struct CUfunc_st { const char *name; };
-static struct CUfunc_st spin_fn = {"spin"}, copy_fn = {"copy_sm"};
+struct CUmod_st { int loaded; char *ptx; };
+enum { OP_MEMSET, OP_COPY, OP_SPIN, OP_KCOPY, OP_EVENT, OP_WAIT, OP_DELAY, OP_STAMP, OP_SDELAY, OP_SSTAMP };
+struct CUfunc_st { const char *name; int nparams, op; };
+/* The kernels the stand-in can simulate, with their parameter counts (kernels.ptx, program.ptx). */
+static struct CUfunc_st kernels[] = {
+	{"spin", 3, OP_SPIN}, {"copy_sm", 3, OP_KCOPY}, {"delay", 5, OP_DELAY}, {"stamp", 2, OP_STAMP},
+	{"sdelay", 7, OP_SDELAY}, {"sstamp", 5, OP_SSTAMP},
+};
 
-enum { MEM_DEVICE = 1, MEM_IPC, MEM_HOST };
-struct alloc { int kind; void *p; size_t n; struct CUctx_st *ctx; char name[48]; };
+enum { MEM_DEVICE = 1, MEM_IPC, MEM_HOST, MEM_REG };
+#define REG_ALIAS (1ULL << 45) /* registered host memory's device address: host address + this */
+struct alloc { int kind; void *p; size_t n; struct CUctx_st *ctx; char name[48]; unsigned flags; };
 static struct alloc allocs[MAXALLOC];
 static unsigned seq;
 
-enum { OP_MEMSET, OP_COPY, OP_SPIN, OP_KCOPY, OP_EVENT };
 struct op {
 	int kind;
 	unsigned long long a, b, c; /* dst/src/n, flag/status/timeout, value */
+	unsigned long long p[8];    /* a kernel's parameters (at most 8) */
+	int started;                /* a live copy or delay under way, until tend */
+	long long tend;
 	struct CUevent_st *ev;
 	unsigned long order;
 	struct op *next;
@@ -129,6 +152,7 @@ int standin_cuda_set(const char *knob, long v)
 	else if (!strcmp(knob, "no_jit")) no_jit = (int)v;
 	else if (!strcmp(knob, "ipc_open_fail")) ipc_open_fail = (int)v;
 	else if (!strcmp(knob, "peer_enable_fail")) peer_enable_fail = (int)v;
+	else if (!strcmp(knob, "clock_skew")) clock_skew = v;
 	else return -1;
 	return 0;
 }
@@ -146,6 +170,7 @@ __attribute__((constructor)) static void load(void)
 	no_jit = (int)envl("STANDIN_CUDA_NO_JIT", 0);
 	ipc_open_fail = (int)envl("STANDIN_CUDA_IPC_OPEN_FAIL", 0);
 	peer_enable_fail = (int)envl("STANDIN_CUDA_PEER_ENABLE_FAIL", 0);
+	clock_skew = envl("STANDIN_CUDA_CLOCK_SKEW", clock_skew);
 	for (int i = 0; i < MAXGPUS; i++) {
 		ctxs[i].dev = i;
 		ctxs[i].legacy.ctx = &ctxs[i];
@@ -158,7 +183,7 @@ __attribute__((constructor)) static void load(void)
 static struct alloc *find(unsigned long long p, int kind)
 {
 	for (int i = 0; i < MAXALLOC; i++)
-		if (allocs[i].kind && (!kind || allocs[i].kind == kind) && p >= (uintptr_t)allocs[i].p &&
+		if (allocs[i].kind && (kind ? allocs[i].kind == kind : allocs[i].kind != MEM_REG) && p >= (uintptr_t)allocs[i].p &&
 		    p < (uintptr_t)allocs[i].p + allocs[i].n)
 			return &allocs[i];
 	return NULL;
@@ -266,6 +291,214 @@ static void sync_legacy(struct CUctx_st *ctx)
 	}
 }
 
+/* ---- live streams: the device thread ---- */
+
+static long long mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* globaltimer is GPU dev's %globaltimer. */
+static long long globaltimer(int dev) { return mono() + (dev + 1) * clock_skew + 777; }
+
+/* hostp is the host address behind device address p (n bytes), or NULL where a GPU could not
+ * address it: device memory, IPC-opened memory and cuMemHostAlloc memory are at their own
+ * addresses, registered host memory at its alias only. */
+static void *hostp(unsigned long long p, size_t n)
+{
+	for (int i = 0; i < MAXALLOC; i++) {
+		struct alloc *a = &allocs[i];
+		if (!a->kind)
+			continue;
+		unsigned long long lo = (uintptr_t)a->p + (a->kind == MEM_REG ? REG_ALIAS : 0);
+		if (p >= lo && p + n <= lo + a->n)
+			return (char *)a->p + (p - lo);
+	}
+	return NULL;
+}
+
+static pthread_t device_thread;
+static int device_started;
+
+static void *device_main(void *);
+
+/* go_live makes s a live stream, run by the device thread (started once). */
+static void go_live(struct CUstream_st *s)
+{
+	s->live = 1;
+	if (!device_started) {
+		device_started = 1;
+		pthread_create(&device_thread, NULL, device_main, NULL);
+		pthread_detach(device_thread);
+	}
+}
+
+static void fault(struct CUctx_st *ctx, const char *what, unsigned long long p)
+{
+	logf_("%s: address %#llx not accessible from GPU %d -> ILLEGAL_ADDRESS", what, p, ctx->dev);
+	ctx->fault = E_ILLEGAL_ADDRESS;
+}
+
+/* sdelay and delay: the target over the dependency words, then a spin until the GPU's clock
+ * (plus the offset, for sdelay) reaches it. Returns 0 while the spin is not over. */
+static int step_delay(struct CUctx_st *ctx, struct op *o)
+{
+	int sh = o->kind == OP_SDELAY;
+	unsigned long long *rec = hostp(o->p[3], 16);
+	long long off = sh ? (long long)o->p[5] : 0, now = globaltimer(ctx->dev) + off;
+	if (!o->started) {
+		unsigned *idx = hostp(o->p[1], 4 * (o->p[2] ? o->p[2] : 1));
+		unsigned long long *base = hostp(o->p[0], 8);
+		if (!rec || !idx || !base) {
+			fault(ctx, o->kind == OP_SDELAY ? "sdelay kernel" : "delay kernel", !rec ? o->p[3] : !idx ? o->p[1] : o->p[0]);
+			return 1;
+		}
+		long long t = sh ? 0 : (long long)*(volatile unsigned long long *)base;
+		for (unsigned long long i = 0; i < o->p[2]; i++) {
+			unsigned long long *w = hostp(o->p[0] + 8ULL * idx[i], 8);
+			if (!w) {
+				fault(ctx, "delay kernel", o->p[0] + 8ULL * idx[i]);
+				return 1;
+			}
+			long long v = (long long)*(volatile unsigned long long *)w;
+			t = sh ? (v > t ? v : t) : ((unsigned long long)v > (unsigned long long)t ? v : t);
+		}
+		o->tend = t, o->started = 1;
+		if ((sh && t > now + (long long)o->p[4]) || (!sh && (unsigned long long)t > (unsigned long long)now + o->p[4])) {
+			rec[0] = (unsigned long long)t, rec[1] = 0;
+			return 1;
+		}
+	}
+	if (sh && o->tend - now > 100000) {
+		/* sdelay reads the abort word while more than 100 us remain, and gives up once set */
+		volatile unsigned *ab = hostp(o->p[6], 4);
+		if (!ab) {
+			fault(ctx, "sdelay kernel", o->p[6]);
+			return 1;
+		}
+		if (*ab && rec) {
+			rec[0] = (unsigned long long)o->tend, rec[1] = 0;
+			return 1;
+		}
+	}
+	if (sh ? now < o->tend : (unsigned long long)now < (unsigned long long)o->tend)
+		return 0;
+	if (!rec) {
+		fault(ctx, sh ? "sdelay kernel" : "delay kernel", o->p[3]);
+		return 1;
+	}
+	((volatile unsigned long long *)rec)[0] = (unsigned long long)o->tend;
+	((volatile unsigned long long *)rec)[1] = (unsigned long long)now;
+	return 1;
+}
+
+/* sstamp and stamp: the end stamp, then the flag (then the endpoint's word). */
+static void step_stamp(struct CUctx_st *ctx, struct op *o)
+{
+	int sh = o->kind == OP_SSTAMP;
+	volatile unsigned long long *slot = hostp(o->p[0], 8);
+	volatile unsigned *flag = hostp(o->p[1], 4), *word = sh ? hostp(o->p[3], 4) : NULL;
+	if (!slot || !flag || (sh && !word)) {
+		fault(ctx, sh ? "sstamp kernel" : "stamp kernel", !slot ? o->p[0] : !flag ? o->p[1] : o->p[3]);
+		return;
+	}
+	*slot = (unsigned long long)(globaltimer(ctx->dev) + (sh ? (long long)o->p[2] : 0));
+	__sync_synchronize();
+	*flag = 1;
+	if (sh) {
+		__sync_synchronize();
+		*word = (unsigned)o->p[4];
+	}
+}
+
+/* step_live runs the head operation of live stream s; 0 while it cannot finish yet. */
+static int step_live(struct CUstream_st *s)
+{
+	struct op *o = s->head;
+	struct CUctx_st *ctx = s->ctx;
+	if (ctx->fault)
+		return 1; /* a faulted context runs nothing more */
+	switch (o->kind) {
+	case OP_WAIT: {
+		volatile unsigned *w = hostp(o->a, 4);
+		if (!w) {
+			fault(ctx, "cuStreamWaitValue32", o->a);
+			return 1;
+		}
+		unsigned v = *w;
+		return o->b == 1 ? v == (unsigned)o->c : (int)(v - (unsigned)o->c) >= 0;
+	}
+	case OP_COPY:
+	case OP_KCOPY:
+		if (!o->started) {
+			o->started = 1;
+			o->tend = mono() + 2000 + (long long)(o->c / 50);
+			return 0;
+		}
+		if (mono() < o->tend)
+			return 0;
+		run(ctx, o);
+		return 1;
+	case OP_DELAY:
+	case OP_SDELAY:
+		return step_delay(ctx, o);
+	case OP_STAMP:
+	case OP_SSTAMP:
+		step_stamp(ctx, o);
+		return 1;
+	case OP_EVENT:
+		o->ev->t = (unsigned long long)globaltimer(ctx->dev);
+		o->ev->done = 1;
+		return 1;
+	default:
+		run(ctx, o);
+		return 1;
+	}
+}
+
+static void *device_main(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		int pending = 0;
+		pthread_mutex_lock(&mu);
+		for (int i = 0; i < 1024; i++) {
+			struct CUstream_st *s = streams[i];
+			if (!s || !s->live)
+				continue;
+			while (s->head && step_live(s)) {
+				struct op *o = s->head;
+				s->head = o->next;
+				if (!s->head) s->tail = NULL;
+				free(o);
+			}
+			if (s->head)
+				pending = 1;
+			else if (s->dead) {
+				free(s);
+				streams[i] = NULL;
+			}
+		}
+		pthread_mutex_unlock(&mu);
+		struct timespec ts = {0, pending ? 2000 : 200000};
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* await_live waits, without the lock, until live stream s has run out (or its context faulted). */
+static void await_live(struct CUstream_st *s)
+{
+	while (s->head && !s->ctx->fault) {
+		pthread_mutex_unlock(&mu);
+		struct timespec ts = {0, 5000};
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&mu);
+	}
+}
+
 /* ---- initialisation, devices, contexts ---- */
 
 CUresult cuInit(unsigned int flags)
@@ -360,8 +593,11 @@ CUresult cuCtxSynchronize(void)
 	if (!cur) RET(E_INVALID_CONTEXT, "cuCtxSynchronize -> INVALID_CONTEXT");
 	sync_legacy(cur);
 	for (int i = 0; i < 1024; i++)
-		if (streams[i] && streams[i]->ctx == cur)
+		if (streams[i] && streams[i]->ctx == cur && !streams[i]->live)
 			drain(cur, streams[i]);
+	for (int i = 0; i < 1024; i++)
+		if (streams[i] && streams[i]->ctx == cur && streams[i]->live && !streams[i]->dead)
+			await_live(streams[i]);
 	RET(cur->fault, "cuCtxSynchronize() ctx %d -> %d", cur->dev, cur->fault);
 }
 
@@ -450,9 +686,42 @@ CUresult cuMemFreeHost(void *p)
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {
 	LOCK;
+	struct alloc *r = find((uintptr_t)p, MEM_REG);
+	if (r) {
+		if (!(r->flags & 2)) RET(E_INVALID_VALUE, "cuMemHostGetDevicePointer_v2(%p) -> INVALID_VALUE (registered without DEVICEMAP)", p);
+		*d = (uintptr_t)p + REG_ALIAS;
+		RET(OK, "cuMemHostGetDevicePointer_v2(%p, %p, %u) -> %#llx (registered)", (void *)d, p, flags, *d);
+	}
 	if (!find((uintptr_t)p, MEM_HOST)) RET(E_INVALID_VALUE, "cuMemHostGetDevicePointer_v2(%p) -> INVALID_VALUE", p);
 	*d = (uintptr_t)p;
 	RET(OK, "cuMemHostGetDevicePointer_v2(%p, %p, %u) -> %#llx", (void *)d, p, flags, *d);
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+	LOCK;
+	if (!p || !n) RET(E_INVALID_VALUE, "cuMemHostRegister_v2(%p, %zu, %#x) -> INVALID_VALUE", p, n, flags);
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].kind == MEM_REG && (uintptr_t)p < (uintptr_t)allocs[i].p + allocs[i].n &&
+		    (uintptr_t)allocs[i].p < (uintptr_t)p + n)
+			RET(E_ALREADY_REGISTERED, "cuMemHostRegister_v2(%p, %zu, %#x) -> HOST_MEMORY_ALREADY_REGISTERED", p, n, flags);
+	struct alloc *a = slot();
+	if (!a) RET(2, "cuMemHostRegister_v2(%zu) -> OUT_OF_MEMORY", n);
+	a->kind = MEM_REG, a->p = p, a->n = n, a->ctx = cur, a->flags = flags;
+	RET(OK, "cuMemHostRegister_v2(%p, %zu, %#x) -> 0", p, n, flags);
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+	LOCK;
+	struct alloc *a = find((uintptr_t)p, MEM_REG);
+	if (!a || a->p != p) RET(E_NOT_REGISTERED, "cuMemHostUnregister(%p) -> HOST_MEMORY_NOT_REGISTERED", p);
+	int pending = 0;
+	for (int i = 0; i < 1024; i++)
+		if (streams[i] && streams[i]->live && streams[i]->head)
+			pending++;
+	a->kind = 0;
+	RET(OK, "cuMemHostUnregister(%p) -> 0 (%d live streams with work queued)", p, pending);
 }
 
 /* ---- streams and events ---- */
@@ -473,6 +742,13 @@ CUresult cuStreamDestroy_v2(CUstream hs)
 {
 	LOCK;
 	struct CUstream_st *s = (struct CUstream_st *)hs;
+	if (s->live) {
+		/* As cuda.h says: the call returns at once, the work already queued still runs and
+		 * the stream goes once it is done (the device thread frees it). */
+		int pending = s->head != NULL;
+		s->dead = 1;
+		RET(OK, "cuStreamDestroy_v2(%p) -> 0 (live, %s)", (void *)hs, pending ? "work still queued" : "idle");
+	}
 	for (int i = 0; i < 1024; i++)
 		if (streams[i] == s) streams[i] = NULL;
 	drain(s->ctx, s);
@@ -485,6 +761,10 @@ CUresult cuStreamSynchronize(CUstream hs)
 	LOCK;
 	struct CUstream_st *s = stream_of(hs);
 	if (!s) RET(E_INVALID_CONTEXT, "cuStreamSynchronize(%p) -> INVALID_CONTEXT", (void *)hs);
+	if (s->live) {
+		await_live(s);
+		RET(s->ctx->fault, "cuStreamSynchronize(%p) ctx %d (live) -> %d", (void *)hs, s->ctx->dev, s->ctx->fault);
+	}
 	if (s == &s->ctx->legacy || !(s->flags & 1))
 		sync_legacy(s->ctx);
 	drain(s->ctx, s);
@@ -524,6 +804,17 @@ CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 	if (!a->done || !b->done) RET(E_NOT_READY, "cuEventElapsedTime -> NOT_READY");
 	*ms = (float)((double)(b->t - a->t) / 1e6);
 	RET(OK, "cuEventElapsedTime(%p, %p, %p) -> %.6f ms", (void *)ms, (void *)a, (void *)b, *ms);
+}
+
+CUresult cuStreamWaitValue32_v2(CUstream hs, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+	LOCK;
+	struct CUstream_st *s = stream_of(hs);
+	if (!s || flags > 1 || !hostp(addr, 4))
+		RET(E_INVALID_VALUE, "cuStreamWaitValue32_v2(%p, %#llx, %u, %u) -> INVALID_VALUE", (void *)hs, addr, value, flags);
+	enqueue(s, OP_WAIT, addr, flags, value, NULL);
+	go_live(s);
+	RET(OK, "cuStreamWaitValue32_v2(%p, %#llx, %u, %u) -> 0", (void *)hs, addr, value, flags);
 }
 
 /* ---- copies ---- */
@@ -610,13 +901,14 @@ static CUresult load_module(const char *call, CUmodule *m, const void *image, ch
 			snprintf(errlog, errlen, "stand-in: PTX JIT compiler library not found (libnvidia-ptxjitcompiler.so.1)");
 		RET(E_JIT_NOT_FOUND, "%s -> JIT_COMPILER_NOT_FOUND", call);
 	}
-	if (!strstr(ptx, ".version") || !strstr(ptx, ".entry spin(") || !strstr(ptx, ".entry copy_sm(")) {
+	if (!strstr(ptx, ".version") || !strstr(ptx, ".entry ")) {
 		if (errlog && errlen)
-			snprintf(errlog, errlen, "stand-in: PTX without .version or the spin and copy_sm entries");
+			snprintf(errlog, errlen, "stand-in: PTX without .version or an .entry");
 		RET(E_INVALID_IMAGE, "%s -> INVALID_IMAGE", call);
 	}
 	*m = calloc(1, sizeof(struct CUmod_st));
 	(*m)->loaded = 1;
+	(*m)->ptx = strdup(ptx);
 	RET(OK, "%s(%p, %zu bytes of PTX) ctx %d -> %p", call, (void *)m, strlen(ptx), cur->dev, (void *)*m);
 }
 
@@ -645,6 +937,8 @@ CUresult cuModuleUnload(CUmodule m)
 {
 	LOCK;
 	logf_("cuModuleUnload(%p) -> 0", (void *)m);
+	if (m)
+		free(m->ptx);
 	free(m);
 	pthread_mutex_unlock(&mu);
 	return OK;
@@ -654,9 +948,14 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
 	LOCK;
 	if (!m || !m->loaded) RET(E_INVALID_HANDLE, "cuModuleGetFunction(%s) -> INVALID_HANDLE", name);
-	if (!strcmp(name, "spin")) *f = &spin_fn;
-	else if (!strcmp(name, "copy_sm")) *f = &copy_fn;
-	else RET(E_NOT_FOUND, "cuModuleGetFunction(%s) -> NOT_FOUND", name);
+	/* A kernel the module's PTX defines and the stand-in knows how to run. */
+	char entry[80];
+	snprintf(entry, sizeof entry, ".entry %s(", name);
+	*f = NULL;
+	for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+		if (!strcmp(name, kernels[i].name) && strstr(m->ptx, entry))
+			*f = &kernels[i];
+	if (!*f) RET(E_NOT_FOUND, "cuModuleGetFunction(%s) -> NOT_FOUND", name);
 	RET(OK, "cuModuleGetFunction(%p, %p, \"%s\") -> %p", (void *)f, (void *)m, name, (void *)*f);
 }
 
@@ -666,9 +965,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 	LOCK;
 	struct CUstream_st *s = stream_of(hs);
 	if (!s || !f || !params) RET(E_INVALID_VALUE, "cuLaunchKernel -> INVALID_VALUE");
-	unsigned long long a = *(unsigned long long *)params[0], b = *(unsigned long long *)params[1],
-			   c = *(unsigned long long *)params[2];
-	enqueue(s, f == &spin_fn ? OP_SPIN : OP_KCOPY, a, b, c, NULL);
+	unsigned long long p[8] = {0};
+	for (int i = 0; i < f->nparams; i++)
+		p[i] = *(unsigned long long *)params[i];
+	unsigned long long a = p[0], b = p[1], c = p[2];
+	enqueue(s, f->op, a, b, c, NULL);
+	memcpy(s->tail->p, p, sizeof p);
+	if (f->op != OP_SPIN && f->op != OP_KCOPY)
+		go_live(s);
 	RET(OK, "cuLaunchKernel(%s, grid %u,%u,%u, block %u,%u,%u, shmem %u, %p, args %#llx %#llx %llu, extra %p) -> 0",
 	    f->name, gx, gy, gz, bx, by, bz, shmem, (void *)hs, a, b, c, (void *)extra);
 }
@@ -691,6 +995,8 @@ static const char *names[][3] = {
 	{"700", "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 	{"704", "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
 	{"711", "CUDA_ERROR_TOO_MANY_PEERS", "peer mapping resources exhausted"},
+	{"712", "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	{"713", "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
 	{"801", "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
 };
 
