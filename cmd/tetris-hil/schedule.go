@@ -25,6 +25,9 @@ type planFlags struct {
 	fabric              string
 	rnbMapping          string
 	opts                schedules.Options
+	// wearList makes --wear-weight a comma-separated list (sweep's axis) held in wearWeights.
+	wearList    bool
+	wearWeights string
 }
 
 func (p *planFlags) register(fs *pflag.FlagSet) {
@@ -42,7 +45,11 @@ func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
 	fs.StringVar(&p.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
-	fs.Float64Var(&p.opts.WearWeight, "wear-weight", 0, "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published")
+	if p.wearList {
+		fs.StringVar(&p.wearWeights, "wear-weight", "0", "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published. A list (0,1,4) is an axis: every algorithm plans at the first weight, tetris and tetris-wear again at each further one, as tetris@w1, tetris@w4")
+	} else {
+		fs.Float64Var(&p.opts.WearWeight, "wear-weight", 0, "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published")
+	}
 	fs.BoolVar(&p.opts.WearBalance, "wear-balance", false, "Tetris with --wear-weight: scale each switch's charge by its changes so far, sparing the most-changed switches")
 }
 

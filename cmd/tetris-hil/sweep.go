@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +65,9 @@ Per cell and per baseline it reports the ratio of the baseline's summed completi
 reference's (tetris): above 1, Tetris finishes the pass faster.
 
 Files written to --out:
-  sweep.csv                          one row per (bandwidth, α_r, algorithm)
+  sweep.csv                          one row per (bandwidth, α_r, algorithm), with the switch
+                                     state changes over the pass (state_changes) and those of
+                                     the most-changed switch (state_changes_max)
   speedup-<algo>.svg, .png           heatmap per baseline: rows bandwidth, columns α_r
   completion-vs-lower-bound.svg, .png  per-matrix completion / lower bound at 800Gbps, 10us
                                        (or the nearest cell of the grid)
@@ -77,6 +82,11 @@ cell's α_r then only sets what the schedulers plan with, and the lower bounds u
 --fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
 every cell, as in emulate.
 
+Switch wear (Tetris §5): --wear-weight 0,1,4 is an axis. Every algorithm plans at the first weight;
+tetris (and tetris-wear, when swept) plan again at each further one, as the algorithms tetris@w1,
+tetris@w4 of every cell, with their own heatmaps and CSV rows: completion against state changes
+per weight and cell, beside the baselines.
+
 The work runs on --jobs workers (default: every core). Finished runs are kept in --out as they
 complete (` + sweep.PartialName + `): after Ctrl-C or a crash, --resume continues where the sweep
 stopped (it checks that the inputs' hashes, the grid and the models are the same), and the
@@ -85,6 +95,7 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
   tetris-hil sweep --demand examples/trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
   tetris-hil sweep --demand examples/trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
   tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
+  tetris-hil sweep --algo tetris,bvn,sunflow --wear-weight 0,1,4 --bandwidth 800Gbps --reconfig 10ns,10us,1ms --out wear/
   tetris-hil sweep --out sweep/ --resume                 # continue after Ctrl-C
   tetris-hil sweep --shard 0/2 --out shard-0/ && tetris-hil sweep --shard 1/2 --out shard-1/ && tetris-hil sweep merge shard-*/ --out merged/`,
 		Args: exactArgs(0),
@@ -100,6 +111,7 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.maxMemory.register(fs)
+	f.plan.wearList = true
 	f.plan.registerShape(fs)
 	f.models.register(fs)
 	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted sweep kept in --out ("+sweep.PartialName+"; same inputs and grid)")
@@ -152,6 +164,9 @@ func (f *sweepFlags) config(ctx context.Context) (sweep.Config, error) {
 	if cfg.Plan, err = f.plan.shape(); err != nil {
 		return cfg, err
 	}
+	if cfg.WearWeights, err = f.wearWeights(cfg.Algorithms); err != nil {
+		return cfg, err
+	}
 	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
 	m := f.models
 	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" || m.timingChanged() {
@@ -175,6 +190,30 @@ func (f *sweepFlags) config(ctx context.Context) (sweep.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// wearWeights parses --wear-weight: one weight (every algorithm plans at it, as before the axis)
+// or the axis (sweep.Config.WearWeights).
+func (f *sweepFlags) wearWeights(algos []string) ([]float64, error) {
+	ws, err := parseList("wear-weight", f.plan.wearWeights, func(s string) (float64, error) {
+		w, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(w >= 0) || math.IsInf(w, 0) {
+			return 0, fmt.Errorf("want a non-negative, finite weight")
+		}
+		return w, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		if slices.Index(ws, w) != i {
+			return nil, usagef("--wear-weight %q: %g is listed twice", f.plan.wearWeights, w)
+		}
+	}
+	if len(ws) > 1 && !slices.ContainsFunc(algos, func(a string) bool { return slices.Contains(sweep.WearAlgorithms, a) }) {
+		return nil, usagef("--wear-weight %q: the axis needs tetris or tetris-wear among --algo %q", f.plan.wearWeights, f.algo)
+	}
+	return ws, nil
 }
 
 // checkFlags checks the flags that need no parsing, and the output directory.
@@ -249,7 +288,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
+	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Names())
 	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
 		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Int("units_kept", len(part.Results)).Msg("sweep")
 	var finish func()

@@ -50,7 +50,7 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	cells := len(cfg.Bandwidths) * len(cfg.Reconfigs)
 	units := cells * len(demands)
 	lo, hi := sh.Index*units/sh.Count, (sh.Index+1)*units/sh.Count
-	total := (hi - lo) * len(cfg.Algorithms)
+	total := (hi - lo) * len(cfg.Names())
 	logger.Info().Str("shard", sh.String()).Int("units", hi-lo).Int("of", units).Int("runs", total).
 		Int("jobs", cfg.Jobs).Msg("sweep shard")
 	var finish func()

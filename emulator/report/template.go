@@ -89,7 +89,11 @@ Rows are transmitters and switches; bars are circuits (transmitting) and reconfi
 {{if or .Sweeps .Heatmaps}}<h2>Bandwidth × α_r sweep</h2>
 {{range .Sweeps}}<p>{{.Matrices}} matrices, algorithms {{range $i, $a := .Algorithms}}{{if $i}}, {{end}}{{$a}}{{end}} (speedups over {{.Reference}});
 bandwidths {{range $i, $b := .Bandwidths}}{{if $i}}, {{end}}{{bw $b}}{{end}}; α_r {{range $i, $r := .Reconfigs}}{{if $i}}, {{end}}{{secs $r}}{{end}};
-{{.TransferModel}}; {{.ReconfigModel}} (manifest <code>{{.Path}}</code>). As Tetris Figures 8 and 10.</p>{{end}}
+{{.TransferModel}}; {{.ReconfigModel}} (manifest <code>{{.Path}}</code>). As Tetris Figures 8 and 10.</p>
+{{if .Wear}}<details><summary>Switch state changes over the pass ({{len .Wear}} rows{{if .WearWeights}}; wear weights {{range $i, $w := .WearWeights}}{{if $i}}, {{end}}{{$w}}{{end}}: tetris@wW is Tetris planned at weight W{{end}}; switch wear, Tetris §5)</summary>
+<table><tr><th>bandwidth</th><th>α_r</th><th>algorithm</th><th>completion / bound</th><th>state changes</th><th>most on one switch</th></tr>
+{{range .Wear}}<tr><td>{{.Bandwidth}}</td><td>{{.Reconfig}}</td><td>{{.Algorithm}}</td><td>{{.OverBound}}</td><td>{{.Changes}}</td><td>{{.Most}}</td></tr>
+{{end}}</table></details>{{end}}{{end}}
 <div class="grid">{{range .Heatmaps}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code>{{if .Command}} · reproduce: <code>{{.Command}}</code>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
 

@@ -44,9 +44,12 @@ type Manifest struct {
 	RNBMapping string             `json:"rnb_mapping,omitempty"`
 	// Fabric (when not Beneš) and Ablations (the Tetris ablations and Sunflow's order that are
 	// on) are written when set.
-	Fabric      string   `json:"fabric,omitempty"`
-	Ablations   []string `json:"ablations,omitempty"`
-	ResultsFile string   `json:"results"`
+	Fabric    string   `json:"fabric,omitempty"`
+	Ablations []string `json:"ablations,omitempty"`
+	// WearWeights are the wear weights planned at (Config.WearWeights, or the one
+	// Plan.WearWeight), written when one is not zero or there are several.
+	WearWeights []float64 `json:"wear_weights,omitempty"`
+	ResultsFile string    `json:"results"`
 	// Shards, written by sweep merge, lists the shards the results were joined from.
 	Shards []ShardSource `json:"shards,omitempty"`
 	// Complete is false from the moment WriteFiles starts until every file beside the manifest
@@ -76,10 +79,17 @@ func NewManifest(res *Result, cfg Config, tool string, inputs []provenance.Input
 		on   bool
 		name string
 	}{{cfg.Plan.NoPartial, "no-partial"}, {cfg.Plan.NaiveRouting, "naive-routing"},
-		{cfg.Plan.NoDegreeCoverage, "no-degree-coverage"}, {cfg.Plan.SunflowBySize, "sunflow-by-size"}} {
+		{cfg.Plan.NoDegreeCoverage, "no-degree-coverage"}, {cfg.Plan.SunflowBySize, "sunflow-by-size"},
+		{cfg.Plan.WearBalance, "wear-balance"}} {
 		if a.on {
 			m.Ablations = append(m.Ablations, a.name)
 		}
+	}
+	switch {
+	case len(cfg.WearWeights) > 1 || len(cfg.WearWeights) == 1 && cfg.WearWeights[0] != 0:
+		m.WearWeights = cfg.WearWeights
+	case len(cfg.WearWeights) == 0 && cfg.Plan.WearWeight != 0:
+		m.WearWeights = []float64{cfg.Plan.WearWeight}
 	}
 	return m
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -88,13 +89,53 @@ type ShardFile struct {
 }
 
 // UnitFile is one matrix in one cell: its lower bound and every algorithm's completion, in
-// seconds, in the manifest's algorithm order.
+// seconds, in the manifest's algorithm order, and (absent in files written before they were
+// recorded) every algorithm's switch state changes, in total and per switch as
+// [stage, index, count] of the switches that changed.
 type UnitFile struct {
-	Bandwidth   int       `json:"bandwidth_index"`
-	Reconfig    int       `json:"reconfig_index"`
-	Matrix      int       `json:"matrix"`
-	LowerBound  float64   `json:"lower_bound_seconds"`
-	Completions []float64 `json:"completion_seconds"`
+	Bandwidth             int                      `json:"bandwidth_index"`
+	Reconfig              int                      `json:"reconfig_index"`
+	Matrix                int                      `json:"matrix"`
+	LowerBound            float64                  `json:"lower_bound_seconds"`
+	Completions           []float64                `json:"completion_seconds"`
+	StateChanges          []int                    `json:"state_changes,omitempty"`
+	StateChangesPerSwitch [][]emulator.SwitchCount `json:"state_changes_per_switch,omitempty"`
+}
+
+// file is u as unit (bandwidth b, α_r r, matrix m) of a shard file.
+func (u unitResult) file(b, r, m int) UnitFile {
+	return UnitFile{Bandwidth: b, Reconfig: r, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions,
+		StateChanges: u.changes, StateChangesPerSwitch: u.perSwitch}
+}
+
+// unit is the unit a shard file's entry holds.
+func (u *UnitFile) unit() unitResult {
+	return unitResult{lowerBound: u.LowerBound, completions: u.Completions, changes: u.StateChanges, perSwitch: u.StateChangesPerSwitch}
+}
+
+// checkChanges holds an entry's state changes (when it has them) to what a run writes: one total
+// and one list per algorithm, every count positive, each list summing to its total.
+func (u *UnitFile) checkChanges(k int) error {
+	if u.StateChanges == nil && u.StateChangesPerSwitch == nil {
+		return nil
+	}
+	if len(u.StateChanges) != len(u.Completions) || len(u.StateChangesPerSwitch) != len(u.Completions) {
+		return fmt.Errorf("results[%d]: fields state_changes and state_changes_per_switch: %d and %d entries for %d completions",
+			k, len(u.StateChanges), len(u.StateChangesPerSwitch), len(u.Completions))
+	}
+	for a, total := range u.StateChanges {
+		sum := 0
+		for _, c := range u.StateChangesPerSwitch[a] {
+			if c.Count < 1 || c.Count > MaxUnits || c.Stage < -1 || c.Index < 0 {
+				return fmt.Errorf("results[%d].state_changes_per_switch[%d]: [%d, %d, %d] is not a switch that changed", k, a, c.Stage, c.Index, c.Count)
+			}
+			sum += c.Count
+		}
+		if total < 0 || sum != total {
+			return fmt.Errorf("results[%d].state_changes[%d]: %d, but its switches' changes sum to %d", k, a, total, sum)
+		}
+	}
+	return nil
 }
 
 // ShardSource is one merged shard in the merged manifest.
@@ -148,14 +189,14 @@ func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh S
 	if err != nil {
 		return nil, err
 	}
-	skeleton := &Result{Algorithms: cfg.Algorithms, Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
+	skeleton := &Result{Algorithms: cfg.Names(), Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
 		Reconfigs: cfg.Reconfigs, Matrices: nm}
 	sf := &ShardFile{Version: ShardVersion, Shard: sh.Index, Shards: sh.Count, Units: total, FirstUnit: lo,
 		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
 		Results: make([]UnitFile, len(us))}
 	for k, u := range us {
 		c, m := (lo+k)/nm, (lo+k)%nm
-		sf.Results[k] = UnitFile{Bandwidth: c / nr, Reconfig: c % nr, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions}
+		sf.Results[k] = u.file(c/nr, c%nr, m)
 	}
 	return sf, nil
 }
@@ -226,6 +267,9 @@ func (sf *ShardFile) check(partial bool) error {
 	}
 	bounded := strings.HasPrefix(sf.Manifest.Transfer, "bandwidth")
 	for k, u := range sf.Results {
+		if err := u.checkChanges(k); err != nil {
+			return err
+		}
 		if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].lower_bound_seconds", k), u.LowerBound); err != nil {
 			return err
 		}
@@ -333,7 +377,7 @@ func merge(shards []*ShardFile) (*Result, *Manifest, error) {
 				return nil, nil, fmt.Errorf("sweep merge: %s: result %d (bandwidth %d, α_r %d, matrix %d, %d completions) is not unit %d (bandwidth %d, α_r %d, matrix %d, %d algorithms)",
 					sf.Path, k, u.Bandwidth, u.Reconfig, u.Matrix, len(u.Completions), at, c/nr, c%nr, m, na)
 			}
-			us[at] = unitResult{lowerBound: u.LowerBound, completions: u.Completions}
+			us[at] = u.unit()
 		}
 	}
 	cfg := Config{Algorithms: mf.Algorithms, Reference: mf.Reference, Bandwidths: mf.Bandwidths, Reconfigs: mf.Reconfigs}
