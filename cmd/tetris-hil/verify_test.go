@@ -154,10 +154,12 @@ func TestVerifyTimelineHostileRecords(t *testing.T) {
 	if out, code, err := cli(t, "schedule", "--algo", "tetris", "--demand", csv, "-o", other); code != 0 {
 		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
 	}
+	// The first switch change of the timeline is on line 203: after the record's head, its result
+	// and its per-switch state changes (six switches, five lines each as MarshalIndent writes them).
 	for _, c := range []struct {
 		name, from, to, schedule, want string
 	}{
-		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `: line 170, column 11: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
+		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `: line 203, column 11: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
 		{"unknown field", `"circuit": 1,`, `"circuit": 1, "colour": "red",`, sched, `field timeline.circuits[1].colour: unknown field`},
 		{"version 99", `"version": 2`, `"version": 99`, sched, `field version = 99: not supported`},
 		{"trailing", "\n}\n", "\n}\n]]]\n", sched, `data after the JSON value`},
