@@ -230,6 +230,7 @@ func TestVerifyTenantsRejectsPlantedCrossing(t *testing.T) {
 	if code != 1 || !strings.Contains(err.Error(), "invalid") {
 		t.Fatalf("planted turn under strict: exit %d (%v), want 1\n%s", code, err, out)
 	}
+	t.Logf("planted turn:\n%s", out)
 	if !regexpMatch(`tenant: circuit 0: \d+→\d+ \(tenant 0-3\) uses switch \d+:\d+ lane \d→\d, outside its strict allocation`, out) {
 		t.Errorf("planted turn: the violation does not name circuit 0, its tenant and the switch:\n%s", out)
 	}
