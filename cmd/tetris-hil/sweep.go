@@ -50,6 +50,8 @@ type sweepFlags struct {
 	shard      string
 	resume     bool
 	overwrite  bool
+	// tenants makes the sweep multi-tenant (--tenants, --allocation as a list, --fabric-ports).
+	tenants tenantFlags
 }
 
 func newSweepCmd() *cobra.Command {
@@ -87,6 +89,12 @@ tetris (and tetris-wear, when swept) plan again at each further one, as the algo
 tetris@w4 of every cell, with their own heatmaps and CSV rows: completion against state changes
 per weight and cell, beside the baselines.
 
+Tenants (Tetris §5): --tenants "0-3=a.csv,4-7=b.csv" sweeps several jobs sharing one fabric
+(matrix k of each file runs together) under each --allocation (shared,centre,strict): every
+algorithm runs under every allocation, as the algorithms tetris@shared, bvn@strict, …, ratios over
+the reference under the first allocation, and the CSV adds each tenant's completion sum
+(tenant_0-3_completion_sum_seconds).
+
 The work runs on --jobs workers (default: every core). Finished runs are kept in --out as they
 complete (` + sweep.PartialName + `): after Ctrl-C or a crash, --resume continues where the sweep
 stopped (it checks that the inputs' hashes, the grid and the models are the same), and the
@@ -96,6 +104,7 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
   tetris-hil sweep --demand examples/trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
   tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
   tetris-hil sweep --algo tetris,bvn,sunflow --wear-weight 0,1,4 --bandwidth 800Gbps --reconfig 10ns,10us,1ms --out wear/
+  tetris-hil sweep --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --fabric-ports 16 --allocation shared,strict --algo tetris,bvn,maxweight --out tenants/
   tetris-hil sweep --out sweep/ --resume                 # continue after Ctrl-C
   tetris-hil sweep --shard 0/2 --out shard-0/ && tetris-hil sweep --shard 1/2 --out shard-1/ && tetris-hil sweep merge shard-*/ --out merged/`,
 		Args: exactArgs(0),
@@ -117,7 +126,77 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
 	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted sweep kept in --out ("+sweep.PartialName+"; same inputs and grid)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding an interrupted sweep kept in --out")
 	registerSweepShard(cmd, f)
+	fs.StringVar(&f.tenants.spec, "tenants", "", `a multi-tenant sweep (Tetris §5): tenants sharing the fabric, "PORTS=FILE,…" (e.g. "0-3=a.csv,4-7=b.csv"), each file's matrices that tenant's demands (matrix k of each runs together), instead of --demand`)
+	fs.StringVar(&f.tenants.allocation, "allocation", "shared,centre,strict", "with --tenants: the allocations to sweep, comma-separated (shared, centre, strict); each algorithm runs under each, as ALGO@ALLOCATION")
+	fs.IntVar(&f.tenants.fabricPorts, "fabric-ports", 0, "with --tenants: the fabric's size (a power of two; default: the smallest that holds every tenant)")
 	return cmd
+}
+
+// sweepDemands are the matrices to sweep and the inputs they come from: --demand's, or with
+// --tenants their joint matrices (each tenant's matrix k on its ports of the fabric), the
+// tenants and allocations then set in cfg.
+func (f *sweepFlags) sweepDemands(cmd *cobra.Command, cfg *sweep.Config) ([]*schedules.Demand, [][2]string, error) {
+	if f.tenants.spec == "" {
+		for _, name := range []string{"allocation", "fabric-ports"} {
+			if cmd.Flags().Changed(name) {
+				return nil, nil, usagef("--%s: only with --tenants", name)
+			}
+		}
+		named, err := f.demand.load(cmd.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		demands := make([]*schedules.Demand, len(named))
+		for i, nd := range named {
+			demands[i] = nd.Demand
+		}
+		return demands, [][2]string{{"demand", f.demand.path}}, nil
+	}
+	for _, name := range []string{"demand", "max-memory"} {
+		if cmd.Flags().Changed(name) {
+			return nil, nil, usagef("--%s: not with --tenants", name)
+		}
+	}
+	cfg.MaxMemory = 0 // tenants' runs are not gated (sweep.Config.Tenants)
+	if cfg.Algorithms = without(cfg.Algorithms, "snb"); f.algo != "all" && len(cfg.Algorithms) < len(strings.Split(f.algo, ",")) {
+		return nil, nil, usagef("--algo %q: snb plans on the crossbar, which has no tenant allocations", f.algo)
+	}
+	for _, a := range strings.Split(f.tenants.allocation, ",") {
+		al, err := schedules.ParseAllocation(strings.TrimSpace(a))
+		if err != nil {
+			return nil, nil, usagef("--allocation %q: %v", f.tenants.allocation, err)
+		}
+		cfg.Allocations = append(cfg.Allocations, al)
+	}
+	ins, err := parseTenants(cmd.Context(), f.tenants.spec, f.demand)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := f.tenants.fabricFor(ins)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := 1
+	var files [][2]string
+	for _, in := range ins {
+		runs = max(runs, len(in.ms))
+		cfg.Tenants = append(cfg.Tenants, in.block)
+		files = append(files, [2]string{"tenant " + in.block.String(), in.file})
+	}
+	demands := make([]*schedules.Demand, runs)
+	for k := range runs {
+		d := schedules.NewDemand(n)
+		for _, in := range ins {
+			m := in.ms[min(k, len(in.ms)-1)].Demand
+			for i := range in.block.Size {
+				for j := range in.block.Size {
+					d.Bytes[in.block.Lo+i][in.block.Lo+j] = m.At(i, j)
+				}
+			}
+		}
+		demands[k] = d
+	}
+	return demands, files, nil
 }
 
 // parseList splits a comma-separated flag value and parses each element; errors name the flag
@@ -265,21 +344,17 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if f.shard != "" {
 		return runSweepShard(cmd, f, cfg)
 	}
-	named, err := f.demand.load(cmd.Context())
+	demands, inputFiles, err := f.sweepDemands(cmd, &cfg)
 	if err != nil {
 		return err
-	}
-	demands := make([]*schedules.Demand, len(named))
-	for i, nd := range named {
-		demands[i] = nd.Demand
 	}
 	lock, err := claimOutDir(cmd, "out", f.out)
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
-		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})
+	inputs, err := describeInputs(append(inputFiles, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})...)
 	if err != nil {
 		return err
 	}

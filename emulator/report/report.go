@@ -122,6 +122,8 @@ type Sweep struct {
 	TransferModel string             `json:"transfer_model"`
 	ReconfigModel string             `json:"reconfig_model"`
 	WearWeights   []float64          `json:"wear_weights"`
+	Tenants       []string           `json:"tenants"`
+	Allocations   []string           `json:"allocations"`
 	ResultsFile   string             `json:"results"`
 	Path          string             `json:"-"`
 	// Wear is the switch state changes of sweep.csv's rows, where its columns hold them.
@@ -135,6 +137,9 @@ type SweepWear struct {
 	Bandwidth, Reconfig, Algorithm string
 	OverBound                      string
 	Changes, Most                  string
+	// Tenants are, in a multi-tenant sweep, each tenant's completion over the pass in ms (the
+	// algorithm is then algorithm@allocation).
+	Tenants []string
 }
 
 // figure is one embedded image.
@@ -281,7 +286,7 @@ func build(dir string) (*page, error) {
 				return nil, err
 			}
 			s.Path = rel
-			if s.Wear, err = readSweepWear(filepath.Join(filepath.Dir(path), s.ResultsFile)); err != nil {
+			if s.Wear, err = readSweepWear(filepath.Join(filepath.Dir(path), s.ResultsFile), s.Tenants); err != nil {
 				return nil, err
 			}
 			p.Sweeps = append(p.Sweeps, s)
@@ -416,7 +421,7 @@ func readSweep(path string) (*Sweep, error) {
 // readSweepWear reads the state-change columns of a sweep's CSV: none when the file is absent
 // or written before the columns were (their rows have no state_changes column), or when no row
 // has counts (results merged from files that did not record them).
-func readSweepWear(path string) ([]SweepWear, error) {
+func readSweepWear(path string, tenants []string) ([]SweepWear, error) {
 	if filepath.Base(path) != "sweep.csv" {
 		return nil, nil
 	}
@@ -450,6 +455,17 @@ func readSweepWear(path string) ([]SweepWear, error) {
 			OverBound: r[col["completion_over_lower_bound"]], Changes: r[col["state_changes"]], Most: r[col["state_changes_max"]]}
 		if v, err := strconv.ParseFloat(w.OverBound, 64); err == nil {
 			w.OverBound = strconv.FormatFloat(v, 'f', 3, 64)
+		}
+		for _, t := range tenants {
+			k, ok := col["tenant_"+t+"_completion_sum_seconds"]
+			if !ok {
+				return nil, fmt.Errorf("%s: no column tenant_%s_completion_sum_seconds for the manifest's tenant %s", path, t, t)
+			}
+			v, err := strconv.ParseFloat(r[k], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: column tenant_%s_completion_sum_seconds: %q is not a number", path, t, r[k])
+			}
+			w.Tenants = append(w.Tenants, strconv.FormatFloat(v*1e3, 'f', 4, 64))
 		}
 		known = known || w.Changes != ""
 		out = append(out, w)

@@ -49,7 +49,10 @@ type Manifest struct {
 	// WearWeights are the wear weights planned at (Config.WearWeights, or the one
 	// Plan.WearWeight), written when one is not zero or there are several.
 	WearWeights []float64 `json:"wear_weights,omitempty"`
-	ResultsFile string    `json:"results"`
+	// Tenants (their ports, "0-3") and Allocations are a multi-tenant sweep's (Config.Tenants).
+	Tenants     []string `json:"tenants,omitempty"`
+	Allocations []string `json:"allocations,omitempty"`
+	ResultsFile string   `json:"results"`
 	// Shards, written by sweep merge, lists the shards the results were joined from.
 	Shards []ShardSource `json:"shards,omitempty"`
 	// Complete is false from the moment WriteFiles starts until every file beside the manifest
@@ -84,6 +87,10 @@ func NewManifest(res *Result, cfg Config, tool string, inputs []provenance.Input
 		if a.on {
 			m.Ablations = append(m.Ablations, a.name)
 		}
+	}
+	m.Tenants = res.Tenants
+	for _, a := range cfg.Allocations {
+		m.Allocations = append(m.Allocations, string(a))
 	}
 	switch {
 	case len(cfg.WearWeights) > 1 || len(cfg.WearWeights) == 1 && cfg.WearWeights[0] != 0:

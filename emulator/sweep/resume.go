@@ -31,8 +31,7 @@ func NewPartial(demands []*schedules.Demand, cfg Config, tool string, inputs []p
 	if err := cfg.check(demands); err != nil {
 		return nil, err
 	}
-	skeleton := &Result{Algorithms: cfg.Names(), Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
-		Reconfigs: cfg.Reconfigs, Matrices: len(demands)}
+	skeleton := cfg.skeleton(len(demands))
 	return &ShardFile{Version: ShardVersion, Shard: 0, Shards: 1, Units: cfg.units(len(demands)), FirstUnit: 0,
 		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
 		Results: []UnitFile{}}, nil

@@ -100,17 +100,47 @@ type UnitFile struct {
 	Completions           []float64                `json:"completion_seconds"`
 	StateChanges          []int                    `json:"state_changes,omitempty"`
 	StateChangesPerSwitch [][]emulator.SwitchCount `json:"state_changes_per_switch,omitempty"`
+	// TenantCompletions are, in a multi-tenant sweep, every algorithm's tenants' completions,
+	// in the manifest's tenant order.
+	TenantCompletions [][]float64 `json:"tenant_completion_seconds,omitempty"`
 }
 
 // file is u as unit (bandwidth b, α_r r, matrix m) of a shard file.
 func (u unitResult) file(b, r, m int) UnitFile {
 	return UnitFile{Bandwidth: b, Reconfig: r, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions,
-		StateChanges: u.changes, StateChangesPerSwitch: u.perSwitch}
+		StateChanges: u.changes, StateChangesPerSwitch: u.perSwitch, TenantCompletions: u.tenants}
 }
 
 // unit is the unit a shard file's entry holds.
 func (u *UnitFile) unit() unitResult {
-	return unitResult{lowerBound: u.LowerBound, completions: u.Completions, changes: u.StateChanges, perSwitch: u.StateChangesPerSwitch}
+	return unitResult{lowerBound: u.LowerBound, completions: u.Completions, changes: u.StateChanges, perSwitch: u.StateChangesPerSwitch,
+		tenants: u.TenantCompletions}
+}
+
+// checkTenantTimes holds an entry's tenants' completions to one per tenant (nt of them) for
+// every algorithm, each a time within the model's limit, none after the fabric's.
+func (u *UnitFile) checkTenantTimes(k, nt int) error {
+	if nt == 0 && u.TenantCompletions == nil {
+		return nil
+	}
+	if len(u.TenantCompletions) != len(u.Completions) {
+		return fmt.Errorf("results[%d]: field tenant_completion_seconds: %d entries for %d completions of %d tenants",
+			k, len(u.TenantCompletions), len(u.Completions), nt)
+	}
+	for a, ts := range u.TenantCompletions {
+		if len(ts) != nt {
+			return fmt.Errorf("results[%d].tenant_completion_seconds[%d]: %d completions for %d tenants", k, a, len(ts), nt)
+		}
+		for i, c := range ts {
+			if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].tenant_completion_seconds[%d][%d]", k, a, i), c); err != nil {
+				return err
+			}
+			if c > u.Completions[a] {
+				return fmt.Errorf("results[%d].tenant_completion_seconds[%d][%d]: %g s is after the fabric's completion of %g s", k, a, i, c, u.Completions[a])
+			}
+		}
+	}
+	return nil
 }
 
 // checkChanges holds an entry's state changes (when it has them) to what a run writes: one total
@@ -189,8 +219,7 @@ func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh S
 	if err != nil {
 		return nil, err
 	}
-	skeleton := &Result{Algorithms: cfg.Names(), Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
-		Reconfigs: cfg.Reconfigs, Matrices: nm}
+	skeleton := cfg.skeleton(nm)
 	sf := &ShardFile{Version: ShardVersion, Shard: sh.Index, Shards: sh.Count, Units: total, FirstUnit: lo,
 		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
 		Results: make([]UnitFile, len(us))}
@@ -268,6 +297,9 @@ func (sf *ShardFile) check(partial bool) error {
 	bounded := strings.HasPrefix(sf.Manifest.Transfer, "bandwidth")
 	for k, u := range sf.Results {
 		if err := u.checkChanges(k); err != nil {
+			return err
+		}
+		if err := u.checkTenantTimes(k, len(sf.Manifest.Tenants)); err != nil {
 			return err
 		}
 		if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].lower_bound_seconds", k), u.LowerBound); err != nil {
@@ -384,7 +416,7 @@ func merge(shards []*ShardFile) (*Result, *Manifest, error) {
 	if !slices.Contains(cfg.Algorithms, cfg.Reference) {
 		return nil, nil, fmt.Errorf("sweep merge: %s: field reference: %q is not among the algorithms %v", first.Path, cfg.Reference, cfg.Algorithms)
 	}
-	res := build(cfg, nm, us)
+	res := buildAs(cfg, mf.Algorithms, mf.Reference, mf.Tenants, nm, us)
 	merged := *mf
 	merged.Inputs = slices.Clone(seen[0].Manifest.Inputs)
 	merged.Shards = nil

@@ -61,6 +61,14 @@ type Config struct {
 	// weight w, as the variants "<name>@w<w>" (tetris@w4) beside the others in every cell, their
 	// ratios taken against the reference at the first weight. One weight is Plan.WearWeight.
 	WearWeights []float64
+	// Tenants, when set, makes the sweep multi-tenant (Tetris §5): every demand matrix is the
+	// joint demand of these tenants on one Beneš fabric of its size (each tenant's demand on
+	// its block of ports, nothing between blocks), and every cell runs each algorithm under each
+	// of Allocations (experiment.RunTenants) as the columns "<algorithm>@<allocation>"
+	// (tetris@strict), with each tenant's completion; ratios are over Reference under the first
+	// allocation. Not with a wear-weight axis, the crossbar or MaxMemory.
+	Tenants     []schedules.Block
+	Allocations []schedules.Allocation
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int
 	// MaxMemory, when positive, limits the estimated memory of the runs under way at once
@@ -76,6 +84,8 @@ type Config struct {
 type Result struct {
 	Algorithms []string
 	Reference  string
+	// Tenants are a multi-tenant sweep's tenants' ports ("0-3"), nil otherwise.
+	Tenants    []string
 	Bandwidths []float64
 	Reconfigs  []float64
 	// Matrices is the number of demand matrices each cell summed over.
@@ -113,6 +123,9 @@ type AlgoResult struct {
 	HasStateChanges bool
 	StateChanges    int
 	StateChangesMax int
+	// Tenants are, in a multi-tenant sweep, each tenant's completion summed over the matrices
+	// (Result.Tenants order); nil otherwise.
+	Tenants []float64
 }
 
 // WearAlgorithms are the registered algorithms whose plans depend on the wear weight: the ones
@@ -125,10 +138,11 @@ func VariantName(name string, w float64) string {
 }
 
 // variant is one planning of an algorithm in a cell: its name in results, the registered
-// scheduler and the wear weight it plans at.
+// scheduler, the wear weight it plans at and, in a multi-tenant sweep, the allocation.
 type variant struct {
 	name, algo string
 	weight     float64
+	alloc      schedules.Allocation
 }
 
 // variants are the columns of every cell: each of cfg.Algorithms at the first wear weight, then,
@@ -139,17 +153,34 @@ func (cfg *Config) variants() []variant {
 		w0 = cfg.WearWeights[0]
 	}
 	var vs []variant
+	if len(cfg.Tenants) > 0 {
+		for _, al := range cfg.Allocations {
+			for _, a := range cfg.Algorithms {
+				vs = append(vs, variant{a + "@" + string(al), a, w0, al})
+			}
+		}
+		return vs
+	}
 	for _, a := range cfg.Algorithms {
-		vs = append(vs, variant{a, a, w0})
+		vs = append(vs, variant{a, a, w0, ""})
 	}
 	for k := 1; k < len(cfg.WearWeights); k++ {
 		for _, a := range cfg.Algorithms {
 			if slices.Contains(WearAlgorithms, a) {
-				vs = append(vs, variant{VariantName(a, cfg.WearWeights[k]), a, cfg.WearWeights[k]})
+				vs = append(vs, variant{VariantName(a, cfg.WearWeights[k]), a, cfg.WearWeights[k], ""})
 			}
 		}
 	}
 	return vs
+}
+
+// refColumn is the column ratios are taken over: Reference, under the first allocation in a
+// multi-tenant sweep.
+func (cfg *Config) refColumn() string {
+	if len(cfg.Tenants) > 0 && len(cfg.Allocations) > 0 {
+		return cfg.Reference + "@" + string(cfg.Allocations[0])
+	}
+	return cfg.Reference
 }
 
 // Names are the columns of every cell (Result.Algorithms): the algorithms, then the variants of
@@ -239,6 +270,9 @@ func (cfg *Config) check(demands []*schedules.Demand) error {
 		if slices.Index(cfg.WearWeights, w) != i {
 			return fmt.Errorf("sweep: wear weight %g is listed twice", w)
 		}
+	}
+	if err := cfg.checkTenants(demands); err != nil {
+		return err
 	}
 	if len(cfg.WearWeights) > 1 && !slices.ContainsFunc(cfg.Algorithms, func(a string) bool { return slices.Contains(WearAlgorithms, a) }) {
 		return fmt.Errorf("sweep: the wear weights %v need an algorithm that weighs wear (%v) among %v", cfg.WearWeights, WearAlgorithms, cfg.Algorithms)

@@ -26,6 +26,8 @@ type unitResult struct {
 	// before they were recorded.
 	changes   []int
 	perSwitch [][]emulator.SwitchCount
+	// tenants are, in a multi-tenant sweep, each algorithm's tenants' completions.
+	tenants [][]float64
 }
 
 // cellConfigs are the experiments of one cell: every algorithm at the first wear weight
@@ -53,6 +55,9 @@ func (cfg *Config) cellConfigs(bw, rc float64) []experiment.Config {
 // experiment.RunMany call (an unsharded run is a single call; a shard at most three), each on
 // the one pool of cfg.Jobs workers.
 func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, hi int) ([]unitResult, error) {
+	if len(cfg.Tenants) > 0 {
+		return runTenantUnits(ctx, demands, cfg, lo, hi)
+	}
 	nm, nr := len(demands), len(cfg.Reconfigs)
 	if cfg.Plan.Plans == nil {
 		// Every cell plans the same matrices: decompositions that depend on the demand alone
@@ -148,17 +153,36 @@ func unitOf(recs []experiment.Record) unitResult {
 // in matrix order from zero, as experiment's totals do, so the numbers do not depend on how the
 // units were computed.
 func build(cfg Config, nm int, us []unitResult) *Result {
-	names := cfg.Names()
+	var tenants []string
+	for _, b := range cfg.Tenants {
+		tenants = append(tenants, b.String())
+	}
+	return buildAs(cfg, cfg.Names(), cfg.refColumn(), tenants, nm, us)
+}
+
+// skeleton is the Result of cfg over nm matrices without its cells, for the manifest.
+func (cfg *Config) skeleton(nm int) *Result {
+	r := &Result{Algorithms: cfg.Names(), Reference: cfg.refColumn(), Bandwidths: cfg.Bandwidths, Reconfigs: cfg.Reconfigs, Matrices: nm}
+	for _, b := range cfg.Tenants {
+		r.Tenants = append(r.Tenants, b.String())
+	}
+	return r
+}
+
+// buildAs is build with the columns, the reference column and the tenants' ports given (sweep
+// merge takes them from the manifest).
+func buildAs(cfg Config, names []string, refName string, tenants []string, nm int, us []unitResult) *Result {
 	nr, na := len(cfg.Reconfigs), len(names)
 	r := &Result{
 		Algorithms: names,
-		Reference:  cfg.Reference,
+		Reference:  refName,
+		Tenants:    tenants,
 		Bandwidths: slices.Clone(cfg.Bandwidths),
 		Reconfigs:  slices.Clone(cfg.Reconfigs),
 		Matrices:   nm,
 		Cells:      make([][]Cell, len(cfg.Bandwidths)),
 	}
-	ref := slices.Index(names, cfg.Reference)
+	ref := slices.Index(names, refName)
 	for i, bw := range cfg.Bandwidths {
 		r.Cells[i] = make([]Cell, nr)
 		for j, rc := range cfg.Reconfigs {
@@ -180,6 +204,7 @@ func build(cfg Config, nm int, us []unitResult) *Result {
 					ar.Completion += ar.Completions[m]
 				}
 				sumChanges(ar, cu, a)
+				sumTenants(ar, cu, a, len(tenants))
 			}
 			refSum := cell.Algorithms[ref].Completion
 			for a := range cell.Algorithms {
