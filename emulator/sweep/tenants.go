@@ -154,26 +154,31 @@ func runTenantUnits(ctx context.Context, demands []*schedules.Demand, cfg Config
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	for k := range out {
-		ur := unitResult{lowerBound: bounds[k]}
-		for al := range nal {
-			for _, r := range runs[k*nal+al] {
-				ur.completions = append(ur.completions, r.CompletionSeconds)
-				ur.changes = append(ur.changes, r.StateChanges)
-				per := r.StateChangesPerSwitch
-				if per == nil {
-					per = []emulator.SwitchCount{}
-				}
-				ur.perSwitch = append(ur.perSwitch, per)
-				ts := make([]float64, len(r.Tenants))
-				for i, tc := range r.Tenants {
-					ts[i] = tc.CompletionSeconds
-				}
-				ur.tenants = append(ur.tenants, ts)
-			}
-		}
-		out[k] = ur
+		out[k] = tenantUnit(bounds[k], runs[k*nal:(k+1)*nal])
 	}
 	return out, nil
+}
+
+// tenantUnit is a unit from its runs, allocation by allocation (each every algorithm's).
+func tenantUnit(bound float64, byAlloc [][]experiment.TenantRun) unitResult {
+	ur := unitResult{lowerBound: bound}
+	for _, rs := range byAlloc {
+		for _, r := range rs {
+			ur.completions = append(ur.completions, r.CompletionSeconds)
+			ur.changes = append(ur.changes, r.StateChanges)
+			per := r.StateChangesPerSwitch
+			if per == nil {
+				per = []emulator.SwitchCount{}
+			}
+			ur.perSwitch = append(ur.perSwitch, per)
+			ts := make([]float64, len(r.Tenants))
+			for i, tc := range r.Tenants {
+				ts[i] = tc.CompletionSeconds
+			}
+			ur.tenants = append(ur.tenants, ts)
+		}
+	}
+	return ur
 }
 
 // sumTenants fills algorithm a's tenants' completions summed over the units of its cell, in a
