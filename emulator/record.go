@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 
 	"github.com/tetris-hil/tetris-hil/internal/jsonw"
@@ -63,10 +64,17 @@ type RunRecord struct {
 	// beside the record (emulate --timeline's <name>.schedule.json, relative to the record's
 	// directory) and ScheduleDigest of its contents, so that a record checked against another
 	// schedule is told apart from a schedule that ran wrongly. Absent in older records.
-	ScheduleFile   string              `json:"schedule_file,omitempty"`
-	ScheduleSHA256 string              `json:"schedule_sha256,omitempty"`
-	Result         *Result             `json:"result"`
-	Timeline       *schedules.Timeline `json:"timeline"`
+	ScheduleFile   string  `json:"schedule_file,omitempty"`
+	ScheduleSHA256 string  `json:"schedule_sha256,omitempty"`
+	Result         *Result `json:"result"`
+	// StateChangesMax and StateChangesPerSwitch are the run's switch state changes switch by
+	// switch (switch wear, Tetris §5): the most-changed switch's count, and every switch that
+	// changed as [stage, index, count] by stage then index (a crossbar's transmitters at stage
+	// −1), summing to Result.StateChanges (SwitchChanges). emulate --timeline writes them; they
+	// are absent in older records, in live ones and where nothing changed.
+	StateChangesMax       int                 `json:"state_changes_max,omitempty"`
+	StateChangesPerSwitch []SwitchCount       `json:"state_changes_per_switch,omitempty"`
+	Timeline              *schedules.Timeline `json:"timeline"`
 }
 
 // Write writes the record to path (safefile rules: a reader never sees half a file), streamed as
@@ -253,10 +261,46 @@ func parseRunRecord(b []byte, name string) (*RunRecord, error) {
 	if rec.Timeline == nil {
 		return nil, fmt.Errorf("%s: field timeline: missing", name)
 	}
+	if err := rec.checkSwitchCounts(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if err := checkTimelineTimes(rec.Timeline); err != nil {
 		return nil, fmt.Errorf("%s: field %w", name, err)
 	}
 	return &rec, nil
+}
+
+// checkSwitchCounts holds a record's per-switch counts, when it has them, to what a run writes:
+// positive counts of distinct switches in stage-then-index order, the largest StateChangesMax,
+// summing to the result's StateChanges.
+func (r *RunRecord) checkSwitchCounts() error {
+	if r.StateChangesPerSwitch == nil && r.StateChangesMax == 0 {
+		return nil
+	}
+	sum, most := 0, 0
+	for i, c := range r.StateChangesPerSwitch {
+		if c.Count < 1 || c.Stage < -1 || c.Index < 0 {
+			return fmt.Errorf("field state_changes_per_switch[%d]: [%d, %d, %d] is not a switch that changed", i, c.Stage, c.Index, c.Count)
+		}
+		if i > 0 {
+			p := r.StateChangesPerSwitch[i-1]
+			if c.Stage < p.Stage || c.Stage == p.Stage && c.Index <= p.Index {
+				return fmt.Errorf("field state_changes_per_switch[%d]: switch %d:%d after %d:%d (want stage, then index, ascending)", i, c.Stage, c.Index, p.Stage, p.Index)
+			}
+		}
+		if c.Count > math.MaxInt-sum {
+			return fmt.Errorf("field state_changes_per_switch[%d]: count %d overflows the sum", i, c.Count)
+		}
+		sum += c.Count
+		most = max(most, c.Count)
+	}
+	if most != r.StateChangesMax {
+		return fmt.Errorf("field state_changes_max: %d, but the most-changed switch of state_changes_per_switch changes %d times", r.StateChangesMax, most)
+	}
+	if r.Result != nil && sum != r.Result.StateChanges {
+		return fmt.Errorf("field state_changes_per_switch: the switches' changes sum to %d, the result's state_changes is %d", sum, r.Result.StateChanges)
+	}
+	return nil
 }
 
 // checkTimelineTimes holds every time of a record's timeline to the model's limit

@@ -27,10 +27,15 @@ func exampleRecord(t testing.TB) *emulator.RunRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
+	per, err := emulator.SwitchChanges(s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &emulator.RunRecord{Version: emulator.RunRecordVersion, Source: emulator.SourceEmulator,
 		Tool: provenance.Tool(), Inputs: []provenance.Input{provenance.Builtin("demand", "built-in trace")},
 		Algorithm: s.Algorithm, Matrix: emulator.MatrixRef{Index: 2, Layer: 1, Phase: "dispatch", Label: "m2"},
-		TransferModel: cfg.Transfer.Name(), ReconfigModel: cfg.Reconfig.Name(), Result: res, Timeline: tl}
+		TransferModel: cfg.Transfer.Name(), ReconfigModel: cfg.Reconfig.Name(), Result: res,
+		StateChangesMax: 1, StateChangesPerSwitch: per, Timeline: tl}
 }
 
 func TestRunRecordRoundTrip(t *testing.T) {
@@ -69,6 +74,10 @@ func TestReadRunRecordErrors(t *testing.T) {
 		{"syntax", "{\"version\": 2,\n \"timeline\": {,}}", "line 2: invalid character ','"},
 		{"no timeline", `{"version": 1, "algorithm": "a"}`, "field timeline: missing"},
 		{"time limit", `{"version": 2, "timeline": {"circuits": [{"circuit": 0, "end": 1e308}]}}`, "field timeline.circuits[0].end = 1e+308 s is above the limit of 1e+06 s"},
+		{"count sum", `{"version": 2, "result": {"state_changes": 3}, "state_changes_max": 2, "state_changes_per_switch": [[0, 0, 2], [1, 0, 2]], "timeline": {}}`, "the switches' changes sum to 4, the result's state_changes is 3"},
+		{"count max", `{"version": 2, "state_changes_max": 1, "state_changes_per_switch": [[0, 0, 2]], "timeline": {}}`, "field state_changes_max: 1, but the most-changed switch"},
+		{"count order", `{"version": 2, "state_changes_max": 1, "state_changes_per_switch": [[1, 0, 1], [0, 3, 1]], "timeline": {}}`, "field state_changes_per_switch[1]: switch 0:3 after 1:0"},
+		{"count zero", `{"version": 2, "state_changes_per_switch": [[0, 0, 0]], "timeline": {}}`, "field state_changes_per_switch[0]: [0, 0, 0] is not a switch that changed"},
 		{"negative time", `{"version": 2, "timeline": {"switch_changes": [{"stage": 0, "switch": 0, "from": "bar", "to": "cross", "start": -1}]}}`, "field timeline.switch_changes[0].start = -1 s is negative"},
 	}
 	for _, tc := range tests {

@@ -148,22 +148,31 @@ func (r summary) boundsFor(d *schedules.Demand, cfg Config) {
 	r.BoundReconfig = cfg.Reconfig.Nominal()
 	if b, ok := BandwidthOf(cfg.Transfer); ok && b > 0 {
 		r.BoundBandwidth = b
-		r.Bounds = schedules.LowerBound(d, b, r.BoundReconfig)
-	} else {
-		bd, err := schedules.LowerBoundUnder(d, cfg.Transfer.MinSeconds, r.BoundReconfig)
-		if err != nil {
-			r.BoundReconfig = 0
-			r.Notes = append(r.Notes, fmt.Sprintf("no lower bounds under the %s transfer model: %v", cfg.Transfer.Name(), err))
-			return
-		}
-		r.Bounds = bd
 	}
+	bd, err := LowerBounds(d, cfg)
+	if err != nil {
+		r.BoundReconfig = 0
+		r.Notes = append(r.Notes, fmt.Sprintf("no lower bounds under the %s transfer model: %v", cfg.Transfer.Name(), err))
+		return
+	}
+	r.Bounds = bd
 	if r.Bounds.Bandwidth > 0 {
 		r.RatioBandwidth = ratio(r.Completion, r.Bounds.Bandwidth)
 	}
 	if r.Bounds.Reconfig > 0 {
 		r.RatioReconfig = ratio(r.Completion, r.Bounds.Reconfig)
 	}
+}
+
+// LowerBounds are the lower bounds of any execution of demand d under cfg's models, as Run
+// reports them: under the bandwidth model schedules.LowerBound at its b, else
+// schedules.LowerBoundUnder the transfer model's MinSeconds; α_r is the reconfiguration model's
+// one-command delay. A pair the transfer model cannot time is an error.
+func LowerBounds(d *schedules.Demand, cfg Config) (schedules.Bounds, error) {
+	if b, ok := BandwidthOf(cfg.Transfer); ok && b > 0 {
+		return schedules.LowerBound(d, b, cfg.Reconfig.Nominal()), nil
+	}
+	return schedules.LowerBoundUnder(d, cfg.Transfer.MinSeconds, cfg.Reconfig.Nominal())
 }
 
 // BoundRatio is completion over a lower bound, 1 where a run (or a sum of runs) that meets its

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tetris-hil/tetris-hil/emulator/experiment"
 	"github.com/tetris-hil/tetris-hil/internal/units"
 	"github.com/tetris-hil/tetris-hil/schedules"
 )
@@ -24,6 +25,9 @@ type planFlags struct {
 	fabric              string
 	rnbMapping          string
 	opts                schedules.Options
+	// wearList makes --wear-weight a comma-separated list (sweep's axis) held in wearWeights.
+	wearList    bool
+	wearWeights string
 }
 
 func (p *planFlags) register(fs *pflag.FlagSet) {
@@ -41,7 +45,11 @@ func (p *planFlags) registerShape(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.opts.NoDegreeCoverage, "no-degree-coverage", false, "Tetris ablation: select matchings by cost alone")
 	fs.BoolVar(&p.opts.SunflowBySize, "sunflow-by-size", false, "Sunflow: order demands by size, descending, instead of (src, dst)")
 	fs.StringVar(&p.rnbMapping, "rnb-mapping", "earliest", rnbMappingUsage)
-	fs.Float64Var(&p.opts.WearWeight, "wear-weight", 0, "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published")
+	if p.wearList {
+		fs.StringVar(&p.wearWeights, "wear-weight", "0", "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published. A list (0,1,4) is an axis: every algorithm plans at the first weight, tetris and tetris-wear again at each further one, as tetris@w1, tetris@w4")
+	} else {
+		fs.Float64Var(&p.opts.WearWeight, "wear-weight", 0, "Tetris: charge each switch state change this many mean transfer times beyond α_r in its cost estimates (switch wear, Tetris §5); 0 is Tetris as published")
+	}
 	fs.BoolVar(&p.opts.WearBalance, "wear-balance", false, "Tetris with --wear-weight: scale each switch's charge by its changes so far, sparing the most-changed switches")
 }
 
@@ -129,10 +137,15 @@ every other command reads: circuits in schedule order with their Beneš paths, p
 planned times). The result is checked with the verifier before it is written: a scheduler that
 produces an invalid schedule is an internal error (exit 1), and nothing is written.
 
+With --tenants (several jobs on one fabric, Tetris §5) it writes the one schedule that serves
+every tenant under --allocation, planned as emulate --tenants plans it (strict: each tenant alone
+in its sub-Beneš, the plans merged), checked as 'verify --tenants' checks it.
+
 Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
 		Example: `  tetris-hil schedule --algo tetris --demand examples/demand.csv -o s.json
   tetris-hil schedule --algo bvn --demand examples/trace.json --matrix 3 --reconfig 1us -o bvn.json
-  tetris-hil schedule --algo tetris --no-partial --demand examples/demand.csv -o ablation.json`,
+  tetris-hil schedule --algo tetris --no-partial --demand examples/demand.csv -o ablation.json
+  tetris-hil schedule --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --allocation strict -o tenants.json`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScheduleCmd(cmd, &f) },
 	}
@@ -140,6 +153,7 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
 	f.plan.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.algo, "algo", "tetris", "scheduler name")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "schedule file to write (default: standard output)")
+	f.tenants.register(cmd.Flags())
 	return cmd
 }
 
@@ -148,6 +162,7 @@ type scheduleFlags struct {
 	src       demandSource
 	plan      planFlags
 	algo, out string
+	tenants   tenantFlags
 }
 
 func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
@@ -167,21 +182,13 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 			return usagef("-o %q: %v", f.out, err)
 		}
 	}
-	ds, err := f.src.load(cmd.Context())
-	if err != nil {
+	var s *schedules.Schedule
+	if f.tenants.spec != "" {
+		if s, err = f.scheduleTenants(cmd, names[0], o); err != nil {
+			return err
+		}
+	} else if s, err = f.scheduleOne(cmd, names[0], o); err != nil {
 		return err
-	}
-	if len(ds) != 1 {
-		return usagef("%s holds %d matrices: pick one with --matrix", demandName(f.src.path), len(ds))
-	}
-	sch, _ := schedules.Lookup(names[0])
-	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
-	if err != nil {
-		return fmt.Errorf("%s on %s: %w", names[0], ds[0].Label, err)
-	}
-	if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
-		return fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
-			names[0], ds[0].Label, vs[0], len(vs)-1)
 	}
 	if f.out == "" || f.out == "-" {
 		return s.WriteJSON(cmd.OutOrStdout())
@@ -192,6 +199,53 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s: %d circuits, %d groups)\n", f.out, s.Algorithm, len(s.Circuits), s.Groups())
 	return err
+}
+
+// scheduleOne plans the one matrix of --demand with algo.
+func (f *scheduleFlags) scheduleOne(cmd *cobra.Command, algo string, o schedules.Options) (*schedules.Schedule, error) {
+	for _, name := range []string{"allocation", "fabric-ports"} {
+		if cmd.Flags().Changed(name) {
+			return nil, usagef("--%s: only with --tenants", name)
+		}
+	}
+	ds, err := f.src.load(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) != 1 {
+		return nil, usagef("%s holds %d matrices: pick one with --matrix", demandName(f.src.path), len(ds))
+	}
+	sch, _ := schedules.Lookup(algo)
+	s, err := sch.Schedule(cmd.Context(), ds[0].Demand, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", algo, ds[0].Label, err)
+	}
+	if vs := schedules.Verify(s, ds[0].Demand); len(vs) > 0 {
+		return nil, fmt.Errorf("internal error: %s produced an invalid schedule for %s: %s (and %d more violations)",
+			algo, ds[0].Label, vs[0], len(vs)-1)
+	}
+	return s, nil
+}
+
+// scheduleTenants plans every tenant of --tenants under --allocation with algo
+// (experiment.PlanTenants).
+func (f *scheduleFlags) scheduleTenants(cmd *cobra.Command, algo string, o schedules.Options) (*schedules.Schedule, error) {
+	if o.Fabric == schedules.Crossbar {
+		return nil, usagef("--fabric crossbar: tenant allocations are of the Beneš fabric")
+	}
+	ins, alloc, err := f.tenants.oneMatrixEach(cmd, f.src)
+	if err != nil {
+		return nil, err
+	}
+	n, err := f.tenants.fabricFor(ins)
+	if err != nil {
+		return nil, err
+	}
+	s, _, err := experiment.PlanTenants(cmd.Context(), n, tenantsOf(ins), alloc, algo, o)
+	if err != nil {
+		return nil, usageOr(err)
+	}
+	return s, nil
 }
 
 func writeIndentedJSON(w io.Writer, v any) error {

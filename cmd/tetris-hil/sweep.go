@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +50,8 @@ type sweepFlags struct {
 	shard      string
 	resume     bool
 	overwrite  bool
+	// tenants makes the sweep multi-tenant (--tenants, --allocation as a list, --fabric-ports).
+	tenants tenantFlags
 }
 
 func newSweepCmd() *cobra.Command {
@@ -62,7 +67,9 @@ Per cell and per baseline it reports the ratio of the baseline's summed completi
 reference's (tetris): above 1, Tetris finishes the pass faster.
 
 Files written to --out:
-  sweep.csv                          one row per (bandwidth, α_r, algorithm)
+  sweep.csv                          one row per (bandwidth, α_r, algorithm), with the switch
+                                     state changes over the pass (state_changes) and those of
+                                     the most-changed switch (state_changes_max)
   speedup-<algo>.svg, .png           heatmap per baseline: rows bandwidth, columns α_r
   completion-vs-lower-bound.svg, .png  per-matrix completion / lower bound at 800Gbps, 10us
                                        (or the nearest cell of the grid)
@@ -77,6 +84,17 @@ cell's α_r then only sets what the schedulers plan with, and the lower bounds u
 --fabric and the Tetris ablations (--no-partial, --naive-routing, --no-degree-coverage) apply to
 every cell, as in emulate.
 
+Switch wear (Tetris §5): --wear-weight 0,1,4 is an axis. Every algorithm plans at the first weight;
+tetris (and tetris-wear, when swept) plan again at each further one, as the algorithms tetris@w1,
+tetris@w4 of every cell, with their own heatmaps and CSV rows: completion against state changes
+per weight and cell, beside the baselines.
+
+Tenants (Tetris §5): --tenants "0-3=a.csv,4-7=b.csv" sweeps several jobs sharing one fabric
+(matrix k of each file runs together) under each --allocation (shared,centre,strict): every
+algorithm runs under every allocation, as the algorithms tetris@shared, bvn@strict, …, ratios over
+the reference under the first allocation, and the CSV adds each tenant's completion sum
+(tenant_0-3_completion_sum_seconds).
+
 The work runs on --jobs workers (default: every core). Finished runs are kept in --out as they
 complete (` + sweep.PartialName + `): after Ctrl-C or a crash, --resume continues where the sweep
 stopped (it checks that the inputs' hashes, the grid and the models are the same), and the
@@ -85,6 +103,8 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
   tetris-hil sweep --demand examples/trace.json --algo tetris,bvn,maxweight --reconfig 1us,10us,100us --out sweep/
   tetris-hil sweep --demand examples/trace.json --calibration cal.json --bandwidth 800Gbps --out fig10/
   tetris-hil sweep --algo tetris,snb --no-partial --reconfig-model controller --tr 1us --tw 10us --out ctl/
+  tetris-hil sweep --algo tetris,bvn,sunflow --wear-weight 0,1,4 --bandwidth 800Gbps --reconfig 10ns,10us,1ms --out wear/
+  tetris-hil sweep --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --fabric-ports 16 --allocation shared,strict --algo tetris,bvn,maxweight --out tenants/
   tetris-hil sweep --out sweep/ --resume                 # continue after Ctrl-C
   tetris-hil sweep --shard 0/2 --out shard-0/ && tetris-hil sweep --shard 1/2 --out shard-1/ && tetris-hil sweep merge shard-*/ --out merged/`,
 		Args: exactArgs(0),
@@ -100,12 +120,83 @@ files it writes equal an uninterrupted sweep's byte for byte.`,
 	fs.IntVar(&f.jobs, "jobs", 0, "parallel workers (0: one per core)")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on standard error: auto (only on a terminal), on, off")
 	f.maxMemory.register(fs)
+	f.plan.wearList = true
 	f.plan.registerShape(fs)
 	f.models.register(fs)
 	fs.BoolVar(&f.resume, "resume", false, "continue the interrupted sweep kept in --out ("+sweep.PartialName+"; same inputs and grid)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start afresh, discarding an interrupted sweep kept in --out")
 	registerSweepShard(cmd, f)
+	fs.StringVar(&f.tenants.spec, "tenants", "", `a multi-tenant sweep (Tetris §5): tenants sharing the fabric, "PORTS=FILE,…" (e.g. "0-3=a.csv,4-7=b.csv"), each file's matrices that tenant's demands (matrix k of each runs together), instead of --demand`)
+	fs.StringVar(&f.tenants.allocation, "allocation", "shared,centre,strict", "with --tenants: the allocations to sweep, comma-separated (shared, centre, strict); each algorithm runs under each, as ALGO@ALLOCATION")
+	fs.IntVar(&f.tenants.fabricPorts, "fabric-ports", 0, "with --tenants: the fabric's size (a power of two; default: the smallest that holds every tenant)")
 	return cmd
+}
+
+// sweepDemands are the matrices to sweep and the inputs they come from: --demand's, or with
+// --tenants their joint matrices (each tenant's matrix k on its ports of the fabric), the
+// tenants and allocations then set in cfg.
+func (f *sweepFlags) sweepDemands(cmd *cobra.Command, cfg *sweep.Config) ([]*schedules.Demand, [][2]string, error) {
+	if f.tenants.spec == "" {
+		for _, name := range []string{"allocation", "fabric-ports"} {
+			if cmd.Flags().Changed(name) {
+				return nil, nil, usagef("--%s: only with --tenants", name)
+			}
+		}
+		named, err := f.demand.load(cmd.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		demands := make([]*schedules.Demand, len(named))
+		for i, nd := range named {
+			demands[i] = nd.Demand
+		}
+		return demands, [][2]string{{"demand", f.demand.path}}, nil
+	}
+	for _, name := range []string{"demand", "max-memory"} {
+		if cmd.Flags().Changed(name) {
+			return nil, nil, usagef("--%s: not with --tenants", name)
+		}
+	}
+	cfg.MaxMemory = 0 // tenants' runs are not gated (sweep.Config.Tenants)
+	if cfg.Algorithms = without(cfg.Algorithms, "snb"); f.algo != "all" && len(cfg.Algorithms) < len(strings.Split(f.algo, ",")) {
+		return nil, nil, usagef("--algo %q: snb plans on the crossbar, which has no tenant allocations", f.algo)
+	}
+	for _, a := range strings.Split(f.tenants.allocation, ",") {
+		al, err := schedules.ParseAllocation(strings.TrimSpace(a))
+		if err != nil {
+			return nil, nil, usagef("--allocation %q: %v", f.tenants.allocation, err)
+		}
+		cfg.Allocations = append(cfg.Allocations, al)
+	}
+	ins, err := parseTenants(cmd.Context(), f.tenants.spec, f.demand)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := f.tenants.fabricFor(ins)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := 1
+	var files [][2]string
+	for _, in := range ins {
+		runs = max(runs, len(in.ms))
+		cfg.Tenants = append(cfg.Tenants, in.block)
+		files = append(files, [2]string{"tenant " + in.block.String(), in.file})
+	}
+	demands := make([]*schedules.Demand, runs)
+	for k := range runs {
+		d := schedules.NewDemand(n)
+		for _, in := range ins {
+			m := in.ms[min(k, len(in.ms)-1)].Demand
+			for i := range in.block.Size {
+				for j := range in.block.Size {
+					d.Bytes[in.block.Lo+i][in.block.Lo+j] = m.At(i, j)
+				}
+			}
+		}
+		demands[k] = d
+	}
+	return demands, files, nil
 }
 
 // parseList splits a comma-separated flag value and parses each element; errors name the flag
@@ -152,6 +243,9 @@ func (f *sweepFlags) config(ctx context.Context) (sweep.Config, error) {
 	if cfg.Plan, err = f.plan.shape(); err != nil {
 		return cfg, err
 	}
+	if cfg.WearWeights, err = f.wearWeights(cfg.Algorithms); err != nil {
+		return cfg, err
+	}
 	cfg.Fabric, cfg.RNBMapping = cfg.Plan.Fabric, cfg.Plan.RNBMapping
 	m := f.models
 	if m.calibration != "" || m.measured != "" || m.gpuMap != "" || m.reconfModel != "parallel" || m.timingChanged() {
@@ -175,6 +269,30 @@ func (f *sweepFlags) config(ctx context.Context) (sweep.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// wearWeights parses --wear-weight: one weight (every algorithm plans at it, as before the axis)
+// or the axis (sweep.Config.WearWeights).
+func (f *sweepFlags) wearWeights(algos []string) ([]float64, error) {
+	ws, err := parseList("wear-weight", f.plan.wearWeights, func(s string) (float64, error) {
+		w, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(w >= 0) || math.IsInf(w, 0) {
+			return 0, fmt.Errorf("want a non-negative, finite weight")
+		}
+		return w, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		if slices.Index(ws, w) != i {
+			return nil, usagef("--wear-weight %q: %g is listed twice", f.plan.wearWeights, w)
+		}
+	}
+	if len(ws) > 1 && !slices.ContainsFunc(algos, func(a string) bool { return slices.Contains(sweep.WearAlgorithms, a) }) {
+		return nil, usagef("--wear-weight %q: the axis needs tetris or tetris-wear among --algo %q", f.plan.wearWeights, f.algo)
+	}
+	return ws, nil
 }
 
 // checkFlags checks the flags that need no parsing, and the output directory.
@@ -226,21 +344,17 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if f.shard != "" {
 		return runSweepShard(cmd, f, cfg)
 	}
-	named, err := f.demand.load(cmd.Context())
+	demands, inputFiles, err := f.sweepDemands(cmd, &cfg)
 	if err != nil {
 		return err
-	}
-	demands := make([]*schedules.Demand, len(named))
-	for i, nd := range named {
-		demands[i] = nd.Demand
 	}
 	lock, err := claimOutDir(cmd, "out", f.out)
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
-		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})
+	inputs, err := describeInputs(append(inputFiles, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured}, [2]string{"switch_bench", f.models.switchBench.path})...)
 	if err != nil {
 		return err
 	}
@@ -249,7 +363,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Algorithms)
+	total := len(cfg.Bandwidths) * len(cfg.Reconfigs) * len(demands) * len(cfg.Names())
 	logger.Info().Int("matrices", len(demands)).Int("cells", len(cfg.Bandwidths)*len(cfg.Reconfigs)).
 		Strs("algorithms", cfg.Algorithms).Int("runs", total).Int("jobs", cfg.Jobs).Int("units_kept", len(part.Results)).Msg("sweep")
 	var finish func()

@@ -13,7 +13,6 @@ import (
 	"github.com/tetris-hil/tetris-hil/emulator/sweep"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
-	"github.com/tetris-hil/tetris-hil/schedules"
 )
 
 // registerSweepShard adds sweep's --shard flag and its merge subcommand.
@@ -29,16 +28,12 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	if err != nil {
 		return usagef("--shard %q: %v", f.shard, err)
 	}
-	named, err := f.demand.load(cmd.Context())
+	demands, inputFiles, err := f.sweepDemands(cmd, &cfg)
 	if err != nil {
 		return err
 	}
-	demands := make([]*schedules.Demand, len(named))
-	for i, nd := range named {
-		demands[i] = nd.Demand
-	}
-	inputs, err := describeInputs([2]string{"demand", f.demand.path}, [2]string{"calibration", f.models.calibration},
-		[2]string{"measured", f.models.measured})
+	inputs, err := describeInputs(append(inputFiles, [2]string{"calibration", f.models.calibration},
+		[2]string{"measured", f.models.measured})...)
 	if err != nil {
 		return err
 	}
@@ -50,7 +45,7 @@ func runSweepShard(cmd *cobra.Command, f *sweepFlags, cfg sweep.Config) error {
 	cells := len(cfg.Bandwidths) * len(cfg.Reconfigs)
 	units := cells * len(demands)
 	lo, hi := sh.Index*units/sh.Count, (sh.Index+1)*units/sh.Count
-	total := (hi - lo) * len(cfg.Algorithms)
+	total := (hi - lo) * len(cfg.Names())
 	logger.Info().Str("shard", sh.String()).Int("units", hi-lo).Int("of", units).Int("runs", total).
 		Int("jobs", cfg.Jobs).Msg("sweep shard")
 	var finish func()

@@ -253,3 +253,108 @@ func TestSweepFabricAblationAndController(t *testing.T) {
 		}
 	}
 }
+
+// sweep --tenants: the columns are algorithm@allocation with each tenant's completion sum; under
+// strict, tenant 0-3's completion is the same whatever tenant 4-7 sends (B's file holds two
+// different matrices, A's one); two shards merge to the unsharded CSV byte for byte; and the
+// flags that do not go with tenants are refused.
+func TestSweepTenants(t *testing.T) {
+	dir := t.TempDir()
+	b := filepath.Join(dir, "b.json") // one layer on 4 GPUs: its dispatch and combine matrices
+	if out, code, err := cli(t, "trace", "gen", "--model", "mixtral-8x7b", "--gpus", "4", "--layers", "1", "--seed", "3", "-o", b); code != 0 {
+		t.Fatalf("trace gen: exit %d: %v\n%s", code, err, out)
+	}
+	tenants := "0-3=../../examples/tenant-a.csv,4-7=" + b
+	args := func(out string, more ...string) []string {
+		return append([]string{"sweep", "--tenants", tenants, "--fabric-ports", "16", "--allocation", "shared,strict", "--algo", "tetris,bvn",
+			"--bandwidth", "800Gbps", "--reconfig", "10us", "--out", out}, more...)
+	}
+	full := filepath.Join(dir, "full")
+	if out, code, err := cli(t, args(full)...); code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	csvBytes, err := os.ReadFile(filepath.Join(full, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(csvBytes)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.Join(recs[0], ",")
+	if !strings.Contains(head, "ratio_vs_tetris@shared") || !strings.HasSuffix(head, "tenant_0-3_completion_sum_seconds,tenant_4-7_completion_sum_seconds") {
+		t.Fatalf("header %q", head)
+	}
+	var algos []string
+	for _, r := range recs[1:] {
+		algos = append(algos, r[4])
+		if r[5] != "2" {
+			t.Errorf("row %v: want 2 matrices (B's two, A's one each time)", r)
+		}
+	}
+	if got := strings.Join(algos, ","); got != "tetris@shared,bvn@shared,tetris@strict,bvn@strict" {
+		t.Errorf("algorithms %s", got)
+	}
+	// Strict: A's completion over the two matrices is twice one matrix's; a one-matrix sweep of
+	// A with B idle gives that one matrix's completion.
+	idle := filepath.Join(dir, "idle.csv")
+	if err := os.WriteFile(idle, []byte("0,0,0,0\n0,0,0,0\n0,0,0,0\n0,0,0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(dir, "alone")
+	aloneArgs := []string{"sweep", "--tenants", "0-3=../../examples/tenant-a.csv,4-7=" + idle, "--fabric-ports", "16", "--allocation", "strict",
+		"--algo", "tetris,bvn", "--bandwidth", "800Gbps", "--reconfig", "10us", "--out", alone}
+	if out, code, err := cli(t, aloneArgs...); code != 0 {
+		t.Fatalf("A alone: exit %d: %v\n%s", code, err, out)
+	}
+	aloneRecs := readCSV(t, filepath.Join(alone, "sweep.csv"))
+	for i, r := range recs[3:] {
+		two, _ := strconv.ParseFloat(r[12], 64)
+		one, _ := strconv.ParseFloat(aloneRecs[1+i][12], 64)
+		if two != one+one || one <= 0 {
+			t.Errorf("%s: A's strict completion over two matrices %g, alone %g: B reached A", r[4], two, one)
+		}
+	}
+	var shards []string
+	for k := range 2 {
+		d := filepath.Join(dir, "shard-"+strconv.Itoa(k))
+		if out, code, err := cli(t, args(d, "--shard", strconv.Itoa(k)+"/2")...); code != 0 {
+			t.Fatalf("shard %d: exit %d: %v\n%s", k, code, err, out)
+		}
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(dir, "merged")
+	if out, code, err := cli(t, append(append([]string{"sweep", "merge"}, shards...), "--out", merged)...); code != 0 {
+		t.Fatalf("merge: exit %d: %v\n%s", code, err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(merged, "sweep.csv")); err != nil || !bytes.Equal(got, csvBytes) {
+		t.Errorf("merged CSV differs from the unsharded one (%v)", err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{args(filepath.Join(dir, "x"), "--demand", "../../examples/demand.csv"), "--demand: not with --tenants"},
+		{args(filepath.Join(dir, "x"), "--max-memory", "1GiB"), "--max-memory: not with --tenants"},
+		{args(filepath.Join(dir, "x"), "--allocation", "wide"), "is not shared, centre or strict"},
+		{args(filepath.Join(dir, "x"), "--algo", "tetris,snb"), "snb plans on the crossbar"},
+		{[]string{"sweep", "--allocation", "strict", "--out", filepath.Join(dir, "x")}, "--allocation: only with --tenants"},
+	} {
+		if _, code, err := cli(t, c.args...); code != 2 || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", c.args[len(c.args)-2:], code, err, c.want)
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}

@@ -414,3 +414,75 @@ func block(m *schedules.Demand, size int) *schedules.Demand {
 	}
 	return d
 }
+
+// registerSpec registers --tenants and --allocation alone, for commands whose fabric is given
+// otherwise (verify: the schedule's).
+func (t *tenantFlags) registerSpec(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&t.spec, "tenants", "", `tenants sharing the fabric, "PORTS=FILE,…" (e.g. "0-3=a.csv,4-7=b.csv"): each file's matrix is that tenant's demand on its ports in order; `+what)
+	fs.StringVar(&t.allocation, "allocation", "shared", "with --tenants: which switches each tenant may use: shared (any), centre (its own levels, the fabric's centre shared) or strict (its sub-Beneš alone: aligned blocks of 2^j ports)")
+}
+
+// oneMatrixEach loads --tenants for a command that serves one matrix per tenant (schedule,
+// verify): each file must give one (pick it with --matrix, --layer, --phase).
+func (t *tenantFlags) oneMatrixEach(cmd *cobra.Command, src demandSource) ([]tenantInput, schedules.Allocation, error) {
+	if cmd.Flags().Changed("demand") {
+		return nil, "", usagef("--demand: not with --tenants (each tenant's file is its demand)")
+	}
+	alloc, err := schedules.ParseAllocation(t.allocation)
+	if err != nil {
+		return nil, "", usagef("--allocation: %v", err)
+	}
+	ins, err := parseTenants(cmd.Context(), t.spec, src)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, in := range ins {
+		if len(in.ms) != 1 {
+			return nil, "", usagef("--tenants: %s holds %d matrices: pick the one each tenant serves with --matrix (see tetris-hil trace show)", in.file, len(in.ms))
+		}
+	}
+	return ins, alloc, nil
+}
+
+// tenantsOf is the experiment's form of the inputs (each tenant's one matrix).
+func tenantsOf(ins []tenantInput) []experiment.Tenant {
+	ts := make([]experiment.Tenant, len(ins))
+	for i, in := range ins {
+		ts[i] = experiment.Tenant{Ports: in.block, Demand: in.ms[0].Demand}
+	}
+	return ts
+}
+
+// verifyTenants is verify with --tenants: schedule s (from path) against the tenants' joint
+// demand on its ports, and the tenant check of the allocation (schedules.VerifyTenants).
+func verifyTenants(cmd *cobra.Command, t *tenantFlags, src demandSource, s *schedules.Schedule, path string) ([]schedules.Violation, error) {
+	ins, alloc, err := t.oneMatrixEach(cmd, src)
+	if err != nil {
+		return nil, err
+	}
+	if s.Fabric != schedules.Benes {
+		return nil, usagef("--tenants: %s is a %s schedule; tenant allocations are of the Beneš fabric", path, s.Fabric)
+	}
+	f, err := benes.New(s.N)
+	if err != nil {
+		return nil, usagef("--tenants: %s: %v", path, err)
+	}
+	blocks := make([]schedules.Block, len(ins))
+	joint := schedules.NewDemand(s.N)
+	for i, in := range ins {
+		blocks[i] = in.block
+		if in.block.Lo+in.block.Size > s.N {
+			return nil, usagef("--tenants: ports %s are not all on the %d-port fabric of %s", in.block, s.N, path)
+		}
+		d := in.ms[0].Demand
+		for r := range in.block.Size {
+			for c := range in.block.Size {
+				joint.Bytes[in.block.Lo+r][in.block.Lo+c] = d.At(r, c)
+			}
+		}
+	}
+	if err := schedules.CheckTenants(f, blocks, alloc); err != nil {
+		return nil, usagef("--tenants %q --allocation %s: %v", t.spec, alloc, err)
+	}
+	return append(schedules.Verify(s, joint), schedules.VerifyTenants(s, blocks, alloc)...), nil
+}

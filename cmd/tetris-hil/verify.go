@@ -14,8 +14,9 @@ func init() { subcommands = append(subcommands, newVerifyCmd) }
 func newVerifyCmd() *cobra.Command {
 	var src demandSource
 	var timelinePath string
+	var tenants tenantFlags
 	cmd := &cobra.Command{
-		Use:   "verify SCHEDULE.json --demand FILE [--matrix I] [--timeline TIMELINE.json]",
+		Use:   "verify SCHEDULE.json --demand FILE [--matrix I] [--timeline TIMELINE.json] | --tenants PORTS=FILE,… [--allocation A]",
 		Short: "Check a schedule (and optionally an executed timeline) against its demand",
 		Long: `verify checks a schedule file from any producer against the demand it claims to serve:
 
@@ -26,25 +27,42 @@ func newVerifyCmd() *cobra.Command {
     two states;
   - with --timeline (from 'emulate --timeline' or a live run): every circuit ran once, no
     endpoint or switch lane carried two circuits at once, and no switch changed state while a
-    circuit through it was live.
+    circuit through it was live;
+  - with --tenants (several jobs on one fabric, Tetris §5): the demand is each tenant's file on
+    its ports, every circuit joins two ports of one tenant, and under --allocation strict every
+    switch a circuit turns is its tenant's own (its sub-Beneš) and no switch a tenant may set is
+    used by another; under centre, every switch at the levels a tenant's block spans is its own.
+    Each violation names the circuit, its tenant and the switch.
 
 Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unreadable input.`,
 		Example: `  tetris-hil schedule --algo tetris --demand examples/demand.csv -o s.json
-  tetris-hil verify s.json --demand examples/demand.csv`,
+  tetris-hil verify s.json --demand examples/demand.csv
+  tetris-hil schedule --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --allocation strict --fabric-ports 16 -o st.json
+  tetris-hil verify st.json --tenants "0-3=examples/tenant-a.csv,4-7=examples/tenant-b.csv" --allocation strict`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := schedules.LoadSchedule(args[0])
 			if err != nil {
 				return &usageError{err}
 			}
-			ds, err := src.load(cmd.Context())
-			if err != nil {
-				return err
+			var vs []schedules.Violation
+			if tenants.spec != "" {
+				if vs, err = verifyTenants(cmd, &tenants, src, s, args[0]); err != nil {
+					return err
+				}
+			} else {
+				if cmd.Flags().Changed("allocation") {
+					return usagef("--allocation: only with --tenants")
+				}
+				ds, err := src.load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if len(ds) != 1 {
+					return usagef("%s holds %d matrices: pick the one this schedule serves with --matrix (see tetris-hil trace show)", demandName(src.path), len(ds))
+				}
+				vs = schedules.Verify(s, ds[0].Demand)
 			}
-			if len(ds) != 1 {
-				return usagef("%s holds %d matrices: pick the one this schedule serves with --matrix (see tetris-hil trace show)", demandName(src.path), len(ds))
-			}
-			vs := schedules.Verify(s, ds[0].Demand)
 			if timelinePath != "" {
 				tl, err := readTimelineOf(timelinePath, s, args[0])
 				if err != nil {
@@ -69,6 +87,7 @@ Exit status: 0 valid, 1 invalid (every violation is listed), 2 bad usage or unre
 	}
 	src.register(cmd.Flags())
 	cmd.Flags().StringVar(&timelinePath, "timeline", "", "also check an executed timeline (JSON written by emulate --timeline)")
+	tenants.registerSpec(cmd.Flags(), "the schedule's fabric holds them all (instead of --demand)")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/internal/goldenfile"
 	"github.com/tetris-hil/tetris-hil/schedules"
+	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
 // A schedule broken three ways (a lost byte, a wire that does not exist, and, as a barrier round,
@@ -152,10 +154,12 @@ func TestVerifyTimelineHostileRecords(t *testing.T) {
 	if out, code, err := cli(t, "schedule", "--algo", "tetris", "--demand", csv, "-o", other); code != 0 {
 		t.Fatalf("schedule: exit %d: %v\n%s", code, err, out)
 	}
+	// The first switch change of the timeline is on line 203: after the record's head, its result
+	// and its per-switch state changes (six switches, five lines each as MarshalIndent writes them).
 	for _, c := range []struct {
 		name, from, to, schedule, want string
 	}{
-		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `: line 170, column 11: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
+		{"diagonal", `"to": "cross"`, `"to": "diagonal"`, sched, `: line 203, column 11: field timeline.switch_changes.to: switch state "diagonal" is not "bar" or "cross"`},
 		{"unknown field", `"circuit": 1,`, `"circuit": 1, "colour": "red",`, sched, `field timeline.circuits[1].colour: unknown field`},
 		{"version 99", `"version": 2`, `"version": 99`, sched, `field version = 99: not supported`},
 		{"trailing", "\n}\n", "\n}\n]]]\n", sched, `data after the JSON value`},
@@ -179,3 +183,84 @@ func TestVerifyTimelineHostileRecords(t *testing.T) {
 		})
 	}
 }
+
+// verify --tenants: a strict schedule from schedule --tenants passes; the same schedule with one
+// circuit planted onto a path that turns a switch its allocation holds straight, or joins one
+// tenant's port to another's, fails with exit 1 and violations naming the circuit, its tenant
+// and the switch; a block the strict allocation cannot give is a usage error.
+func TestVerifyTenantsRejectsPlantedCrossing(t *testing.T) {
+	dir := t.TempDir()
+	tenants := "0-3=../../examples/tenant-a.csv,4-7=../../examples/tenant-b.csv"
+	good := filepath.Join(dir, "strict.json")
+	if out, code, err := cli(t, "schedule", "--tenants", tenants, "--allocation", "strict", "--fabric-ports", "16", "-o", good); code != 0 {
+		t.Fatalf("schedule --tenants: exit %d (%v)\n%s", code, err, out)
+	}
+	if out, code, err := cli(t, "verify", good, "--tenants", tenants, "--allocation", "strict"); code != 0 || !strings.Contains(out, "valid: 24 circuits") {
+		t.Fatalf("verify --tenants of the strict plan: exit %d (%v)\n%s", code, err, out)
+	}
+	s, err := schedules.LoadSchedule(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := benes.New(s.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, edit func(c *schedules.Circuit)) string {
+		m := *s
+		m.Circuits = append([]schedules.Circuit(nil), s.Circuits...)
+		edit(&m.Circuits[0])
+		var buf bytes.Buffer
+		if err := m.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// Circuit 0 (tenant 0-3's) takes the other child at level 2, which its block of 4 must pass
+	// straight: outside its strict allocation, inside the centre one.
+	turned := plant("turned.json", func(c *schedules.Circuit) {
+		_, _, choices, _, _ := c.Path.Compact()
+		c.Path = f.NewPath(c.Src, c.Dst, choices^1<<2)
+	})
+	out, code, err := cli(t, "verify", turned, "--tenants", tenants, "--allocation", "strict")
+	if code != 1 || !strings.Contains(err.Error(), "invalid") {
+		t.Fatalf("planted turn under strict: exit %d (%v), want 1\n%s", code, err, out)
+	}
+	t.Logf("planted turn:\n%s", out)
+	if !regexpMatch(`tenant: circuit 0: \d+→\d+ \(tenant 0-3\) uses switch \d+:\d+ lane \d→\d, outside its strict allocation`, out) {
+		t.Errorf("planted turn: the violation does not name circuit 0, its tenant and the switch:\n%s", out)
+	}
+	if out, code, err := cli(t, "verify", turned, "--tenants", tenants, "--allocation", "centre"); code != 0 {
+		t.Errorf("the turn is in the centre, which centre shares: exit %d (%v)\n%s", code, err, out)
+	}
+	// Circuit 0 goes to tenant 4-7's port 5: it joins no tenant's ports (and the bytes are off).
+	crossing := plant("crossing.json", func(c *schedules.Circuit) {
+		c.Dst = 5
+		c.Path = f.NewPath(c.Src, c.Dst, 0)
+	})
+	out, code, _ = cli(t, "verify", crossing, "--tenants", tenants, "--allocation", "shared")
+	if code != 1 || !strings.Contains(out, "tenant: circuit 0: 1→5 joins no tenant's ports to its own") {
+		t.Errorf("planted crossing: exit %d, want 1 with a tenant violation of circuit 0\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", good, "--tenants", "0-2=../../examples/tenant-a.csv"}, "holds a 4-port matrix"},
+		{[]string{"verify", good, "--tenants", "2-5=../../examples/tenant-a.csv", "--allocation", "strict"}, "strict allocation"},
+		{[]string{"verify", good, "--tenants", tenants, "--allocation", "wide"}, "is not shared, centre or strict"},
+		{[]string{"verify", good, "--tenants", tenants, "--demand", "../../examples/demand.csv"}, "not with --tenants"},
+		{[]string{"verify", good, "--demand", "../../examples/demand.csv", "--allocation", "strict"}, "only with --tenants"},
+		{[]string{"verify", good, "--tenants", "12-15=../../examples/tenant-a.csv,16-19=../../examples/tenant-b.csv"}, "not all on the 16-port fabric"},
+	} {
+		if _, code, err := cli(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", tc.args, code, err, tc.want)
+		}
+	}
+}
+
+func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

@@ -313,6 +313,15 @@ func TestWriteTimelines(t *testing.T) {
 		if _, err := os.Stat(base + ".trace.json"); err != nil {
 			t.Error(err)
 		}
+		// The per-switch counts are the schedule's (SwitchChanges), summing to the result's.
+		per, err := emulator.SwitchChanges(s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most, _ := emulator.MostChanged(per)
+		if len(per) == 0 || !reflect.DeepEqual(rec.StateChangesPerSwitch, per) || rec.StateChangesMax != most.Count {
+			t.Errorf("%s: per-switch counts %v (most %d), want %v (most %d)", r.Name(), rec.StateChangesPerSwitch, rec.StateChangesMax, per, most.Count)
+		}
 	}
 	out.Records[0].Timeline = nil
 	if err := WriteTimelines(context.Background(), dir, out.Records, cfg.Exec, "tool", nil); err == nil || !strings.Contains(err.Error(), "not kept") {

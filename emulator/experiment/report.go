@@ -47,10 +47,11 @@ func (r *Report) Write(path string) error {
 }
 
 // RunRecord is the run record of r (kept with Config.KeepRuns: nil timeline otherwise), executed
-// in the emulator under exec by tool from inputs.
+// in the emulator under exec by tool from inputs, with r's per-switch state changes.
 func (r *Record) RunRecord(exec emulator.Config, tool string, inputs []provenance.Input) *emulator.RunRecord {
 	return &emulator.RunRecord{Version: emulator.RunRecordVersion, Source: emulator.SourceEmulator,
 		Tool: tool, Inputs: inputs, Algorithm: r.Algorithm, Matrix: r.Matrix,
 		TransferModel: exec.Transfer.Name(), ReconfigModel: exec.Reconfig.Name(),
-		Result: r.Result, Timeline: r.Timeline}
+		Result: r.Result, StateChangesMax: r.StateChangesMax, StateChangesPerSwitch: r.StateChangesPerSwitch,
+		Timeline: r.Timeline}
 }

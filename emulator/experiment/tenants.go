@@ -95,6 +95,61 @@ func RunTenants(ctx context.Context, n int, tenants []Tenant, alloc schedules.Al
 	return runs, nil
 }
 
+// PlanTenants plans the tenants on an n-port Beneš fabric under alloc with the registered
+// scheduler algo, as RunTenants plans them, and returns the one schedule that serves them all
+// (under Strict the tenants' embedded plans merged, as mergeTenants orders them) with the joint
+// demand it delivers. The schedule passes schedules.Verify for that demand and
+// schedules.VerifyTenants for the tenants under alloc; it is what 'schedule --tenants' writes
+// and 'verify --tenants' checks.
+func PlanTenants(ctx context.Context, n int, tenants []Tenant, alloc schedules.Allocation, algo string, o schedules.Options) (*schedules.Schedule, *schedules.Demand, error) {
+	if o.Fabric == schedules.Crossbar {
+		return nil, nil, fmt.Errorf("experiment: tenant allocations are of the Beneš fabric, not the crossbar")
+	}
+	f, err := benes.New(n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
+	blocks := make([]schedules.Block, len(tenants))
+	for i, t := range tenants {
+		blocks[i] = t.Ports
+		if t.Demand != nil && t.Demand.N() != t.Ports.Size {
+			return nil, nil, fmt.Errorf("experiment: tenant %s has a %d-port demand for %d ports", t.Ports, t.Demand.N(), t.Ports.Size)
+		}
+	}
+	if err := schedules.CheckTenants(f, blocks, alloc); err != nil {
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
+	sch, err := schedules.Lookup(algo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("experiment: %w", err)
+	}
+	cfg := Config{Options: o}
+	var s *schedules.Schedule
+	var d *schedules.Demand
+	if alloc == schedules.Strict {
+		var parts []*schedules.Schedule
+		for _, t := range tenants {
+			p, err := planTenant(ctx, f, sch, t, &cfg)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s under the %s allocation: %w", algo, alloc, err)
+			}
+			if p != nil {
+				parts = append(parts, p)
+			}
+		}
+		s, d = mergeTenants(parts, n), jointDemand(n, tenants)
+		if vs := schedules.Verify(s, d); len(vs) > 0 {
+			return nil, nil, &Invalid{Internal: true, Violations: vs}
+		}
+	} else if s, d, err = planJoint(ctx, f, sch, tenants, alloc, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("%s under the %s allocation: %w", algo, alloc, err)
+	}
+	if vs := schedules.VerifyTenants(s, blocks, alloc); len(vs) > 0 {
+		return nil, nil, &Invalid{Internal: true, Violations: vs}
+	}
+	return s, d, nil
+}
+
 // runTenants is RunTenants for one scheduler.
 func runTenants(ctx context.Context, f *benes.Fabric, sch schedules.Scheduler, tenants []Tenant, blocks []schedules.Block, alloc schedules.Allocation, cfg *Config) (TenantRun, error) {
 	r := TenantRun{Tenants: make([]TenantCompletion, len(tenants))}
@@ -178,17 +233,7 @@ func planTenant(ctx context.Context, f *benes.Fabric, sch schedules.Scheduler, t
 // the whole fabric, merged) schedule and returns it with the joint demand.
 func planJoint(ctx context.Context, f *benes.Fabric, sch schedules.Scheduler, tenants []Tenant, alloc schedules.Allocation, cfg *Config) (*schedules.Schedule, *schedules.Demand, error) {
 	n := f.Ports()
-	joint := schedules.NewDemand(n)
-	for _, t := range tenants {
-		if t.Demand == nil {
-			continue
-		}
-		for i := range t.Ports.Size {
-			for j := range t.Ports.Size {
-				joint.Bytes[t.Ports.Lo+i][t.Ports.Lo+j] = t.Demand.At(i, j)
-			}
-		}
-	}
+	joint := jointDemand(n, tenants)
 	var s *schedules.Schedule
 	if alloc == schedules.Shared {
 		var err error
@@ -214,6 +259,22 @@ func planJoint(ctx context.Context, f *benes.Fabric, sch schedules.Scheduler, te
 		return nil, nil, &Invalid{Internal: true, Violations: vs}
 	}
 	return s, joint, nil
+}
+
+// jointDemand is every tenant's demand on its ports of the n-port fabric.
+func jointDemand(n int, tenants []Tenant) *schedules.Demand {
+	joint := schedules.NewDemand(n)
+	for _, t := range tenants {
+		if t.Demand == nil {
+			continue
+		}
+		for i := range t.Ports.Size {
+			for j := range t.Ports.Size {
+				joint.Bytes[t.Ports.Lo+i][t.Ports.Lo+j] = t.Demand.At(i, j)
+			}
+		}
+	}
+	return joint
 }
 
 // embedDemand is tenant t's demand on the n ports of the fabric.

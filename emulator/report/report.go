@@ -11,8 +11,10 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
@@ -118,7 +121,25 @@ type Sweep struct {
 	Reconfigs     []float64          `json:"reconfigs_seconds"`
 	TransferModel string             `json:"transfer_model"`
 	ReconfigModel string             `json:"reconfig_model"`
+	WearWeights   []float64          `json:"wear_weights"`
+	Tenants       []string           `json:"tenants"`
+	Allocations   []string           `json:"allocations"`
+	ResultsFile   string             `json:"results"`
 	Path          string             `json:"-"`
+	// Wear is the switch state changes of sweep.csv's rows, where its columns hold them.
+	Wear []SweepWear `json:"-"`
+}
+
+// SweepWear is one row of a sweep's CSV as the report's state-change table shows it (switch
+// wear, Tetris §5): the cell, the algorithm (tetris@w4: Tetris at wear weight 4), completion
+// over the lower bound, and the changes over the pass, in total and on the most-changed switch.
+type SweepWear struct {
+	Bandwidth, Reconfig, Algorithm string
+	OverBound                      string
+	Changes, Most                  string
+	// Tenants are, in a multi-tenant sweep, each tenant's completion over the pass in ms (the
+	// algorithm is then algorithm@allocation).
+	Tenants []string
 }
 
 // figure is one embedded image.
@@ -265,6 +286,9 @@ func build(dir string) (*page, error) {
 				return nil, err
 			}
 			s.Path = rel
+			if s.Wear, err = readSweepWear(filepath.Join(filepath.Dir(path), s.ResultsFile), s.Tenants); err != nil {
+				return nil, err
+			}
 			p.Sweeps = append(p.Sweeps, s)
 			if p.Tool == "" {
 				p.Tool, p.Inputs = s.Tool, s.Inputs
@@ -392,6 +416,64 @@ func readSweep(path string) (*Sweep, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &s, nil
+}
+
+// readSweepWear reads the state-change columns of a sweep's CSV: none when the file is absent
+// or written before the columns were (their rows have no state_changes column), or when no row
+// has counts (results merged from files that did not record them).
+func readSweepWear(path string, tenants []string) ([]SweepWear, error) {
+	if filepath.Base(path) != "sweep.csv" {
+		return nil, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	b, err := readlimit.ReadFile(context.Background(), path, readlimit.ReportJSON)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"bandwidth", "reconfig", "algorithm", "completion_over_lower_bound", "state_changes", "state_changes_max"} {
+		if _, ok := col[h]; !ok {
+			return nil, nil
+		}
+	}
+	var out []SweepWear
+	known := false
+	for _, r := range rows[1:] {
+		w := SweepWear{Bandwidth: r[col["bandwidth"]], Reconfig: r[col["reconfig"]], Algorithm: r[col["algorithm"]],
+			OverBound: r[col["completion_over_lower_bound"]], Changes: r[col["state_changes"]], Most: r[col["state_changes_max"]]}
+		if v, err := strconv.ParseFloat(w.OverBound, 64); err == nil {
+			w.OverBound = strconv.FormatFloat(v, 'f', 3, 64)
+		}
+		for _, t := range tenants {
+			k, ok := col["tenant_"+t+"_completion_sum_seconds"]
+			if !ok {
+				return nil, fmt.Errorf("%s: no column tenant_%s_completion_sum_seconds for the manifest's tenant %s", path, t, t)
+			}
+			v, err := strconv.ParseFloat(r[k], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: column tenant_%s_completion_sum_seconds: %q is not a number", path, t, r[k])
+			}
+			w.Tenants = append(w.Tenants, strconv.FormatFloat(v*1e3, 'f', 4, 64))
+		}
+		known = known || w.Changes != ""
+		out = append(out, w)
+	}
+	if !known {
+		return nil, nil
+	}
+	return out, nil
 }
 
 func embed(path, rel, command string) (figure, error) {

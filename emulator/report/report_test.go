@@ -212,3 +212,72 @@ func TestWriteRefusesHostile(t *testing.T) {
 		})
 	}
 }
+
+// A sweep's CSV with state-change columns gets the report's state-change table; one written
+// before the columns were, or whose columns are all empty (merged from files without them),
+// gets none.
+func TestWriteSweepWear(t *testing.T) {
+	dir := t.TempDir()
+	manifest, err := os.ReadFile("testdata/run/sweep/sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sweep.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const head = "bandwidth,bandwidth_bytes_per_second,reconfig,reconfig_seconds,algorithm,matrices,completion_sum_seconds,lower_bound_sum_seconds,ratio_vs_tetris,completion_over_lower_bound"
+	for _, c := range []struct {
+		csv  string
+		want bool
+	}{
+		{head + ",state_changes,state_changes_max\n100Gbps,1.25e+10,1µs,1e-06,tetris,2,0.004,0.0028,1,1.4285714285714286,582,41\n100Gbps,1.25e+10,1µs,1e-06,tetris@w4,2,0.005,0.0028,1.25,1.7857142857142858,458,34\n", true},
+		{head + "\n100Gbps,1.25e+10,1µs,1e-06,tetris,2,0.004,0.0028,1,1.4285714285714286\n", false},
+		{head + ",state_changes,state_changes_max\n100Gbps,1.25e+10,1µs,1e-06,tetris,2,0.004,0.0028,1,1.4285714285714286,,\n", false},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(c.csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, dir); err != nil {
+			t.Fatal(err)
+		}
+		html := stdhtml.UnescapeString(b.String())
+		row := "<td>100Gbps</td><td>1µs</td><td>tetris@w4</td><td>1.786</td><td>458</td><td>34</td>"
+		if got := strings.Contains(html, "Switch state changes over the pass"); got != c.want || c.want && !strings.Contains(html, row) {
+			t.Errorf("CSV %q: state-change table %v, want %v (row %q)", c.csv[len(head):], got, c.want, row)
+		}
+	}
+}
+
+// A multi-tenant sweep's table has a column per tenant (its completion over the pass, in ms), as
+// the manifest names the tenants.
+func TestWriteSweepTenants(t *testing.T) {
+	dir := t.TempDir()
+	manifest := `{"version": 1, "tool": "tetris-hil test", "inputs": [], "matrices": 1, "algorithms": ["tetris@shared", "tetris@strict"], "reference": "tetris@shared",
+ "bandwidths_bytes_per_second": [1e11], "reconfigs_seconds": [1e-05], "transfer_model": "bandwidth", "reconfig_model": "parallel",
+ "tenants": ["0-3", "4-7"], "allocations": ["shared", "strict"], "results": "sweep.csv"}`
+	const csv = "bandwidth,bandwidth_bytes_per_second,reconfig,reconfig_seconds,algorithm,matrices,completion_sum_seconds,lower_bound_sum_seconds,ratio_vs_tetris@shared,completion_over_lower_bound,state_changes,state_changes_max,tenant_0-3_completion_sum_seconds,tenant_4-7_completion_sum_seconds\n" +
+		"800Gbps,1e+11,10µs,1e-05,tetris@strict,1,0.00019121856,0.00019121856,1,1,14,3,0.0001639392,0.00019121856\n"
+	for name, body := range map[string]string{"sweep.json": manifest, "sweep.csv": csv} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, dir); err != nil {
+		t.Fatal(err)
+	}
+	html := stdhtml.UnescapeString(b.String())
+	for _, want := range []string{"<th>tenant 0-3 (ms)</th><th>tenant 4-7 (ms)</th>",
+		"<td>tetris@strict</td><td>1.000</td><td>14</td><td>3</td><td>0.1639</td><td>0.1912</td>", "under the allocations shared, strict"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(strings.ReplaceAll(csv, "tenant_4-7", "tenant_8-11")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&b, dir); err == nil || !strings.Contains(err.Error(), "no column tenant_4-7_completion_sum_seconds") {
+		t.Errorf("a CSV without the manifest's tenant: %v", err)
+	}
+}

@@ -89,7 +89,12 @@ Rows are transmitters and switches; bars are circuits (transmitting) and reconfi
 {{if or .Sweeps .Heatmaps}}<h2>Bandwidth × α_r sweep</h2>
 {{range .Sweeps}}<p>{{.Matrices}} matrices, algorithms {{range $i, $a := .Algorithms}}{{if $i}}, {{end}}{{$a}}{{end}} (speedups over {{.Reference}});
 bandwidths {{range $i, $b := .Bandwidths}}{{if $i}}, {{end}}{{bw $b}}{{end}}; α_r {{range $i, $r := .Reconfigs}}{{if $i}}, {{end}}{{secs $r}}{{end}};
-{{.TransferModel}}; {{.ReconfigModel}} (manifest <code>{{.Path}}</code>). As Tetris Figures 8 and 10.</p>{{end}}
+{{.TransferModel}}; {{.ReconfigModel}} (manifest <code>{{.Path}}</code>). As Tetris Figures 8 and 10.</p>
+{{if .Wear}}<details{{if .Tenants}} open{{end}}><summary>Switch state changes over the pass ({{len .Wear}} rows{{if .WearWeights}}; wear weights {{range $i, $w := .WearWeights}}{{if $i}}, {{end}}{{$w}}{{end}}: tetris@wW is Tetris planned at weight W{{end}}; switch wear, Tetris §5)</summary>
+{{if .Tenants}}<p>Tenants {{range $i, $t := .Tenants}}{{if $i}}, {{end}}{{$t}}{{end}} on one fabric under the allocations {{range $i, $a := .Allocations}}{{if $i}}, {{end}}{{$a}}{{end}} (ALGORITHM@ALLOCATION; multi-tenant isolation, Tetris §5).</p>{{end}}
+<table><tr><th>bandwidth</th><th>α_r</th><th>algorithm</th><th>completion / bound</th><th>state changes</th><th>most on one switch</th>{{range .Tenants}}<th>tenant {{.}} (ms)</th>{{end}}</tr>
+{{range .Wear}}<tr><td>{{.Bandwidth}}</td><td>{{.Reconfig}}</td><td>{{.Algorithm}}</td><td>{{.OverBound}}</td><td>{{.Changes}}</td><td>{{.Most}}</td>{{range .Tenants}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></details>{{end}}{{end}}
 <div class="grid">{{range .Heatmaps}}<figure><img src="{{.URI}}" alt="{{.Name}}"><figcaption><code>{{.Name}}</code>{{if .Command}} · reproduce: <code>{{.Command}}</code>{{end}}</figcaption></figure>
 {{end}}</div>{{end}}
 

@@ -36,9 +36,9 @@ func ExampleRun() {
 	}
 	// Output:
 	// bvn / tetris: 1.00 1.00
-	// bandwidth,bandwidth_bytes_per_second,reconfig,reconfig_seconds,algorithm,matrices,completion_sum_seconds,lower_bound_sum_seconds,ratio_vs_tetris,completion_over_lower_bound
-	// 800Gbps,1e+11,10ns,1e-08,tetris,1,1.049576e-05,1.049576e-05,1,1
-	// 800Gbps,1e+11,10ns,1e-08,bvn,1,1.049576e-05,1.049576e-05,1,1
-	// 800Gbps,1e+11,10ms,0.01,tetris,1,0.01001048576,0.01001048576,1,1
-	// 800Gbps,1e+11,10ms,0.01,bvn,1,0.01001048576,0.01001048576,1,1
+	// bandwidth,bandwidth_bytes_per_second,reconfig,reconfig_seconds,algorithm,matrices,completion_sum_seconds,lower_bound_sum_seconds,ratio_vs_tetris,completion_over_lower_bound,state_changes,state_changes_max
+	// 800Gbps,1e+11,10ns,1e-08,tetris,1,1.049576e-05,1.049576e-05,1,1,3,1
+	// 800Gbps,1e+11,10ns,1e-08,bvn,1,1.049576e-05,1.049576e-05,1,1,3,1
+	// 800Gbps,1e+11,10ms,0.01,tetris,1,0.01001048576,0.01001048576,1,1,3,1
+	// 800Gbps,1e+11,10ms,0.01,bvn,1,0.01001048576,0.01001048576,1,1,3,1
 }

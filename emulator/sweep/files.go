@@ -44,8 +44,14 @@ type Manifest struct {
 	RNBMapping string             `json:"rnb_mapping,omitempty"`
 	// Fabric (when not Beneš) and Ablations (the Tetris ablations and Sunflow's order that are
 	// on) are written when set.
-	Fabric      string   `json:"fabric,omitempty"`
-	Ablations   []string `json:"ablations,omitempty"`
+	Fabric    string   `json:"fabric,omitempty"`
+	Ablations []string `json:"ablations,omitempty"`
+	// WearWeights are the wear weights planned at (Config.WearWeights, or the one
+	// Plan.WearWeight), written when one is not zero or there are several.
+	WearWeights []float64 `json:"wear_weights,omitempty"`
+	// Tenants (their ports, "0-3") and Allocations are a multi-tenant sweep's (Config.Tenants).
+	Tenants     []string `json:"tenants,omitempty"`
+	Allocations []string `json:"allocations,omitempty"`
 	ResultsFile string   `json:"results"`
 	// Shards, written by sweep merge, lists the shards the results were joined from.
 	Shards []ShardSource `json:"shards,omitempty"`
@@ -76,10 +82,21 @@ func NewManifest(res *Result, cfg Config, tool string, inputs []provenance.Input
 		on   bool
 		name string
 	}{{cfg.Plan.NoPartial, "no-partial"}, {cfg.Plan.NaiveRouting, "naive-routing"},
-		{cfg.Plan.NoDegreeCoverage, "no-degree-coverage"}, {cfg.Plan.SunflowBySize, "sunflow-by-size"}} {
+		{cfg.Plan.NoDegreeCoverage, "no-degree-coverage"}, {cfg.Plan.SunflowBySize, "sunflow-by-size"},
+		{cfg.Plan.WearBalance, "wear-balance"}} {
 		if a.on {
 			m.Ablations = append(m.Ablations, a.name)
 		}
+	}
+	m.Tenants = res.Tenants
+	for _, a := range cfg.Allocations {
+		m.Allocations = append(m.Allocations, string(a))
+	}
+	switch {
+	case len(cfg.WearWeights) > 1 || len(cfg.WearWeights) == 1 && cfg.WearWeights[0] != 0:
+		m.WearWeights = cfg.WearWeights
+	case len(cfg.WearWeights) == 0 && cfg.Plan.WearWeight != 0:
+		m.WearWeights = []float64{cfg.Plan.WearWeight}
 	}
 	return m
 }

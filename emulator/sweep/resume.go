@@ -31,8 +31,7 @@ func NewPartial(demands []*schedules.Demand, cfg Config, tool string, inputs []p
 	if err := cfg.check(demands); err != nil {
 		return nil, err
 	}
-	skeleton := &Result{Algorithms: cfg.Algorithms, Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
-		Reconfigs: cfg.Reconfigs, Matrices: len(demands)}
+	skeleton := cfg.skeleton(len(demands))
 	return &ShardFile{Version: ShardVersion, Shard: 0, Shards: 1, Units: cfg.units(len(demands)), FirstUnit: 0,
 		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
 		Results: []UnitFile{}}, nil
@@ -82,7 +81,7 @@ func RunCheckpointed(ctx context.Context, demands []*schedules.Demand, cfg Confi
 	if err := cfg.check(demands); err != nil {
 		return nil, err
 	}
-	nm, nr, na := len(demands), len(cfg.Reconfigs), len(cfg.Algorithms)
+	nm, nr, na := len(demands), len(cfg.Reconfigs), len(cfg.Names())
 	total := cfg.units(nm)
 	if part.Units != total {
 		return nil, fmt.Errorf("sweep: the partial result has %d units, the grid %d", part.Units, total)
@@ -105,8 +104,7 @@ func RunCheckpointed(ctx context.Context, demands []*schedules.Demand, cfg Confi
 		}
 		for k, u := range us {
 			c, m := (lo+k)/nm, (lo+k)%nm
-			part.Results = append(part.Results, UnitFile{Bandwidth: c / nr, Reconfig: c % nr, Matrix: m,
-				LowerBound: u.lowerBound, Completions: u.completions})
+			part.Results = append(part.Results, u.file(c/nr, c%nr, m))
 		}
 		if err := save(part); err != nil {
 			return nil, fmt.Errorf("sweep: keeping the finished units: %w", err)
@@ -114,7 +112,7 @@ func RunCheckpointed(ctx context.Context, demands []*schedules.Demand, cfg Confi
 	}
 	us := make([]unitResult, total)
 	for k, u := range part.Results {
-		us[k] = unitResult{lowerBound: u.LowerBound, completions: u.Completions}
+		us[k] = u.unit()
 	}
 	return build(cfg, nm, us), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,9 @@ func TestInterruptedThenResumedEqualsRun(t *testing.T) {
 		bws := rapid.SliceOfNDistinct(rapid.SampledFrom([]float64{12.5e9, 50e9, 100e9}), 1, 2, rapid.ID).Draw(t, "bandwidths")
 		rcs := rapid.SliceOfNDistinct(rapid.SampledFrom([]float64{0, 10e-9, 1e-6, 10e-3}), 1, 3, rapid.ID).Draw(t, "reconfigs")
 		cfg := Config{Algorithms: algos, Reference: algos[0], Bandwidths: bws, Reconfigs: rcs, Jobs: rapid.IntRange(1, 2).Draw(t, "jobs")}
+		if slices.Contains(algos, "tetris") && rapid.Bool().Draw(t, "wear axis") {
+			cfg.WearWeights = []float64{0, 2}
+		}
 		want, err := Run(context.Background(), ds, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -102,6 +106,8 @@ func TestCheckResumeRefusesAnotherSweep(t *testing.T) {
 	other.Reconfigs = []float64{1e-6, 1e-2}
 	moreAlgos := cfg
 	moreAlgos.Algorithms = []string{parallelAlgo}
+	weighted := cfg
+	weighted.Plan.WearWeight = 2
 	for _, c := range []struct {
 		name string
 		ds   []*schedules.Demand
@@ -114,6 +120,7 @@ func TestCheckResumeRefusesAnotherSweep(t *testing.T) {
 		{"input changed", ds, cfg, []provenance.Input{{Role: "demand", Path: "t.json", SHA256: "cd"}}, "inputs"},
 		{"grid", ds, other, in, "reconfigs_seconds"},
 		{"algorithms", ds, moreAlgos, in, "algorithms"},
+		{"wear weight", ds, weighted, in, "wear_weights: [2] vs (none)"},
 		{"matrices", ds[:1], cfg, in, "matrices"},
 	} {
 		fresh, err := NewPartial(c.ds, c.cfg, "tool", c.in)
@@ -123,6 +130,52 @@ func TestCheckResumeRefusesAnotherSweep(t *testing.T) {
 		err = CheckResume(part, fresh)
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: CheckResume = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A partial file written before state changes were recorded resumes: the cells it had finished
+// have no state changes (empty CSV columns), the cells computed now have them, and every other
+// number is the uninterrupted run's.
+func TestResumeOldPartial(t *testing.T) {
+	ds := handDemands(t)
+	cfg := Config{Algorithms: []string{parallelAlgo, serialAlgo}, Reference: parallelAlgo, Bandwidths: []float64{100e9}, Reconfigs: []float64{1e-6, 1e-3}, Jobs: 1}
+	want, err := Run(context.Background(), ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := NewPartial(ds, cfg, "tool", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One chunk is one unit here (6 units, at most 50 chunks): stop once the first cell is done.
+	save := func(sf *ShardFile) error {
+		if len(sf.Results) == len(ds) {
+			return errStop
+		}
+		return nil
+	}
+	if _, err := RunCheckpointed(context.Background(), ds, cfg, part, save); !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	for i := range part.Results {
+		part.Results[i].StateChanges, part.Results[i].StateChangesPerSwitch = nil, nil
+	}
+	old := roundTrip(t, filepath.Join(t.TempDir(), "p"), part)
+	fresh, _ := NewPartial(ds, cfg, "tool", nil)
+	if err := CheckResume(old, fresh); err != nil {
+		t.Fatalf("an old partial file is refused: %v", err)
+	}
+	got, err := RunCheckpointed(context.Background(), ds, cfg, old, func(*ShardFile) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range cfg.Reconfigs {
+		for a, ar := range got.Cells[0][j].Algorithms {
+			w := want.Cells[0][j].Algorithms[a]
+			if ar.HasStateChanges != (j == 1) || ar.Completion != w.Completion || j == 1 && ar.StateChanges != w.StateChanges {
+				t.Errorf("α_r %g %s: %+v, want state changes only in the cell computed after the resume (%+v)", cfg.Reconfigs[j], ar.Algorithm, ar, w)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
 	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/schedules"
@@ -88,13 +89,83 @@ type ShardFile struct {
 }
 
 // UnitFile is one matrix in one cell: its lower bound and every algorithm's completion, in
-// seconds, in the manifest's algorithm order.
+// seconds, in the manifest's algorithm order, and (absent in files written before they were
+// recorded) every algorithm's switch state changes, in total and per switch as
+// [stage, index, count] of the switches that changed.
 type UnitFile struct {
-	Bandwidth   int       `json:"bandwidth_index"`
-	Reconfig    int       `json:"reconfig_index"`
-	Matrix      int       `json:"matrix"`
-	LowerBound  float64   `json:"lower_bound_seconds"`
-	Completions []float64 `json:"completion_seconds"`
+	Bandwidth             int                      `json:"bandwidth_index"`
+	Reconfig              int                      `json:"reconfig_index"`
+	Matrix                int                      `json:"matrix"`
+	LowerBound            float64                  `json:"lower_bound_seconds"`
+	Completions           []float64                `json:"completion_seconds"`
+	StateChanges          []int                    `json:"state_changes,omitempty"`
+	StateChangesPerSwitch [][]emulator.SwitchCount `json:"state_changes_per_switch,omitempty"`
+	// TenantCompletions are, in a multi-tenant sweep, every algorithm's tenants' completions,
+	// in the manifest's tenant order.
+	TenantCompletions [][]float64 `json:"tenant_completion_seconds,omitempty"`
+}
+
+// file is u as unit (bandwidth b, α_r r, matrix m) of a shard file.
+func (u unitResult) file(b, r, m int) UnitFile {
+	return UnitFile{Bandwidth: b, Reconfig: r, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions,
+		StateChanges: u.changes, StateChangesPerSwitch: u.perSwitch, TenantCompletions: u.tenants}
+}
+
+// unit is the unit a shard file's entry holds.
+func (u *UnitFile) unit() unitResult {
+	return unitResult{lowerBound: u.LowerBound, completions: u.Completions, changes: u.StateChanges, perSwitch: u.StateChangesPerSwitch,
+		tenants: u.TenantCompletions}
+}
+
+// checkTenantTimes holds an entry's tenants' completions to one per tenant (nt of them) for
+// every algorithm, each a time within the model's limit, none after the fabric's.
+func (u *UnitFile) checkTenantTimes(k, nt int) error {
+	if nt == 0 && u.TenantCompletions == nil {
+		return nil
+	}
+	if len(u.TenantCompletions) != len(u.Completions) {
+		return fmt.Errorf("results[%d]: field tenant_completion_seconds: %d entries for %d completions of %d tenants",
+			k, len(u.TenantCompletions), len(u.Completions), nt)
+	}
+	for a, ts := range u.TenantCompletions {
+		if len(ts) != nt {
+			return fmt.Errorf("results[%d].tenant_completion_seconds[%d]: %d completions for %d tenants", k, a, len(ts), nt)
+		}
+		for i, c := range ts {
+			if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].tenant_completion_seconds[%d][%d]", k, a, i), c); err != nil {
+				return err
+			}
+			if c > u.Completions[a] {
+				return fmt.Errorf("results[%d].tenant_completion_seconds[%d][%d]: %g s is after the fabric's completion of %g s", k, a, i, c, u.Completions[a])
+			}
+		}
+	}
+	return nil
+}
+
+// checkChanges holds an entry's state changes (when it has them) to what a run writes: one total
+// and one list per algorithm, every count positive, each list summing to its total.
+func (u *UnitFile) checkChanges(k int) error {
+	if u.StateChanges == nil && u.StateChangesPerSwitch == nil {
+		return nil
+	}
+	if len(u.StateChanges) != len(u.Completions) || len(u.StateChangesPerSwitch) != len(u.Completions) {
+		return fmt.Errorf("results[%d]: fields state_changes and state_changes_per_switch: %d and %d entries for %d completions",
+			k, len(u.StateChanges), len(u.StateChangesPerSwitch), len(u.Completions))
+	}
+	for a, total := range u.StateChanges {
+		sum := 0
+		for _, c := range u.StateChangesPerSwitch[a] {
+			if c.Count < 1 || c.Count > MaxUnits || c.Stage < -1 || c.Index < 0 {
+				return fmt.Errorf("results[%d].state_changes_per_switch[%d]: [%d, %d, %d] is not a switch that changed", k, a, c.Stage, c.Index, c.Count)
+			}
+			sum += c.Count
+		}
+		if total < 0 || sum != total {
+			return fmt.Errorf("results[%d].state_changes[%d]: %d, but its switches' changes sum to %d", k, a, total, sum)
+		}
+	}
+	return nil
 }
 
 // ShardSource is one merged shard in the merged manifest.
@@ -148,14 +219,13 @@ func RunShard(ctx context.Context, demands []*schedules.Demand, cfg Config, sh S
 	if err != nil {
 		return nil, err
 	}
-	skeleton := &Result{Algorithms: cfg.Algorithms, Reference: cfg.Reference, Bandwidths: cfg.Bandwidths,
-		Reconfigs: cfg.Reconfigs, Matrices: nm}
+	skeleton := cfg.skeleton(nm)
 	sf := &ShardFile{Version: ShardVersion, Shard: sh.Index, Shards: sh.Count, Units: total, FirstUnit: lo,
 		DemandSHA256: DemandFingerprint(demands), Manifest: NewManifest(skeleton, cfg, tool, inputs),
 		Results: make([]UnitFile, len(us))}
 	for k, u := range us {
 		c, m := (lo+k)/nm, (lo+k)%nm
-		sf.Results[k] = UnitFile{Bandwidth: c / nr, Reconfig: c % nr, Matrix: m, LowerBound: u.lowerBound, Completions: u.completions}
+		sf.Results[k] = u.file(c/nr, c%nr, m)
 	}
 	return sf, nil
 }
@@ -226,6 +296,12 @@ func (sf *ShardFile) check(partial bool) error {
 	}
 	bounded := strings.HasPrefix(sf.Manifest.Transfer, "bandwidth")
 	for k, u := range sf.Results {
+		if err := u.checkChanges(k); err != nil {
+			return err
+		}
+		if err := u.checkTenantTimes(k, len(sf.Manifest.Tenants)); err != nil {
+			return err
+		}
 		if err := schedules.CheckSeconds(fmt.Sprintf("results[%d].lower_bound_seconds", k), u.LowerBound); err != nil {
 			return err
 		}
@@ -333,14 +409,14 @@ func merge(shards []*ShardFile) (*Result, *Manifest, error) {
 				return nil, nil, fmt.Errorf("sweep merge: %s: result %d (bandwidth %d, α_r %d, matrix %d, %d completions) is not unit %d (bandwidth %d, α_r %d, matrix %d, %d algorithms)",
 					sf.Path, k, u.Bandwidth, u.Reconfig, u.Matrix, len(u.Completions), at, c/nr, c%nr, m, na)
 			}
-			us[at] = unitResult{lowerBound: u.LowerBound, completions: u.Completions}
+			us[at] = u.unit()
 		}
 	}
 	cfg := Config{Algorithms: mf.Algorithms, Reference: mf.Reference, Bandwidths: mf.Bandwidths, Reconfigs: mf.Reconfigs}
 	if !slices.Contains(cfg.Algorithms, cfg.Reference) {
 		return nil, nil, fmt.Errorf("sweep merge: %s: field reference: %q is not among the algorithms %v", first.Path, cfg.Reference, cfg.Algorithms)
 	}
-	res := build(cfg, nm, us)
+	res := buildAs(cfg, mf.Algorithms, mf.Reference, mf.Tenants, nm, us)
 	merged := *mf
 	merged.Inputs = slices.Clone(seen[0].Manifest.Inputs)
 	merged.Shards = nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,9 @@ func TestShardsMergeToRun(t *testing.T) {
 		bws := rapid.SliceOfNDistinct(rapid.SampledFrom([]float64{12.5e9, 50e9, 100e9}), 1, 2, rapid.ID).Draw(t, "bandwidths")
 		rcs := rapid.SliceOfNDistinct(rapid.SampledFrom([]float64{0, 10e-9, 1e-6, 10e-3}), 1, 3, rapid.ID).Draw(t, "reconfigs")
 		cfg := Config{Algorithms: algos, Reference: algos[0], Bandwidths: bws, Reconfigs: rcs, Jobs: rapid.IntRange(1, 2).Draw(t, "jobs")}
+		if slices.Contains(algos, "tetris") && rapid.Bool().Draw(t, "wear axis") {
+			cfg.WearWeights = []float64{0, 2}
+		}
 		want, err := Run(context.Background(), ds, cfg)
 		if err != nil {
 			t.Fatal(err)

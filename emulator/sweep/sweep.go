@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/emulator/experiment"
@@ -54,6 +55,20 @@ type Config struct {
 	// RNBMapping is passed to every scheduler as schedules.Options.RNBMapping: how Sunflow's and
 	// BFF's plans get Beneš paths ("" or "earliest", the default; "looping"; "avoid-live").
 	RNBMapping string
+	// WearWeights, when it holds more than one weight, is the wear-weight axis (switch wear,
+	// Tetris §5): every algorithm plans at the first weight (as Plan.WearWeight alone would
+	// have it), and the algorithms that weigh wear (WearAlgorithms) plan again at each further
+	// weight w, as the variants "<name>@w<w>" (tetris@w4) beside the others in every cell, their
+	// ratios taken against the reference at the first weight. One weight is Plan.WearWeight.
+	WearWeights []float64
+	// Tenants, when set, makes the sweep multi-tenant (Tetris §5): every demand matrix is the
+	// joint demand of these tenants on one Beneš fabric of its size (each tenant's demand on
+	// its block of ports, nothing between blocks), and every cell runs each algorithm under each
+	// of Allocations (experiment.RunTenants) as the columns "<algorithm>@<allocation>"
+	// (tetris@strict), with each tenant's completion; ratios are over Reference under the first
+	// allocation. Not with a wear-weight axis, the crossbar or MaxMemory.
+	Tenants     []schedules.Block
+	Allocations []schedules.Allocation
 	// Jobs is the number of workers; zero or less means runtime.GOMAXPROCS(0).
 	Jobs int
 	// MaxMemory, when positive, limits the estimated memory of the runs under way at once
@@ -69,6 +84,8 @@ type Config struct {
 type Result struct {
 	Algorithms []string
 	Reference  string
+	// Tenants are a multi-tenant sweep's tenants' ports ("0-3"), nil otherwise.
+	Tenants    []string
 	Bandwidths []float64
 	Reconfigs  []float64
 	// Matrices is the number of demand matrices each cell summed over.
@@ -99,6 +116,81 @@ type AlgoResult struct {
 	// Ratio is Completion over the reference algorithm's Completion in the same cell: above 1 the
 	// reference finishes the pass faster (Tetris Figure 8's cell value).
 	Ratio float64
+	// HasStateChanges says whether every matrix's switch state changes are known (shard and
+	// partial files written before they were recorded hold none). StateChanges is then their
+	// sum over the matrices (switch wear, Tetris §5), and StateChangesMax the most-changed
+	// switch's changes over the pass: per-switch counts summed over the matrices, the largest.
+	HasStateChanges bool
+	StateChanges    int
+	StateChangesMax int
+	// Tenants are, in a multi-tenant sweep, each tenant's completion summed over the matrices
+	// (Result.Tenants order); nil otherwise.
+	Tenants []float64
+}
+
+// WearAlgorithms are the registered algorithms whose plans depend on the wear weight: the ones
+// a wear-weight axis runs again at each further weight.
+var WearAlgorithms = []string{"tetris", "tetris-wear"}
+
+// VariantName is algorithm name planned at wear weight w on a wear-weight axis: "tetris@w4".
+func VariantName(name string, w float64) string {
+	return name + "@w" + strconv.FormatFloat(w, 'g', -1, 64)
+}
+
+// variant is one planning of an algorithm in a cell: its name in results, the registered
+// scheduler, the wear weight it plans at and, in a multi-tenant sweep, the allocation.
+type variant struct {
+	name, algo string
+	weight     float64
+	alloc      schedules.Allocation
+}
+
+// variants are the columns of every cell: each of cfg.Algorithms at the first wear weight, then,
+// per further weight of the axis, each of cfg.Algorithms among WearAlgorithms.
+func (cfg *Config) variants() []variant {
+	w0 := cfg.Plan.WearWeight
+	if len(cfg.WearWeights) > 0 {
+		w0 = cfg.WearWeights[0]
+	}
+	var vs []variant
+	if len(cfg.Tenants) > 0 {
+		for _, al := range cfg.Allocations {
+			for _, a := range cfg.Algorithms {
+				vs = append(vs, variant{a + "@" + string(al), a, w0, al})
+			}
+		}
+		return vs
+	}
+	for _, a := range cfg.Algorithms {
+		vs = append(vs, variant{a, a, w0, ""})
+	}
+	for k := 1; k < len(cfg.WearWeights); k++ {
+		for _, a := range cfg.Algorithms {
+			if slices.Contains(WearAlgorithms, a) {
+				vs = append(vs, variant{VariantName(a, cfg.WearWeights[k]), a, cfg.WearWeights[k], ""})
+			}
+		}
+	}
+	return vs
+}
+
+// refColumn is the column ratios are taken over: Reference, under the first allocation in a
+// multi-tenant sweep.
+func (cfg *Config) refColumn() string {
+	if len(cfg.Tenants) > 0 && len(cfg.Allocations) > 0 {
+		return cfg.Reference + "@" + string(cfg.Allocations[0])
+	}
+	return cfg.Reference
+}
+
+// Names are the columns of every cell (Result.Algorithms): the algorithms, then the variants of
+// a wear-weight axis.
+func (cfg *Config) Names() []string {
+	var ns []string
+	for _, v := range cfg.variants() {
+		ns = append(ns, v.name)
+	}
+	return ns
 }
 
 // BoundRatios is, per matrix, completion over lower bound (Tetris Figure 7(b)'s samples); a
@@ -171,6 +263,20 @@ func (cfg *Config) check(demands []*schedules.Demand) error {
 			return fmt.Errorf("sweep: %w", err)
 		}
 	}
+	for i, w := range cfg.WearWeights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("sweep: wear weight %g is not a non-negative finite weight", w)
+		}
+		if slices.Index(cfg.WearWeights, w) != i {
+			return fmt.Errorf("sweep: wear weight %g is listed twice", w)
+		}
+	}
+	if err := cfg.checkTenants(demands); err != nil {
+		return err
+	}
+	if len(cfg.WearWeights) > 1 && !slices.ContainsFunc(cfg.Algorithms, func(a string) bool { return slices.Contains(WearAlgorithms, a) }) {
+		return fmt.Errorf("sweep: the wear weights %v need an algorithm that weighs wear (%v) among %v", cfg.WearWeights, WearAlgorithms, cfg.Algorithms)
+	}
 	return nil
 }
 
@@ -201,6 +307,9 @@ func (cfg *Config) units(matrices int) int {
 func (cfg *Config) cell(bw, rc float64) experiment.Config {
 	o := cfg.Plan
 	o.Bandwidth, o.Reconfig, o.Fabric, o.RNBMapping = bw, rc, cfg.Fabric, cfg.RNBMapping
+	if len(cfg.WearWeights) > 0 {
+		o.WearWeight = cfg.WearWeights[0]
+	}
 	tm, rm := cfg.Transfer, cfg.ReconfigModel
 	if tm == nil {
 		tm = emulator.BandwidthModel(bw)

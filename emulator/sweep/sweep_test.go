@@ -203,6 +203,10 @@ func TestRatioGrid(t *testing.T) {
 	}
 }
 
+// TestWriteCSV: the hand-worked grid's CSV. State changes on the crossbar are transmitter
+// re-pointings: D1 re-points transmitters 0 and 1 once each, D2 transmitter 0 once, D3 none, so
+// every row has 3 in total and 2 on the most-changed "switch" (transmitter 0, over the pass;
+// the most in any one matrix would be 1).
 func TestWriteCSV(t *testing.T) {
 	res, err := Run(context.Background(), handDemands(t), handConfig())
 	if err != nil {

@@ -20,7 +20,34 @@ import (
 // unitResult is what a unit contributes to the grid.
 type unitResult struct {
 	lowerBound  float64
-	completions []float64 // by algorithm, in cfg.Algorithms order
+	completions []float64 // by algorithm, in cfg.Names() order
+	// changes and perSwitch are each algorithm's switch state changes, in total and per switch
+	// (by stage then index, only those that changed); nil in a unit read from a file written
+	// before they were recorded.
+	changes   []int
+	perSwitch [][]emulator.SwitchCount
+	// tenants are, in a multi-tenant sweep, each algorithm's tenants' completions.
+	tenants [][]float64
+}
+
+// cellConfigs are the experiments of one cell: every algorithm at the first wear weight
+// (cfg.cell), then, per further weight of the axis, the algorithms that weigh wear at it; their
+// records, matrix by matrix, follow cfg.variants().
+func (cfg *Config) cellConfigs(bw, rc float64) []experiment.Config {
+	base := cfg.cell(bw, rc)
+	out := []experiment.Config{base}
+	for k := 1; k < len(cfg.WearWeights); k++ {
+		c := base
+		c.Algorithms = nil
+		for _, a := range cfg.Algorithms {
+			if slices.Contains(WearAlgorithms, a) {
+				c.Algorithms = append(c.Algorithms, a)
+			}
+		}
+		c.Options.WearWeight = cfg.WearWeights[k]
+		out = append(out, c)
+	}
+	return out
 }
 
 // runUnits runs units [lo, hi) of the grid of cfg over demands (cfg already checked) and returns
@@ -28,6 +55,9 @@ type unitResult struct {
 // experiment.RunMany call (an unsharded run is a single call; a shard at most three), each on
 // the one pool of cfg.Jobs workers.
 func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, hi int) ([]unitResult, error) {
+	if len(cfg.Tenants) > 0 {
+		return runTenantUnits(ctx, demands, cfg, lo, hi)
+	}
 	nm, nr := len(demands), len(cfg.Reconfigs)
 	if cfg.Plan.Plans == nil {
 		// Every cell plans the same matrices: decompositions that depend on the demand alone
@@ -50,13 +80,17 @@ func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, 
 		}
 		u = c*nm + mhi
 	}
-	total := (hi - lo) * len(cfg.Algorithms)
+	na := len(cfg.variants())
+	total := (hi - lo) * na
 	out := make([]unitResult, hi-lo)
 	doneBefore := 0
 	for _, g := range groups {
 		var cells []experiment.Config
+		perCell := 0
 		for c := g.firstCell; c <= g.lastCell; c++ {
-			cells = append(cells, cfg.cell(cfg.Bandwidths[c/nr], cfg.Reconfigs[c%nr]))
+			cc := cfg.cellConfigs(cfg.Bandwidths[c/nr], cfg.Reconfigs[c%nr])
+			perCell = len(cc)
+			cells = append(cells, cc...)
 		}
 		pool := experiment.Pool{Jobs: cfg.Jobs}
 		if cfg.Progress != nil {
@@ -67,27 +101,26 @@ func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, 
 		if err != nil {
 			var te *experiment.TaskError
 			if errors.As(err, &te) {
-				c := g.firstCell + te.Config
+				c := g.firstCell + te.Config/perCell
 				bw, rc := cfg.Bandwidths[c/nr], cfg.Reconfigs[c%nr]
+				algo := te.Algorithm
+				if k := te.Config % perCell; k > 0 {
+					algo = VariantName(algo, cfg.WearWeights[k])
+				}
 				return nil, fmt.Errorf("sweep: bandwidth %s, α_r %s, matrix %d, algorithm %s: %s: %w",
-					units.FormatBandwidth(bw), units.FormatSeconds(rc), g.mlo+te.Position, te.Algorithm, te.Stage, te.Err)
+					units.FormatBandwidth(bw), units.FormatSeconds(rc), g.mlo+te.Position, algo, te.Stage, te.Err)
 			}
 			return nil, fmt.Errorf("sweep: %w", err)
 		}
-		na := len(cfg.Algorithms)
-		for k, o := range outs {
-			c := g.firstCell + k
+		for k := 0; k < len(outs); k += perCell {
+			c := g.firstCell + k/perCell
 			for m := g.mlo; m < g.mhi; m++ {
-				recs := o.Records[(m-g.mlo)*na : (m-g.mlo+1)*na]
-				ur := unitResult{
-					// Every algorithm's record of a matrix has the same bound (same demand, b and α_r).
-					lowerBound:  recs[0].LowerBoundSeconds,
-					completions: make([]float64, na),
+				var recs []experiment.Record
+				for _, o := range outs[k : k+perCell] {
+					per := len(o.Records) / (g.mhi - g.mlo)
+					recs = append(recs, o.Records[(m-g.mlo)*per:(m-g.mlo+1)*per]...)
 				}
-				for a := range recs {
-					ur.completions[a] = recs[a].CompletionSeconds
-				}
-				out[c*nm+m-lo] = ur
+				out[c*nm+m-lo] = unitOf(recs)
 			}
 		}
 		doneBefore += (g.lastCell - g.firstCell + 1) * (g.mhi - g.mlo) * na
@@ -95,20 +128,61 @@ func runUnits(ctx context.Context, demands []*schedules.Demand, cfg Config, lo, 
 	return out, nil
 }
 
+// unitOf is a unit from its records, one per variant in order.
+func unitOf(recs []experiment.Record) unitResult {
+	na := len(recs)
+	ur := unitResult{
+		// Every algorithm's record of a matrix has the same bound (same demand, b and α_r).
+		lowerBound:  recs[0].LowerBoundSeconds,
+		completions: make([]float64, na),
+		changes:     make([]int, na),
+		perSwitch:   make([][]emulator.SwitchCount, na),
+	}
+	for a := range recs {
+		ur.completions[a] = recs[a].CompletionSeconds
+		ur.changes[a] = recs[a].StateChanges
+		ur.perSwitch[a] = recs[a].StateChangesPerSwitch
+		if ur.perSwitch[a] == nil {
+			ur.perSwitch[a] = []emulator.SwitchCount{}
+		}
+	}
+	return ur
+}
+
 // build arranges the results of every unit of the grid (us[u] is unit u) into a Result. Sums run
 // in matrix order from zero, as experiment's totals do, so the numbers do not depend on how the
 // units were computed.
 func build(cfg Config, nm int, us []unitResult) *Result {
-	nr, na := len(cfg.Reconfigs), len(cfg.Algorithms)
+	var tenants []string
+	for _, b := range cfg.Tenants {
+		tenants = append(tenants, b.String())
+	}
+	return buildAs(cfg, cfg.Names(), cfg.refColumn(), tenants, nm, us)
+}
+
+// skeleton is the Result of cfg over nm matrices without its cells, for the manifest.
+func (cfg *Config) skeleton(nm int) *Result {
+	r := &Result{Algorithms: cfg.Names(), Reference: cfg.refColumn(), Bandwidths: cfg.Bandwidths, Reconfigs: cfg.Reconfigs, Matrices: nm}
+	for _, b := range cfg.Tenants {
+		r.Tenants = append(r.Tenants, b.String())
+	}
+	return r
+}
+
+// buildAs is build with the columns, the reference column and the tenants' ports given (sweep
+// merge takes them from the manifest).
+func buildAs(cfg Config, names []string, refName string, tenants []string, nm int, us []unitResult) *Result {
+	nr, na := len(cfg.Reconfigs), len(names)
 	r := &Result{
-		Algorithms: slices.Clone(cfg.Algorithms),
-		Reference:  cfg.Reference,
+		Algorithms: names,
+		Reference:  refName,
+		Tenants:    tenants,
 		Bandwidths: slices.Clone(cfg.Bandwidths),
 		Reconfigs:  slices.Clone(cfg.Reconfigs),
 		Matrices:   nm,
 		Cells:      make([][]Cell, len(cfg.Bandwidths)),
 	}
-	ref := slices.Index(cfg.Algorithms, cfg.Reference)
+	ref := slices.Index(names, refName)
 	for i, bw := range cfg.Bandwidths {
 		r.Cells[i] = make([]Cell, nr)
 		for j, rc := range cfg.Reconfigs {
@@ -121,7 +195,7 @@ func build(cfg Config, nm int, us []unitResult) *Result {
 				cell.LowerBound += cell.LowerBounds[m]
 			}
 			cell.Algorithms = make([]AlgoResult, na)
-			for a, name := range cfg.Algorithms {
+			for a, name := range names {
 				ar := &cell.Algorithms[a]
 				ar.Algorithm = name
 				ar.Completions = make([]float64, nm)
@@ -129,6 +203,8 @@ func build(cfg Config, nm int, us []unitResult) *Result {
 					ar.Completions[m] = cu[m].completions[a]
 					ar.Completion += ar.Completions[m]
 				}
+				sumChanges(ar, cu, a)
+				sumTenants(ar, cu, a, len(tenants))
 			}
 			refSum := cell.Algorithms[ref].Completion
 			for a := range cell.Algorithms {
@@ -145,4 +221,23 @@ func build(cfg Config, nm int, us []unitResult) *Result {
 		}
 	}
 	return r
+}
+
+// sumChanges fills algorithm a's state changes over the units of its cell, when every unit has
+// them: the total, and the most-changed switch of the per-switch counts summed over the units.
+func sumChanges(ar *AlgoResult, cu []unitResult, a int) {
+	per := map[[2]int]int{}
+	for _, u := range cu {
+		if u.changes == nil {
+			return
+		}
+		ar.StateChanges += u.changes[a]
+		for _, c := range u.perSwitch[a] {
+			per[[2]int{c.Stage, c.Index}] += c.Count
+		}
+	}
+	ar.HasStateChanges = true
+	for _, c := range per {
+		ar.StateChangesMax = max(ar.StateChangesMax, c)
+	}
 }
