@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/tetris-hil/tetris-hil/internal/units"
@@ -50,19 +51,7 @@ func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts
 	}
 	var ps []int
 	if d == nil {
-		// The circuits' real ports, sorted and without repeats: memory by circuits, not ports.
-		ps = make([]int, 0, 2*len(s.Circuits))
-		for i := range s.Circuits {
-			for _, p := range [2]int{s.Circuits[i].Src, s.Circuits[i].Dst} {
-				if p < s.Ports {
-					ps = append(ps, p)
-				}
-			}
-		}
-		slices.Sort(ps)
-		if ps = slices.Compact(ps); len(ps) == s.Ports {
-			ps = nil // every port is used: the identity
-		}
+		ps = usedPorts(s)
 	}
 	n := s.Ports
 	if ps != nil {
@@ -78,6 +67,62 @@ func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts
 		r.Endpoints[n+i].Port, r.Endpoints[n+i].Rx = p, true
 	}
 	return summary{r, ps}
+}
+
+// usedPorts lists the real ports that some circuit of s uses, sorted and without repeats, or
+// nil when every real port is used (the identity): memory by circuits, not ports. Where a bit
+// per port takes no more room than the list would, the ports are marked in a bitset and read
+// back in order (a pass over the circuits, where sorting the list cost a tenth of an
+// emulation's time at 128 ports); else the list is sorted.
+func usedPorts(s *schedules.Schedule) []int {
+	words := (s.Ports + 63) / 64
+	if words > 2*len(s.Circuits) {
+		return sortedPorts(s)
+	}
+	set := make([]uint64, words)
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		if c.Src < 0 || c.Dst < 0 {
+			return sortedPorts(s) // not a schedule Run accepts; listed as it always was
+		}
+		if c.Src < s.Ports { // a padding port (≥ Ports) is not real
+			set[c.Src>>6] |= 1 << (c.Src & 63)
+		}
+		if c.Dst < s.Ports {
+			set[c.Dst>>6] |= 1 << (c.Dst & 63)
+		}
+	}
+	used := 0
+	for _, x := range set {
+		used += bits.OnesCount64(x)
+	}
+	if used == s.Ports {
+		return nil
+	}
+	ps := make([]int, 0, used)
+	for w, x := range set {
+		for ; x != 0; x &= x - 1 {
+			ps = append(ps, w<<6|bits.TrailingZeros64(x))
+		}
+	}
+	return ps
+}
+
+// sortedPorts is usedPorts by sorting the list of the circuits' real ports.
+func sortedPorts(s *schedules.Schedule) []int {
+	ps := make([]int, 0, 2*len(s.Circuits))
+	for i := range s.Circuits {
+		for _, p := range [2]int{s.Circuits[i].Src, s.Circuits[i].Dst} {
+			if p < s.Ports {
+				ps = append(ps, p)
+			}
+		}
+	}
+	slices.Sort(ps)
+	if ps = slices.Compact(ps); len(ps) == s.Ports {
+		return nil // every port is used: the identity
+	}
+	return ps
 }
 
 // entry is the index of port p's transmitter entry in Endpoints.
