@@ -36,11 +36,21 @@ type summary struct {
 // that some circuit uses: a schedule file alone says only how many ports the fabric has (up to
 // 2^20), and a port no circuit and no demand uses has nothing to report (README, Limits).
 func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts) summary {
+	sc := newCircuitScan(s, d)
+	for i := range s.Circuits {
+		sc.add(&s.Circuits[i], s.Ports)
+	}
+	return newSummaryOf(s, d, cfg, c, &sc)
+}
+
+// newSummaryOf is newSummary with what it needs of the circuits already gathered in sc (the
+// emulator gathers it in its own pass over them, which reads each circuit once for all).
+func newSummaryOf(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts, sc *circuitScan) summary {
 	r := &Result{
 		Algorithm:      s.Algorithm,
 		Transfer:       cfg.Transfer.Name(),
 		Reconfig:       cfg.Reconfig.Name(),
-		Groups:         s.Groups(),
+		Groups:         sc.groups, // Schedule.Groups
 		Circuits:       len(s.Circuits),
 		StateChanges:   c.StateChanges,
 		ReconfigEvents: c.ReconfigEvents,
@@ -51,7 +61,7 @@ func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts
 	}
 	var ps []int
 	if d == nil {
-		ps = usedPorts(s)
+		ps = sc.ports(s)
 	}
 	n := s.Ports
 	if ps != nil {
@@ -69,43 +79,79 @@ func newSummary(s *schedules.Schedule, d *schedules.Demand, cfg Config, c Counts
 	return summary{r, ps}
 }
 
-// usedPorts lists the real ports that some circuit of s uses, sorted and without repeats, or
-// nil when every real port is used (the identity): memory by circuits, not ports. Where a bit
-// per port takes no more room than the list would, the ports are marked in a bitset and read
-// back in order (a pass over the circuits, where sorting the list cost a tenth of an
-// emulation's time at 128 ports); else the list is sorted.
-func usedPorts(s *schedules.Schedule) []int {
+// circuitScan is what a summary needs of the circuits, gathered one circuit at a time: the
+// number of groups (Schedule.Groups) and, without a demand, the real ports they use.
+//
+// The ports are marked in a bitset where a bit per port takes no more room than a list of the
+// circuits' ports would (memory by circuits, not ports), and read back in order: sorting the
+// list cost a tenth of an emulation's time at 128 ports. Where the bitset would be larger, or a
+// port is negative (no schedule Run accepts), the ports are listed by sorting as they always
+// were (sortedPorts).
+type circuitScan struct {
+	groups int
+	set    []uint64 // nil: no ports marked
+	sorted bool     // list the ports by sorting
+}
+
+// newCircuitScan prepares a scan of s's circuits for a summary against d (nil: none).
+func newCircuitScan(s *schedules.Schedule, d *schedules.Demand) circuitScan {
+	if d != nil {
+		return circuitScan{} // the demand lists the ports
+	}
 	words := (s.Ports + 63) / 64
 	if words > 2*len(s.Circuits) {
+		return circuitScan{sorted: true}
+	}
+	return circuitScan{set: make([]uint64, words)}
+}
+
+// add counts circuit c of a schedule with ports real ports.
+func (sc *circuitScan) add(c *schedules.Circuit, ports int) {
+	sc.groups = max(sc.groups, c.Group+1)
+	if sc.set == nil {
+		return
+	}
+	if c.Src < 0 || c.Dst < 0 {
+		sc.set, sc.sorted = nil, true
+		return
+	}
+	if c.Src < ports { // a padding port (≥ Ports) is not real
+		sc.set[c.Src>>6] |= 1 << (c.Src & 63)
+	}
+	if c.Dst < ports {
+		sc.set[c.Dst>>6] |= 1 << (c.Dst & 63)
+	}
+}
+
+// ports lists the real ports that s's circuits use, sorted and without repeats, or nil when
+// every real port is used (the identity). Call it once every circuit is added.
+func (sc *circuitScan) ports(s *schedules.Schedule) []int {
+	if sc.sorted {
 		return sortedPorts(s)
 	}
-	set := make([]uint64, words)
-	for i := range s.Circuits {
-		c := &s.Circuits[i]
-		if c.Src < 0 || c.Dst < 0 {
-			return sortedPorts(s) // not a schedule Run accepts; listed as it always was
-		}
-		if c.Src < s.Ports { // a padding port (≥ Ports) is not real
-			set[c.Src>>6] |= 1 << (c.Src & 63)
-		}
-		if c.Dst < s.Ports {
-			set[c.Dst>>6] |= 1 << (c.Dst & 63)
-		}
-	}
 	used := 0
-	for _, x := range set {
+	for _, x := range sc.set {
 		used += bits.OnesCount64(x)
 	}
 	if used == s.Ports {
 		return nil
 	}
 	ps := make([]int, 0, used)
-	for w, x := range set {
+	for w, x := range sc.set {
 		for ; x != 0; x &= x - 1 {
 			ps = append(ps, w<<6|bits.TrailingZeros64(x))
 		}
 	}
 	return ps
+}
+
+// usedPorts is the list of ports that newSummary makes without a demand (see circuitScan).
+func usedPorts(s *schedules.Schedule) []int {
+	sc := newCircuitScan(s, nil)
+	for i := range s.Circuits {
+		sc.add(&s.Circuits[i], s.Ports)
+	}
+	return sc.ports(s)
 }
 
 // sortedPorts is usedPorts by sorting the list of the circuits' real ports.

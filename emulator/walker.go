@@ -499,20 +499,30 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	} else {
 		// Without a branch on whether a countdown reached zero (it does about every other
 		// time): every epoch is stored into cmdEps and counted only when it is requested.
-		eps, n := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
-		n0 := n
-		for _, ep := range slots {
-			left := pend[ep] - 1
-			pend[ep] = left
-			eps[n] = ep
-			n += int(b2i(left == 0))
-		}
-		if n != n0 {
+		eps, n0 := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
+		if n := countDown(pend, slots, eps, n0); n != n0 {
 			w.reqT = t
 			w.cmdEps = eps[:n]
 		}
 	}
 	return ready, nil
+}
+
+// countDown is Completed's countdown of a large walk's epochs: slots in pend, without a branch
+// on whether one reached zero, every epoch stored into eps from n on and counted only when it is
+// requested. It returns where the list of requests ends. A function of its values, not inlined:
+// in Completed the loop reloaded four of them from the stack on every slot (1.4 M instructions
+// of 80 M in an emulation at 128 ports).
+//
+//go:noinline
+func countDown(pend, slots, eps []int32, n int) int {
+	for _, ep := range slots {
+		left := pend[ep] - 1
+		pend[ep] = left
+		eps[n] = ep
+		n += int(b2i(left == 0))
+	}
+	return n
 }
 
 // Done says whether every circuit has completed and nothing is left to send.
