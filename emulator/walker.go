@@ -43,10 +43,11 @@ type Walker struct {
 	// of users, Order.use, which only Settled reads: each loop's records are then half as
 	// large, and twice as many of them fit in the cache.)
 	epPend []int32
-	// chg holds, on Beneš in partial mode, the switch change (Order.use) of each epoch sent,
-	// in the order of cmdEps: Settled copies it from where it looks up the epoch's users, so
-	// that the timeline reads the changes in order rather than each epoch's record again (a
-	// cache miss each, a tenth of an emulation's time at 128 ports).
+	// chg holds, in partial mode, the switch change (Order.use) of each epoch sent, in the
+	// order of cmdEps: Settled copies it from where it looks up the epoch's users, so that the
+	// timeline reads the changes in order rather than each epoch's record again (a cache miss
+	// each, a tenth of an emulation's time at 128 ports). On a crossbar (no switch changes) it
+	// is copied all the same, so that Settled needs no test for it, and never read.
 	chg     []int32
 	gbuf    *[gatherMax + gatherRun]int32 // Settled's list of a command's users (gather)
 	gmax    int                           // where that list is full: gatherMax (less in a test)
