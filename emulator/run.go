@@ -125,7 +125,11 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		return nil, nil, fmt.Errorf("emulator: demand has %d ports, schedule %q has %d real ports", d.N(), s.Algorithm, s.Ports)
 	}
 	dur := sc.durations(len(s.Circuits))
-	for i, c := range s.Circuits {
+	// The summary's facts of the circuits come from this pass too: each is read once.
+	scan := newCircuitScan(s, d)
+	for i := range s.Circuits {
+		c := &s.Circuits[i]
+		scan.add(c, s.Ports)
 		t, err := cfg.Transfer.Seconds(c.Src, c.Dst, c.Bytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("emulator: circuit %d (%d→%d, %d bytes): %w", i, c.Src, c.Dst, c.Bytes, err)
@@ -144,7 +148,7 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		if err := w.finished(); err != nil {
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
-		r := newSummary(s, d, cfg, w.Counts())
+		r := newSummaryOf(s, d, cfg, w.Counts(), &scan)
 		if o.mode == schedules.Barrier {
 			w.eachBarrierTiming(func(i int, ct schedules.CircuitTiming) { r.add(s, i, &ct) })
 		} else {
@@ -175,7 +179,7 @@ func runOrderThen(ctx context.Context, o *Order, s *schedules.Schedule, d *sched
 		if err := w.finished(); err != nil {
 			return nil, nil, fmt.Errorf("emulator: internal error: %w", err)
 		}
-		r := newSummary(s, d, cfg, w.Counts())
+		r := newSummaryOf(s, d, cfg, w.Counts(), &scan)
 		tl := w.partialTimeline(s, &r)
 		res := r.finish(s, d, cfg)
 		if err := checkBound(res, s, d); err != nil {

@@ -89,8 +89,9 @@ func TestRunAllocationsDoNotGrowWithEvents(t *testing.T) {
 }
 
 // Completed counts a completion's epochs down in one of two ways, with a branch for small walks
-// and without one for large ones (Walker.small): each way must give the same walk, on both
-// fabrics and on either side of the threshold.
+// and without one for large ones (Walker.small), and Settled visits an epoch's users in one
+// of two ways too (a loop per epoch, or gathered into lists): each way must give the same walk,
+// on both fabrics and on either side of the threshold, with lists of any length.
 func TestCompletedCountdownsAgree(t *testing.T) {
 	for _, tc := range []struct {
 		n      int
@@ -105,11 +106,16 @@ func TestCompletedCountdownsAgree(t *testing.T) {
 		for i, c := range s.Circuits {
 			dur[i] = float64(c.Bytes) / 1e11
 		}
-		var tls [2]*schedules.Timeline
-		var counts [2]Counts
-		for k, small := range []bool{true, false} {
+		// The third walk gathers each command's users into a list of a few at a time (Settled),
+		// so that a full list is met often.
+		var tls [3]*schedules.Timeline
+		var counts [3]Counts
+		for k, small := range []bool{true, false, false} {
 			w := NewWalker(o)
 			w.small = small
+			if k == 2 {
+				w.gmax = 3
+			}
 			sc := getScratch()
 			err := drive(context.Background(), w, dur, ControllerReconfig(2e-7, 1e-6), sc)
 			sc.release()
@@ -123,6 +129,9 @@ func TestCompletedCountdownsAgree(t *testing.T) {
 		}
 		if !reflect.DeepEqual(tls[0], tls[1]) || counts[0] != counts[1] {
 			t.Fatalf("n = %d, %v: the countdown with a branch and the one without walk differently (counts %+v, %+v)", tc.n, tc.fabric, counts[0], counts[1])
+		}
+		if !reflect.DeepEqual(tls[0], tls[2]) || counts[0] != counts[2] {
+			t.Fatalf("n = %d, %v: the walk that gathers a few users at a time walks differently (counts %+v, %+v)", tc.n, tc.fabric, counts[0], counts[2])
 		}
 		if len(tls[0].Circuits) != len(s.Circuits) {
 			t.Fatalf("n = %d, %v: %d timeline entries for %d circuits", tc.n, tc.fabric, len(tls[0].Circuits), len(s.Circuits))

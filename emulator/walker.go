@@ -43,11 +43,14 @@ type Walker struct {
 	// of users, Order.use, which only Settled reads: each loop's records are then half as
 	// large, and twice as many of them fit in the cache.)
 	epPend []int32
-	// chg holds, on Beneš in partial mode, the switch change (Order.use) of each epoch sent,
-	// in the order of cmdEps: Settled copies it from where it looks up the epoch's users, so
-	// that the timeline reads the changes in order rather than each epoch's record again (a
-	// cache miss each, a tenth of an emulation's time at 128 ports).
+	// chg holds, in partial mode, the switch change (Order.use) of each epoch sent, in the
+	// order of cmdEps: Settled copies it from where it looks up the epoch's users, so that the
+	// timeline reads the changes in order rather than each epoch's record again (a cache miss
+	// each, a tenth of an emulation's time at 128 ports). On a crossbar (no switch changes) it
+	// is copied all the same, so that Settled needs no test for it, and never read.
 	chg     []int32
+	gbuf    *[gatherMax + gatherRun]int32 // Settled's list of a command's users (gather)
+	gmax    int                           // where that list is full: gatherMax (less in a test)
 	cmds    []walkCmd
 	cmdEps  []int32 // the epochs of every command, in order of Flush
 	pendLo  int32   // cmdEps[pendLo:] is the command being gathered (partial mode)
@@ -153,7 +156,7 @@ func NewWalker(o *Order) *Walker { return newWalker(o, nil) }
 // newWalker prepares a walk of o with its memory from sc (nil: the heap).
 func newWalker(o *Order, sc *scratch) *Walker {
 	nc, ne := o.Len(), o.numEpochs()
-	w := &Walker{o: o, round: -1}
+	w := &Walker{o: o, round: -1, gmax: gatherMax}
 	if sc != nil {
 		w.cmds, w.cmdEps, w.ready = sc.cmds[:0], sc.cmdEps[:0], sc.ready[:0]
 	}
@@ -194,12 +197,12 @@ func newWalker(o *Order, sc *scratch) *Walker {
 		}
 		copy(w.epPend, o.reqCount[:ne])
 		clear(w.epPend[ne:])
-		if o.fabric == schedules.Benes {
-			if sc != nil {
-				w.chg = sc.ints(ne)
-			} else {
-				w.chg = make([]int32, ne)
-			}
+		// Beneš: the changes sent, in order (partialTimeline); a crossbar's re-pointings are
+		// no switch changes, but Settled copies the epochs' records there all the same.
+		if sc != nil {
+			w.chg = sc.ints(ne)
+		} else {
+			w.chg = make([]int32, ne)
 		}
 	}
 	return w
@@ -333,17 +336,18 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 	// circuits is not stored back into the walker: its buffer, with room for every circuit,
 	// never moves (in partial mode), and a slice stored into the heap costs a write barrier
 	// while the garbage collector runs.
-	cs, use, user, ready, req, cmd, k := w.c, w.o.use, w.o.user, w.ready[:cap(w.ready)], b.req, int32(id), 0
-	if w.chg != nil {
-		chg := w.chg[b.lo:b.hi]
-		for i, ep := range w.cmdEps[b.lo:b.hi] {
-			chg[i] = use[2*ep+1]
-		}
-	}
+	cs, use, user, ready, req, cmd := w.c, w.o.use, w.o.user, w.ready[:cap(w.ready)], b.req, int32(id)
+	eps := w.cmdEps[b.lo:b.hi]
 	if w.small {
+		if w.chg != nil {
+			chg := w.chg[b.lo:b.hi]
+			for i, ep := range eps {
+				chg[i] = use[2*ep+1]
+			}
+		}
 		// With branches, which the predictor learns on a small walk (see smallWalk).
 		ready = ready[:0]
-		for _, ep := range w.cmdEps[b.lo:b.hi] {
+		for _, ep := range eps {
 			for _, x := range user[use[2*ep]:use[2*ep+2]] {
 				p := &cs[x]
 				if req > p.pathRdy {
@@ -359,32 +363,92 @@ func (w *Walker) Settled(id int, start, end float64) ([]int32, error) {
 		}
 		return ready, nil
 	}
-	for _, ep := range w.cmdEps[b.lo:b.hi] {
-		lo, hi := use[2*ep], use[2*ep+2]
-		for j := lo; j < hi; j++ {
-			x := user[j]
-			p := &cs[x]
-			// Without branches (and without max, which also orders NaNs and signed zeros, which
-			// times never are): a circuit often waits on several epochs of one command, and
-			// then only the first visit finds a later request or end.
-			p.pathRdy = selFloat(req > p.pathRdy, req, p.pathRdy)
-			later := end > p.rcEnd
-			p.rcEnd = selFloat(later, end, p.rcEnd)
-			c := p.rcCmd
-			if later {
-				c = cmd
-			}
-			p.rcCmd = c
-			// Without a branch: the reconfiguration is often a circuit's last wait, so whether
-			// it becomes ready here is hard to predict. Every user is stored into ready and
-			// counted only when it is ready.
-			n := p.pending - 1
-			p.pending = n
-			ready[k] = x
-			k += int(b2i(n == 0))
+	// The users of all the command's epochs are gathered, in order, into one list, and settle
+	// visits them in one loop: an epoch has one user or a few (a run of a switch), and a loop
+	// per epoch had its end mispredicted about once an epoch (a third of an emulation's
+	// mispredictions at 128 ports, in cachegrind's model). An epoch of at most gatherRun users
+	// is copied as gatherRun of them, and only those it has are counted, so that gathering
+	// has no loop of its own; a longer one, rare, is visited where it lies, after what was
+	// gathered before it, as is the rest once the list is full.
+	chg := w.chg[b.lo:b.hi] // on a crossbar, a list of its own (its epochs have no switch)
+	full := user[:cap(user)]
+	buf := w.gather()
+	k := 0
+	for i := 0; ; i++ {
+		d, n := gatherUsers(eps[i:], use, full, buf, chg[i:], w.gmax)
+		k = settle(cs, buf[:n], ready, k, req, end, cmd)
+		if i += d; i == len(eps) {
+			return ready[:k], nil
 		}
+		// Epoch i did not fit (gatherUsers copied its change): longer than gatherRun, or
+		// the list is full.
+		ep := eps[i]
+		k = settle(cs, user[use[2*ep]:use[2*ep+2]], ready, k, req, end, cmd)
 	}
-	return ready[:k], nil
+}
+
+// gatherRun is the most users of an epoch that Settled gathers without a loop, and gatherMax
+// where its list is full (Walker.gather).
+const gatherRun, gatherMax = 4, 1024
+
+// gather returns the room for Settled's list of the users of a command.
+func (w *Walker) gather() *[gatherMax + gatherRun]int32 {
+	if w.gbuf == nil {
+		w.gbuf = new([gatherMax + gatherRun]int32)
+	}
+	return w.gbuf
+}
+
+// gatherUsers lists into buf, in order, the users of epochs eps (whose lists lie in full, as
+// Order.use says) and copies each one's switch change into chg, up to the first epoch of more
+// than gatherRun users or past most (at most gatherMax) listed (whose change it copies too); it returns how many epochs it listed and the
+// list's length. An epoch is copied as gatherRun users and only those it has are counted, so
+// that gathering has no loop per epoch (full's room past the users keeps the reads in
+// bounds). A function of its values, as settle.
+func gatherUsers(eps, use, full []int32, buf *[gatherMax + gatherRun]int32, chg []int32, most int) (done, n int) {
+	chg = chg[:len(eps)]
+	for i, ep := range eps {
+		e := 2 * int(uint32(ep)) // an index the compiler knows is not negative
+		lo, c, hi := use[e], use[e+1], use[e+2]
+		chg[i] = c
+		cnt := int(hi - lo)
+		if cnt > gatherRun || uint(n) > uint(most) || int(lo) > len(full)-gatherRun {
+			return i, n
+		}
+		*(*[gatherRun]int32)(buf[n:]) = *(*[gatherRun]int32)(full[lo:])
+		n += cnt
+	}
+	return len(eps), n
+}
+
+// settle is the users' loop of Settled on a large walk: each user xs of the command (requested
+// at req, settled at end) takes the request and the end as its latest waits, and counts the
+// epoch down; those that became ready are listed in ready from k on (room for every circuit
+// and one), and it returns where the list ends. A function of its values, so that its registers
+// hold nothing else (in Settled the loop reloaded half of them from the stack on every user).
+//
+// Without branches (and without max, which also orders NaNs and signed zeros, which times
+// never are): a circuit often waits on several epochs of one command, and then only the first
+// visit finds a later request or end. And without a branch on whether it becomes ready: the
+// reconfiguration is often a circuit's last wait, so that is hard to predict. Every user is
+// stored into ready and counted only when it is ready.
+func settle(cs []walkCirc, xs, ready []int32, k int, req, end float64, cmd int32) int {
+	for _, x := range xs {
+		p := &cs[x]
+		p.pathRdy = selFloat(req > p.pathRdy, req, p.pathRdy)
+		later := end > p.rcEnd
+		p.rcEnd = selFloat(later, end, p.rcEnd)
+		c := p.rcCmd
+		if later {
+			c = cmd
+		}
+		p.rcCmd = c
+		n := p.pending - 1
+		p.pending = n
+		ready[k] = x
+		k += int(b2i(n == 0))
+	}
+	return k
 }
 
 // Started reports that circuit c, ready, actually began to transmit at t. A driver that starts
@@ -499,20 +563,30 @@ func (w *Walker) Completed(c int, t float64) ([]int32, error) {
 	} else {
 		// Without a branch on whether a countdown reached zero (it does about every other
 		// time): every epoch is stored into cmdEps and counted only when it is requested.
-		eps, n := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
-		n0 := n
-		for _, ep := range slots {
-			left := pend[ep] - 1
-			pend[ep] = left
-			eps[n] = ep
-			n += int(b2i(left == 0))
-		}
-		if n != n0 {
+		eps, n0 := w.cmdEps[:cap(w.cmdEps)], len(w.cmdEps)
+		if n := countDown(pend, slots, eps, n0); n != n0 {
 			w.reqT = t
 			w.cmdEps = eps[:n]
 		}
 	}
 	return ready, nil
+}
+
+// countDown is Completed's countdown of a large walk's epochs: slots in pend, without a branch
+// on whether one reached zero, every epoch stored into eps from n on and counted only when it is
+// requested. It returns where the list of requests ends. A function of its values, not inlined:
+// in Completed the loop reloaded four of them from the stack on every slot (1.4 M instructions
+// of 80 M in an emulation at 128 ports).
+//
+//go:noinline
+func countDown(pend, slots, eps []int32, n int) int {
+	for _, ep := range slots {
+		left := pend[ep] - 1
+		pend[ep] = left
+		eps[n] = ep
+		n += int(b2i(left == 0))
+	}
+	return n
 }
 
 // Done says whether every circuit has completed and nothing is left to send.
