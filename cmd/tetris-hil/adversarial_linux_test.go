@@ -418,6 +418,17 @@ func TestAdversarialScheduleAndReplay(t *testing.T) {
 			})
 			return []string{"emulate", "--schedule", write(t, filepath.Join(dir, "x.json"), xbar), "--timeline", filepath.Join(dir, "tl")}
 		}, 0, ""},
+		// 16.9 s, 520 MB and a 111 MB SVG of 1,048,576 rows before: now a row per port that
+		// carries traffic, and the chart says so.
+		{"crossbar n = 2^20, one circuit, with --gantt", func(t *testing.T, dir string) []string {
+			t.Cleanup(func() {
+				b, err := os.ReadFile(filepath.Join(dir, "g.svg"))
+				if err != nil || len(b) > 64<<10 || !bytes.Contains(b, []byte("rows for the 1 of 1048576 transmitters that carry traffic")) {
+					t.Errorf("gantt: %v, %d bytes; want a small chart that says it draws the transmitters carrying traffic", err, len(b))
+				}
+			})
+			return []string{"emulate", "--schedule", write(t, filepath.Join(dir, "x.json"), xbar), "--gantt", filepath.Join(dir, "g.svg")}
+		}, 0, ""},
 		{"replay --fabric crossbar --wiring (sent nothing, said it drove switches)", func(t *testing.T, dir string) []string {
 			return []string{"replay", "--fake", "--in-process", "--matrix", "0", "--fabric", "crossbar", "--wiring", serialWiring, "--out", filepath.Join(dir, "r")}
 		}, 2, "is on the crossbar fabric, which has no switches to drive"},
