@@ -269,7 +269,9 @@ func TestAdversarialTraceImport(t *testing.T) {
 			`/dev/zero: not a regular file (a character device); input of kind routing is read whole`},
 		{"routing log FIFO (hung)", func(t *testing.T, dir string) []string { return routing(dir, fifo(t, filepath.Join(dir, "r.jsonl"))) }, 2,
 			`r.jsonl: not a regular file (a FIFO)`},
-		{"routing log 2 GiB sparse", func(t *testing.T, dir string) []string { return routing(dir, sparse(t, filepath.Join(dir, "r.jsonl"), 2<<30)) }, 2,
+		{"routing log 2 GiB sparse", func(t *testing.T, dir string) []string {
+			return routing(dir, sparse(t, filepath.Join(dir, "r.jsonl"), 2<<30))
+		}, 2,
 			`r.jsonl is 2GiB, above the limit of 1GiB for input of kind routing (raise it with --max-input routing=SIZE)`},
 		{"routing log above a lowered limit", func(_ *testing.T, dir string) []string {
 			return append(routing(dir, "../../examples/routing.jsonl"), "--max-input", "routing=1KiB")
@@ -278,13 +280,17 @@ func TestAdversarialTraceImport(t *testing.T) {
 			`/dev/zero: not a regular file (a character device); input of kind expert-counts is read whole`},
 		{"expert counts FIFO (hung)", func(t *testing.T, dir string) []string { return counts(dir, fifo(t, filepath.Join(dir, "c.json"))) }, 2,
 			`c.json: not a regular file (a FIFO)`},
-		{"expert counts 512 MiB sparse", func(t *testing.T, dir string) []string { return counts(dir, sparse(t, filepath.Join(dir, "c.json"), 512<<20)) }, 2,
+		{"expert counts 512 MiB sparse", func(t *testing.T, dir string) []string {
+			return counts(dir, sparse(t, filepath.Join(dir, "c.json"), 512<<20))
+		}, 2,
 			`c.json is 512MiB, above the limit of 256MiB for input of kind expert-counts`},
 		{"placement /dev/zero", func(_ *testing.T, dir string) []string { return placement(dir, "/dev/zero") }, 2,
 			`--placement "/dev/zero": read /dev/zero: not a regular file (a character device); input of kind placement is read whole`},
 		{"placement FIFO (hung)", func(t *testing.T, dir string) []string { return placement(dir, fifo(t, filepath.Join(dir, "p.json"))) }, 2,
 			`p.json: not a regular file (a FIFO)`},
-		{"placement 32 MiB sparse", func(t *testing.T, dir string) []string { return placement(dir, sparse(t, filepath.Join(dir, "p.json"), 32<<20)) }, 2,
+		{"placement 32 MiB sparse", func(t *testing.T, dir string) []string {
+			return placement(dir, sparse(t, filepath.Join(dir, "p.json"), 32<<20))
+		}, 2,
 			`p.json is 32MiB, above the limit of 16MiB for input of kind placement`},
 	})
 }
