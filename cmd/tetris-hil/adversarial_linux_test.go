@@ -249,6 +249,52 @@ func TestAdversarialDemand(t *testing.T) {
 	})
 }
 
+// TestAdversarialTraceImport: every input of trace import that is not a demand matrix (a
+// routing log, expert counts, a placement file) is read through its kind's limit and must be a
+// regular file. Before, each was opened plainly: a FIFO hung, /dev/zero read on, and a file
+// of any size was read whole.
+func TestAdversarialTraceImport(t *testing.T) {
+	routing := func(dir, in string, extra ...string) []string {
+		return append(append([]string{"trace", "import", "--format", "routing-jsonl", "--gpus", "8", "--experts", "8", "--hidden", "4096"}, extra...),
+			in, "-o", filepath.Join(dir, "out.json"))
+	}
+	counts := func(dir, in string) []string {
+		return []string{"trace", "import", "--format", "expert-counts", "--model", "olmoe-1b-7b", "--gpus", "8", in, "-o", filepath.Join(dir, "out.json")}
+	}
+	placement := func(dir, p string) []string {
+		return routing(dir, "../../examples/routing.jsonl", "--placement", p)
+	}
+	runHostile(t, []hostile{
+		{"routing log /dev/zero", func(_ *testing.T, dir string) []string { return routing(dir, "/dev/zero") }, 2,
+			`/dev/zero: not a regular file (a character device); input of kind routing is read whole`},
+		{"routing log FIFO (hung)", func(t *testing.T, dir string) []string { return routing(dir, fifo(t, filepath.Join(dir, "r.jsonl"))) }, 2,
+			`r.jsonl: not a regular file (a FIFO)`},
+		{"routing log 2 GiB sparse", func(t *testing.T, dir string) []string {
+			return routing(dir, sparse(t, filepath.Join(dir, "r.jsonl"), 2<<30))
+		}, 2,
+			`r.jsonl is 2GiB, above the limit of 1GiB for input of kind routing (raise it with --max-input routing=SIZE)`},
+		{"routing log above a lowered limit", func(_ *testing.T, dir string) []string {
+			return append(routing(dir, "../../examples/routing.jsonl"), "--max-input", "routing=1KiB")
+		}, 2, `routing.jsonl is 30.84KiB, above the limit of 1KiB for input of kind routing`},
+		{"expert counts /dev/zero", func(_ *testing.T, dir string) []string { return counts(dir, "/dev/zero") }, 2,
+			`/dev/zero: not a regular file (a character device); input of kind expert-counts is read whole`},
+		{"expert counts FIFO (hung)", func(t *testing.T, dir string) []string { return counts(dir, fifo(t, filepath.Join(dir, "c.json"))) }, 2,
+			`c.json: not a regular file (a FIFO)`},
+		{"expert counts 512 MiB sparse", func(t *testing.T, dir string) []string {
+			return counts(dir, sparse(t, filepath.Join(dir, "c.json"), 512<<20))
+		}, 2,
+			`c.json is 512MiB, above the limit of 256MiB for input of kind expert-counts`},
+		{"placement /dev/zero", func(_ *testing.T, dir string) []string { return placement(dir, "/dev/zero") }, 2,
+			`--placement "/dev/zero": read /dev/zero: not a regular file (a character device); input of kind placement is read whole`},
+		{"placement FIFO (hung)", func(t *testing.T, dir string) []string { return placement(dir, fifo(t, filepath.Join(dir, "p.json"))) }, 2,
+			`p.json: not a regular file (a FIFO)`},
+		{"placement 32 MiB sparse", func(t *testing.T, dir string) []string {
+			return placement(dir, sparse(t, filepath.Join(dir, "p.json"), 32<<20))
+		}, 2,
+			`p.json is 32MiB, above the limit of 16MiB for input of kind placement`},
+	})
+}
+
 // TestAdversarialResume interrupts a fake calibration to get a real partial file, then offers
 // --resume a hostile version of it per row: each is refused naming the field, before measuring.
 func TestAdversarialResume(t *testing.T) {
@@ -417,6 +463,17 @@ func TestAdversarialScheduleAndReplay(t *testing.T) {
 				}
 			})
 			return []string{"emulate", "--schedule", write(t, filepath.Join(dir, "x.json"), xbar), "--timeline", filepath.Join(dir, "tl")}
+		}, 0, ""},
+		// 16.9 s, 520 MB and a 111 MB SVG of 1,048,576 rows before: now a row per port that
+		// carries traffic, and the chart says so.
+		{"crossbar n = 2^20, one circuit, with --gantt", func(t *testing.T, dir string) []string {
+			t.Cleanup(func() {
+				b, err := os.ReadFile(filepath.Join(dir, "g.svg"))
+				if err != nil || len(b) > 64<<10 || !bytes.Contains(b, []byte("rows for the 1 of 1048576 transmitters that carry traffic")) {
+					t.Errorf("gantt: %v, %d bytes; want a small chart that says it draws the transmitters carrying traffic", err, len(b))
+				}
+			})
+			return []string{"emulate", "--schedule", write(t, filepath.Join(dir, "x.json"), xbar), "--gantt", filepath.Join(dir, "g.svg")}
 		}, 0, ""},
 		{"replay --fabric crossbar --wiring (sent nothing, said it drove switches)", func(t *testing.T, dir string) []string {
 			return []string{"replay", "--fake", "--in-process", "--matrix", "0", "--fabric", "crossbar", "--wiring", serialWiring, "--out", filepath.Join(dir, "r")}

@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tetris-hil/tetris-hil/internal/readlimit"
 	"github.com/tetris-hil/tetris-hil/internal/safefile"
 
 	"github.com/spf13/cobra"
@@ -115,10 +118,10 @@ func runTraceImport(cmd *cobra.Command, args []string, f *traceImportFlags) erro
 	}
 	switch f.format {
 	case "routing-jsonl":
-		t, err = importRouting(in, trace.RoutingOptions{GPUs: f.gpus, Experts: f.experts, Hidden: f.hidden,
+		t, err = importRouting(cmd.Context(), in, trace.RoutingOptions{GPUs: f.gpus, Experts: f.experts, Hidden: f.hidden,
 			DtypeBytes: f.dtypeBytes, OnePerGPU: f.onePerGPU, MaxPorts: f.maxPorts, Model: f.model}, f.placement)
 	case "expert-counts":
-		t, err = importCounts(in, synth.CountsConfig{Model: f.model, GPUs: f.gpus, TokensPerGPU: f.tokens,
+		t, err = importCounts(cmd.Context(), in, synth.CountsConfig{Model: f.model, GPUs: f.gpus, TokensPerGPU: f.tokens,
 			DtypeBytes: f.dtypeBytes, Placement: f.placement, Seed: f.seed}, f.datasets)
 	case "auto", "json", "csv", "npy":
 		t, err = importMatrices(in, f.format, f.layout, f.maxPorts)
@@ -138,7 +141,9 @@ func runTraceImport(cmd *cobra.Command, args []string, f *traceImportFlags) erro
 	return nil
 }
 
-func importRouting(in string, o trace.RoutingOptions, placement string) (*trace.Trace, error) {
+// importRouting reads a token-routing log through the routing kind's size limit (it is held
+// whole while the matrices are built).
+func importRouting(ctx context.Context, in string, o trace.RoutingOptions, placement string) (*trace.Trace, error) {
 	if o.Experts <= 0 {
 		return nil, usagef("--experts %d: routing-jsonl needs the number of routed experts", o.Experts)
 	}
@@ -151,14 +156,14 @@ func importRouting(in string, o trace.RoutingOptions, placement string) (*trace.
 	if o.DtypeBytes <= 0 {
 		return nil, usagef("--dtype-bytes %d: want at least 1", o.DtypeBytes)
 	}
-	p, err := placementFlag(placement, o.Experts, o.GPUs)
+	p, err := placementFlag(ctx, placement, o.Experts, o.GPUs)
 	if err != nil {
 		return nil, err
 	}
 	o.Placement = p
-	f, err := os.Open(in)
+	f, err := readlimit.Open(ctx, in, readlimit.Routing)
 	if err != nil {
-		return nil, usagef("%s: %v", in, err)
+		return nil, inputError(in, err)
 	}
 	defer f.Close()
 	t, err := trace.ImportRouting(f, in, o)
@@ -168,13 +173,25 @@ func importRouting(in string, o trace.RoutingOptions, placement string) (*trace.
 	return t, nil
 }
 
-func placementFlag(s string, experts, gpus int) (trace.Placement, error) {
+// inputError is the one-line exit-2 error for an input that cannot be opened: its path and
+// why (missing, not a regular file, above its kind's limit).
+func inputError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return usagef("%s: %v", path, pe.Err)
+	}
+	return usagef("%v", err)
+}
+
+func placementFlag(ctx context.Context, s string, experts, gpus int) (trace.Placement, error) {
 	if s == "contiguous" || s == "round-robin" {
 		return trace.ParsePlacement(s, experts, gpus)
 	}
-	f, err := os.Open(s)
-	if err != nil {
+	f, err := readlimit.Open(ctx, s, readlimit.Placement)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return trace.Placement{}, usagef("--placement %q: not contiguous or round-robin, and not a readable file: %v", s, err)
+	} else if err != nil {
+		return trace.Placement{}, usagef("--placement %q: %v", s, err)
 	}
 	defer f.Close()
 	p, err := trace.ReadPlacement(f, s, experts, gpus)
@@ -184,16 +201,16 @@ func placementFlag(s string, experts, gpus int) (trace.Placement, error) {
 	return p, nil
 }
 
-func importCounts(in string, cfg synth.CountsConfig, datasets string) (*trace.Trace, error) {
+func importCounts(ctx context.Context, in string, cfg synth.CountsConfig, datasets string) (*trace.Trace, error) {
 	var c *synth.ExpertCounts
 	var err error
 	if in == "builtin" {
 		c, err = synth.RealCounts()
 		cfg.License = synth.CountsLicense
 	} else {
-		var f *os.File
-		if f, err = os.Open(in); err != nil {
-			return nil, usagef("%s: %v", in, err)
+		var f *readlimit.File
+		if f, err = readlimit.Open(ctx, in, readlimit.ExpertCounts); err != nil {
+			return nil, inputError(in, err)
 		}
 		defer f.Close()
 		c, err = synth.ReadExpertCounts(f, in)

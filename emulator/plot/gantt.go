@@ -63,7 +63,7 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 	if s == nil || tl == nil {
 		return fmt.Errorf("gantt: schedule and timeline are both required")
 	}
-	segs, names, err := ganttSegments(s, tl)
+	segs, names, txRows, err := ganttSegments(s, tl)
 	if err != nil {
 		return fmt.Errorf("gantt: %w", err)
 	}
@@ -83,6 +83,9 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("%s on %d×%d %s (%s): %d circuits, completion %s",
 		s.Algorithm, s.N, s.N, s.Fabric, s.Mode, len(s.Circuits), units.FormatSeconds(tl.Completion()))
+	if txRows < s.Ports {
+		p.Title.Text += fmt.Sprintf("; rows for the %d of %d transmitters that carry traffic", txRows, s.Ports)
+	}
 	p.Title.TextStyle.Font.Size = 11
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "time (" + unit + ")"
@@ -104,7 +107,7 @@ func Gantt(w io.Writer, format string, s *schedules.Schedule, tl *schedules.Time
 		p.NominalY(rev...)
 	}
 	p.Y.Tick.Label.Font.Size = labelSize
-	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: s.Ports, labelSize: p.Y.Tick.Label.Font.Size,
+	p.Add(&ganttRows{segs: segs, rows: rows, scale: scale, txRows: txRows, labelSize: p.Y.Tick.Label.Font.Size,
 		barriers: roundEnds(s, tl)})
 
 	legend := []legendEntry{
@@ -205,43 +208,66 @@ func roundEnds(s *schedules.Schedule, tl *schedules.Timeline) []float64 {
 	return out
 }
 
-// ganttSegments lays out the rows: transmitters 0..Ports−1, then every switch in stage order.
-func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) ([]segment, []string, error) {
-	var names []string
-	for t := 0; t < s.Ports; t++ {
-		names = append(names, fmt.Sprintf("Tx %d", t))
+// ganttAllPorts is the most ports for which every transmitter gets a row, idle ones empty;
+// above it only the transmitters that carry traffic do.
+const ganttAllPorts = 256
+
+// ganttSegments lays out the rows: the transmitters (txRows of them, in port order), then every
+// switch in stage order. Up to ganttAllPorts ports every port has a row; above, only the ports
+// that are the source of a circuit in tl, so that a large fabric with little traffic (a crossbar
+// file of one circuit at 2^20 ports) draws rows for its traffic, not for its size.
+func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) (segs []segment, names []string, txRows int, err error) {
+	rowOf := map[int]int{}
+	if s.Ports <= ganttAllPorts {
+		for t := 0; t < s.Ports; t++ {
+			rowOf[t] = 0
+		}
 	}
-	var segs []segment
 	for k, ct := range tl.Circuits {
 		if ct.Circuit < 0 || ct.Circuit >= len(s.Circuits) {
-			return nil, nil, fmt.Errorf("timeline circuit %d refers to circuit %d of a %d-circuit schedule",
+			return nil, nil, 0, fmt.Errorf("timeline circuit %d refers to circuit %d of a %d-circuit schedule",
 				k, ct.Circuit, len(s.Circuits))
 		}
 		c := s.Circuits[ct.Circuit]
 		if c.Src < 0 || c.Src >= s.Ports {
-			return nil, nil, fmt.Errorf("circuit %d: src %d is not a port in [0, %d)", ct.Circuit, c.Src, s.Ports)
+			return nil, nil, 0, fmt.Errorf("circuit %d: src %d is not a port in [0, %d)", ct.Circuit, c.Src, s.Ports)
 		}
+		rowOf[c.Src] = 0
+	}
+	srcs := make([]int, 0, len(rowOf))
+	for src := range rowOf {
+		srcs = append(srcs, src)
+	}
+	slices.Sort(srcs)
+	for i, src := range srcs {
+		rowOf[src] = i
+		names = append(names, fmt.Sprintf("Tx %d", src))
+	}
+	txRows = len(srcs)
+	for _, ct := range tl.Circuits {
+		c := s.Circuits[ct.Circuit]
+		row := rowOf[c.Src]
 		if ct.PathReady > ct.Ready {
-			segs = append(segs, segment{row: c.Src, x0: ct.Ready, x1: ct.PathReady, fill: waitColour})
+			segs = append(segs, segment{row: row, x0: ct.Ready, x1: ct.PathReady, fill: waitColour})
 		}
 		if ct.TransmitStart > ct.ReconfigStart {
-			segs = append(segs, segment{row: c.Src, x0: ct.ReconfigStart, x1: ct.TransmitStart, fill: reconfigColour})
+			segs = append(segs, segment{row: row, x0: ct.ReconfigStart, x1: ct.TransmitStart, fill: reconfigColour})
 		}
-		segs = append(segs, segment{row: c.Src, x0: ct.TransmitStart, x1: ct.End,
+		segs = append(segs, segment{row: row, x0: ct.TransmitStart, x1: ct.End,
 			fill: receiverColours[c.Dst%len(receiverColours)], label: fmt.Sprintf("→%d", c.Dst)})
 	}
 	if s.Fabric != schedules.Benes {
-		return segs, names, nil
+		return segs, names, txRows, nil
 	}
 	f, err := benes.New(s.N)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	changes := make([][]schedules.SwitchChange, f.NumSwitches())
 	for _, ch := range tl.SwitchChanges {
 		stage, sw := int(ch.Stage), int(ch.Switch)
 		if stage < 0 || stage >= f.Stages() || sw < 0 || sw >= f.SwitchesPerStage() {
-			return nil, nil, fmt.Errorf("switch change at stage %d switch %d is outside the %d-port fabric",
+			return nil, nil, 0, fmt.Errorf("switch change at stage %d switch %d is outside the %d-port fabric",
 				ch.Stage, ch.Switch, s.N)
 		}
 		id := f.SwitchID(stage, sw)
@@ -266,7 +292,7 @@ func ganttSegments(s *schedules.Schedule, tl *schedules.Timeline) ([]segment, []
 			segs = append(segs, stateSegment(row, at, end, state))
 		}
 	}
-	return segs, names, nil
+	return segs, names, txRows, nil
 }
 
 func stateSegment(row int, x0, x1 float64, st benes.State) segment {

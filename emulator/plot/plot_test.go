@@ -181,7 +181,7 @@ func TestTimeTicks(t *testing.T) {
 // TestGanttSegments checks the layout against the hand-worked timeline of tinySchedule.
 func TestGanttSegments(t *testing.T) {
 	s, tl := tinySchedule(t)
-	segs, names, err := ganttSegments(s, tl)
+	segs, names, _, err := ganttSegments(s, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +233,41 @@ func TestGanttCrossbarHasNoSwitchRows(t *testing.T) {
 	for i := range s.Circuits {
 		s.Circuits[i].Path = benes.Path{}
 	}
-	_, names, err := ganttSegments(s, tl)
+	_, names, _, err := ganttSegments(s, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(names) != 4 {
 		t.Errorf("crossbar rows = %v, want the 4 transmitters only", names)
+	}
+}
+
+// Above ganttAllPorts ports only the transmitters that carry traffic get a row, and the title
+// says so: a 2^20-port crossbar file of one circuit drew a row per port (16.9 s, 520 MB).
+func TestGanttLargeFabricRowsForTraffic(t *testing.T) {
+	s, tl := tinySchedule(t)
+	s.Fabric, s.N, s.Ports = schedules.Crossbar, 1<<20, 1<<20
+	tl.SwitchChanges = nil
+	for i := range s.Circuits {
+		s.Circuits[i].Path = benes.Path{}
+	}
+	s.Circuits[0].Src = 1<<20 - 1
+	_, names, txRows, err := ganttSegments(s, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(names, ",") != "Tx 2,Tx 1048575" || txRows != 2 {
+		t.Errorf("rows = %v (%d transmitters), want Tx 2 and Tx 1048575 only", names, txRows)
+	}
+	var svg bytes.Buffer
+	if err := Gantt(&svg, "svg", s, tl); err != nil {
+		t.Fatal(err)
+	}
+	if want := "rows for the 2 of 1048576 transmitters that carry traffic"; !strings.Contains(svg.String(), want) {
+		t.Errorf("the chart does not say %q", want)
+	}
+	if svg.Len() > 1<<20 {
+		t.Errorf("SVG of two rows is %d bytes", svg.Len())
 	}
 }
 

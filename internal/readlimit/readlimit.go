@@ -40,6 +40,10 @@ const (
 	Schedule    Kind = "schedule"    // a schedule file
 	Timeline    Kind = "timeline"    // a run record or bare timeline
 	Measured    Kind = "measured"    // a measured-times table (--measured)
+	// The inputs of trace import that are not a demand matrix.
+	Routing      Kind = "routing"       // a token-routing JSONL log (trace import --format routing-jsonl)
+	ExpertCounts Kind = "expert-counts" // per-expert routing counts (trace import --format expert-counts)
+	Placement    Kind = "placement"     // an expert placement file (trace import --placement FILE)
 )
 
 var defaults = map[Kind]int64{
@@ -54,6 +58,12 @@ var defaults = map[Kind]int64{
 	Schedule: 4 << 30,
 	Timeline: 4 << 30,
 	Measured: 256 << 20,
+	// A routing log is held whole as one record per (token, layer) while the matrices are built:
+	// a 1 GiB log of some 15 M records already takes a few GB.
+	Routing:      1 << 30,
+	ExpertCounts: 256 << 20,
+	// A placement lists each expert's GPUs: kilobytes for any model in view.
+	Placement: 16 << 20,
 }
 
 var (

@@ -96,7 +96,7 @@ func TestSet(t *testing.T) {
 	for _, c := range []struct{ spec, want string }{
 		{"demand=4GiB", ""},
 		{"demand", "want KIND=SIZE"},
-		{"nope=1MiB", "want KIND=SIZE with KIND one of calibration, demand, image, measured, partial, report-json, schedule, shard, timeline, wiring"},
+		{"nope=1MiB", "want KIND=SIZE with KIND one of calibration, demand, expert-counts, image, measured, partial, placement, report-json, routing, schedule, shard, timeline, wiring"},
 		{"wiring=0", "must be positive"},
 		{"wiring=1.5", "not a whole"},
 	} {

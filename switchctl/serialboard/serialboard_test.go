@@ -20,9 +20,29 @@ import (
 	"github.com/tetris-hil/tetris-hil/switchctl/switchtest"
 )
 
+// serialTimeouts is the serial section's read and reset timeouts for the tests that do not
+// time the timeouts themselves. A reply timeout (two read timeouts) is a deadline on the
+// emulator's goroutine being scheduled: under the race detector on a loaded machine a reply can
+// take longer than 200ms, is taken for lost and sent again, and the retries run out, or the
+// identity misses a 2s reset timeout. Under -race the read timeout is three times longer and the
+// reset timeout twenty seconds; a board that answers is waited for no longer than it takes, so
+// only lost lines cost the longer wait.
+var serialTimeouts = map[bool]string{
+	false: "serial:\n  read_timeout: 100ms\n  reset_timeout: 5s\n",
+	true:  "serial:\n  read_timeout: 300ms\n  reset_timeout: 20s\n",
+}[raceEnabled]
+
 func fabric(ports int, header string) switchtest.Fabric {
 	return switchtest.Fabric{Ports: ports, Backend: "serial", TR: 200 * time.Microsecond, TW: 500 * time.Microsecond,
-		Header: "serial:\n  read_timeout: 100ms\n  reset_timeout: 2s\n" + header}
+		Header: serialTimeouts + header}
+}
+
+// timedFabric is fabric with a 100ms read timeout under -race too, for the tests that time the
+// reply timeouts (and only wait on lines that are never answered).
+func timedFabric(ports int, header string) switchtest.Fabric {
+	f := fabric(ports, header)
+	f.Header = "serial:\n  read_timeout: 100ms\n  reset_timeout: 2s\n" + header
+	return f
 }
 
 func channels(w *switchctl.Wiring) []int {
@@ -200,7 +220,7 @@ func TestGarbledAndDroppedRetried(t *testing.T) {
 func TestRetriesExhausted(t *testing.T) {
 	t.Parallel()
 	forTransports(t, func(t *testing.T, tr transport) {
-		w := fabric(4, "  retries: 2\n").Wiring(t)
+		w := timedFabric(4, "  retries: 2\n").Wiring(t)
 		b, c := mustOpen(t, tr, w, boardemu.Config{}, nil)
 		ctx := context.Background()
 		b.SetFaults(0, 1) // every line dropped from now on
@@ -337,7 +357,7 @@ func TestCloseDuringRead(t *testing.T) {
 func TestCloseDuringApply(t *testing.T) {
 	t.Parallel()
 	forTransports(t, func(t *testing.T, tr transport) {
-		w := fabric(4, "  retries: 20\n").Wiring(t)
+		w := timedFabric(4, "  retries: 20\n").Wiring(t)
 		b, c := mustOpen(t, tr, w, boardemu.Config{}, nil)
 		b.SetFaults(0, 1)
 		errc := make(chan error, 1)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package serialboard_test
+
+const raceEnabled = false
