@@ -13,7 +13,10 @@
 //     executes it with emulator.Run, checks the timeline with schedules.VerifyTimeline, and
 //     returns an Outcome: one Record per (matrix, algorithm) with the completion, its ratios to
 //     both lower bounds and the speedup over the reference, and per-algorithm Totals over the
-//     matrices (one inference pass of a trace).
+//     matrices (one inference pass of a trace). A barrier scheduler's run that keeps no
+//     timeline is planned, checked and executed round by round instead (schedules.RoundStream,
+//     schedules.RoundVerifier, emulator.RoundRun): the same Record, with no schedule ever held
+//     whole and no timeline built.
 //   - RunMany does the same for several Configs (a bandwidth × α_r grid) on one pool of
 //     workers; results are stored by index, so they are the same for any number of workers.
 //   - RunSchedule executes one given schedule (from any producer) the same way.
