@@ -182,8 +182,12 @@ func (r summary) entry(p int) int {
 
 // add counts circuit i's timing.
 func (r summary) add(s *schedules.Schedule, i int, ct *schedules.CircuitTiming) {
+	r.addCircuit(s, &s.Circuits[i], ct)
+}
+
+// addCircuit counts the timing of circuit c of s (whose circuits it need not hold).
+func (r summary) addCircuit(s *schedules.Schedule, c *schedules.Circuit, ct *schedules.CircuitTiming) {
 	r.Completion = max(r.Completion, ct.End) // as Timeline.Completion
-	c := &s.Circuits[i]
 	r.RNBWait += ct.PathReady - ct.Ready
 	busy, rcf := ct.End-ct.TransmitStart, ct.TransmitStart-ct.PathReady
 	// Circuits on padding ports carry nothing real; only real ports are reported.
@@ -202,14 +206,7 @@ func (r summary) add(s *schedules.Schedule, i int, ct *schedules.CircuitTiming) 
 
 // finish adds idle times, lower bounds and notes once every circuit is counted.
 func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) *Result {
-	for i := range r.Endpoints {
-		ep := &r.Endpoints[i]
-		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
-	}
-	if d != nil {
-		r.boundsFor(d, cfg)
-	}
-	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {
+	return r.finishSplit(s, d, cfg, func() (int, int) {
 		pieces := map[[2]int]int{}
 		for i := range s.Circuits {
 			pieces[[2]int{s.Circuits[i].Src, s.Circuits[i].Dst}]++
@@ -221,7 +218,22 @@ func (r summary) finish(s *schedules.Schedule, d *schedules.Demand, cfg Config) 
 				extra += k - 1
 			}
 		}
-		if split > 0 {
+		return split, extra
+	})
+}
+
+// finishSplit is finish with the count of demands split across several circuits, and of the
+// pieces beyond one each, from split (asked only under the α-β model).
+func (r summary) finishSplit(s *schedules.Schedule, d *schedules.Demand, cfg Config, splits func() (split, extra int)) *Result {
+	for i := range r.Endpoints {
+		ep := &r.Endpoints[i]
+		ep.Idle = max(r.Completion-ep.Busy-ep.Reconfiguring, 0)
+	}
+	if d != nil {
+		r.boundsFor(d, cfg)
+	}
+	if _, ok := cfg.Transfer.(*alphaBetaModel); ok {
+		if split, extra := splits(); split > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("α-β model: %d demands are split across several circuits and pay α once per piece (%d extra α in all)", split, extra))
 		}
 	}
@@ -289,15 +301,24 @@ const boundSlack = 1e-9
 // schedule (Run does not check delivery: schedules.Verify does) or a bug, and either way no
 // ratio below 1 may reach a table.
 func checkBound(res *Result, s *schedules.Schedule, d *schedules.Demand) error {
+	return checkBoundSent(res, s, d, func() map[[2]int]int64 {
+		got := map[[2]int]int64{}
+		for i := range s.Circuits {
+			c := &s.Circuits[i]
+			got[[2]int{c.Src, c.Dst}] += c.Bytes
+		}
+		return got
+	})
+}
+
+// checkBoundSent is checkBound with the bytes the schedule sends per pair from sent (asked only
+// when the completion is below the bound).
+func checkBoundSent(res *Result, s *schedules.Schedule, d *schedules.Demand, sent func() map[[2]int]int64) error {
 	lb := res.Bounds.Max()
 	if d == nil || !(res.Completion < lb*(1-boundSlack)) {
 		return nil
 	}
-	got := map[[2]int]int64{}
-	for i := range s.Circuits {
-		c := &s.Circuits[i]
-		got[[2]int{c.Src, c.Dst}] += c.Bytes
-	}
+	got := sent()
 	for i := range d.N() {
 		for j := range d.N() {
 			if want := d.At(i, j); got[[2]int{i, j}] != want {

@@ -136,37 +136,43 @@ func (s *Schedule) Validate() error {
 	if err := CheckSeconds("field params.reconfig_seconds", s.Params.ReconfigSeconds); err != nil {
 		return err
 	}
-	var total int64
-	for i := range s.Circuits {
-		c := &s.Circuits[i]
+	_, err := validateEntries(s.Circuits, s.Rounds, 0, 0)
+	return err
+}
+
+// validateEntries checks Validate's limits on circuits (numbered from base in errors) and rounds,
+// adding their bytes to total, which it returns.
+func validateEntries(cs []Circuit, rounds []Round, base int, total int64) (int64, error) {
+	for i := range cs {
+		c := &cs[i]
 		// Formatted only on an error: emulator.Run validates on every run, without allocating.
-		f := func() string { return fmt.Sprintf("field circuits[%d]", i) }
+		f := func() string { return fmt.Sprintf("field circuits[%d]", base+i) }
 		if c.Group > MaxGroup {
-			return fmt.Errorf("%s.group: %d is %w of %d", f(), c.Group, ErrLimit, MaxGroup)
+			return total, fmt.Errorf("%s.group: %d is %w of %d", f(), c.Group, ErrLimit, MaxGroup)
 		}
 		if c.Bytes > MaxBytes {
-			return fmt.Errorf("%s.bytes: %d is %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
+			return total, fmt.Errorf("%s.bytes: %d is %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
 		}
 		var ok bool
 		if total, ok = AddBytes(total, max(c.Bytes, 0)); !ok {
-			return fmt.Errorf("%s.bytes: %d brings the schedule's total %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
+			return total, fmt.Errorf("%s.bytes: %d brings the schedule's total %w of %d bytes (2^53) that keeps sums exact", f(), c.Bytes, ErrLimit, MaxBytes)
 		}
 		if c.PlannedStart != nil && !validSeconds(*c.PlannedStart) {
-			return CheckSeconds(f()+".planned_start", *c.PlannedStart)
+			return total, CheckSeconds(f()+".planned_start", *c.PlannedStart)
 		}
 		if c.PlannedEnd != nil && !validSeconds(*c.PlannedEnd) {
-			return CheckSeconds(f()+".planned_end", *c.PlannedEnd)
+			return total, CheckSeconds(f()+".planned_end", *c.PlannedEnd)
 		}
 	}
-	for i, r := range s.Rounds {
+	for i, r := range rounds {
 		if r.Group > MaxGroup {
-			return fmt.Errorf("field rounds[%d].group: %d is %w of %d", i, r.Group, ErrLimit, MaxGroup)
+			return total, fmt.Errorf("field rounds[%d].group: %d is %w of %d", i, r.Group, ErrLimit, MaxGroup)
 		}
 		if !validSeconds(r.PlannedDuration) {
-			return CheckSeconds(fmt.Sprintf("field rounds[%d].planned_duration", i), r.PlannedDuration)
+			return total, CheckSeconds(fmt.Sprintf("field rounds[%d].planned_duration", i), r.PlannedDuration)
 		}
 	}
-	return nil
+	return total, nil
 }
 
 // ReadSchedule decodes a schedule file strictly (no unknown fields, nothing after the object)

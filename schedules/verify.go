@@ -120,15 +120,8 @@ func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 	}
 	for i := range s.Circuits {
 		c := &s.Circuits[i]
-		if c.Src < 0 || c.Src >= s.Ports || c.Dst < 0 || c.Dst >= s.Ports {
-			add(BadEndpoint, i, "src %d, dst %d: not both real ports in [0, %d)", c.Src, c.Dst, s.Ports)
+		if !checkCircuit(add, s, fab, i, c) {
 			continue
-		}
-		if c.Bytes <= 0 {
-			add(BadEndpoint, i, "%d→%d carries %d bytes (a circuit must carry at least one)", c.Src, c.Dst, c.Bytes)
-		}
-		if c.Group < 0 {
-			add(Header, i, "group %d is negative", c.Group)
 		}
 		if sent != nil {
 			sent[c.Src*s.Ports+c.Dst] += c.Bytes
@@ -138,33 +131,62 @@ func verifyOf[I index](s *Schedule, d *Demand) []Violation {
 			add(Duplicate, i, "%d→%d repeats circuit %d in group %d (a planning group is a matching)", c.Src, c.Dst, dups[0].first, c.Group)
 			dups = dups[1:]
 		}
-		p := c.Path
-		switch {
-		case fab == nil && p.Len() != 0:
-			add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", p.Len())
-		case fab != nil:
-			if err := fab.CheckPath(c.Src, c.Dst, p); err != nil {
-				add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
-			}
-		}
-		if c.PlannedStart != nil && c.PlannedEnd != nil && !(*c.PlannedEnd >= *c.PlannedStart) {
-			add(Header, i, "planned end %g is before planned start %g", *c.PlannedEnd, *c.PlannedStart)
-		}
+		checkPath(add, fab, i, c)
 	}
 	if d != nil {
-		for i := 0; i < d.N(); i++ {
-			for j := 0; j < d.N(); j++ {
-				want, got := d.At(i, j), sent[i*s.Ports+j]
-				if want != got {
-					add(BytesMismatch, -1, "%d→%d: schedule carries %d bytes, demand is %d", i, j, got, want)
-				}
-			}
-		}
+		checkDelivered(add, d, sent, s.Ports)
 	}
 	if s.Mode == Barrier {
 		vs = append(vs, verifyRounds[I](s, fab)...)
 	}
 	return vs
+}
+
+// violationAdder records one violation.
+type violationAdder func(k ViolationKind, c int, format string, a ...any)
+
+// checkCircuit checks circuit i's endpoints, bytes and group; it returns false when its
+// endpoints are not real ports (nothing else about it is checked then).
+func checkCircuit(add violationAdder, s *Schedule, fab *benes.Fabric, i int, c *Circuit) bool {
+	if c.Src < 0 || c.Src >= s.Ports || c.Dst < 0 || c.Dst >= s.Ports {
+		add(BadEndpoint, i, "src %d, dst %d: not both real ports in [0, %d)", c.Src, c.Dst, s.Ports)
+		return false
+	}
+	if c.Bytes <= 0 {
+		add(BadEndpoint, i, "%d→%d carries %d bytes (a circuit must carry at least one)", c.Src, c.Dst, c.Bytes)
+	}
+	if c.Group < 0 {
+		add(Header, i, "group %d is negative", c.Group)
+	}
+	return true
+}
+
+// checkPath checks circuit i's path on fab (none on a crossbar) and its planned times.
+func checkPath(add violationAdder, fab *benes.Fabric, i int, c *Circuit) {
+	p := c.Path
+	switch {
+	case fab == nil && p.Len() != 0:
+		add(BadPath, i, "a crossbar circuit has no internal path, got %d traversals", p.Len())
+	case fab != nil:
+		if err := fab.CheckPath(c.Src, c.Dst, p); err != nil {
+			add(BadPath, i, "%d→%d: %v", c.Src, c.Dst, err)
+		}
+	}
+	if c.PlannedStart != nil && c.PlannedEnd != nil && !(*c.PlannedEnd >= *c.PlannedStart) {
+		add(Header, i, "planned end %g is before planned start %g", *c.PlannedEnd, *c.PlannedStart)
+	}
+}
+
+// checkDelivered compares the bytes sent per pair (indexed src·ports + dst) with the demand.
+func checkDelivered(add violationAdder, d *Demand, sent []int64, ports int) {
+	for i := 0; i < d.N(); i++ {
+		for j := 0; j < d.N(); j++ {
+			want, got := d.At(i, j), sent[i*ports+j]
+			if want != got {
+				add(BytesMismatch, -1, "%d→%d: schedule carries %d bytes, demand is %d", i, j, got, want)
+			}
+		}
+	}
 }
 
 // CheckStatic is Verify without a demand: every check that needs only the schedule file (header
@@ -383,17 +405,7 @@ type stateClaim[I index] struct {
 // rather than maps per round; the violations come out in circuit order.
 func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 	vs := roundsListed[I](s)
-	sp := spaceOf(s)
-	tx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
-	rx := claims[I, int]{dense: newTable[claim[I]](sp.ports)}
-	var in, out claims[I, [3]int]
-	var state table[stateClaim[I]]
-	var sparseState map[[2]int]stateClaim[I]
-	if fab != nil {
-		in.dense = newTable[claim[I]](2 * sp.switches())
-		out.dense = newTable[claim[I]](2 * sp.switches())
-		state = newTable[stateClaim[I]](sp.switches())
-	}
+	rc := newRoundChecker[I](spaceOf(s), fab)
 	order := byGroup[I](s)
 	at := func(p int) int {
 		if order == nil {
@@ -401,89 +413,131 @@ func verifyRounds[I index](s *Schedule, fab *benes.Fabric) []Violation {
 		}
 		return int(order[p])
 	}
-	var rvs []Violation
-	seq := I(0)
 	for lo := 0; lo < len(s.Circuits); {
 		g := s.Circuits[at(lo)].Group
-		seq++
-		tx.reset()
-		rx.reset()
-		in.reset()
-		out.reset()
-		if len(sparseState) > 0 {
-			clear(sparseState)
-		}
+		rc.begin()
 		hi := lo
 		for ; hi < len(s.Circuits) && s.Circuits[at(hi)].Group == g; hi++ {
 			i := at(hi)
-			c := &s.Circuits[i]
-			var j I
-			var dup bool
-			if id, ok := sp.port(c.Src); ok {
-				j, dup = take(tx.dense.at(id), seq, I(i))
-			} else {
-				j, dup = tx.useSparse(c.Src, I(i))
-			}
-			if dup {
-				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
-			}
-			if id, ok := sp.port(c.Dst); ok {
-				j, dup = take(rx.dense.at(id), seq, I(i))
-			} else {
-				j, dup = rx.useSparse(c.Dst, I(i))
-			}
-			if dup {
-				rvs = append(rvs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
-			}
-			if fab == nil {
-				continue
-			}
-			for _, t := range c.Path.All() {
-				if id, ok := sp.lane(t.Stage, t.Switch, t.In); ok {
-					j, dup = take(in.dense.at(id), seq, I(i))
-				} else {
-					j, dup = in.useSparse([3]int{t.Stage, t.Switch, t.In}, I(i))
-				}
-				if dup {
-					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
-				}
-				if id, ok := sp.lane(t.Stage, t.Switch, t.Out); ok {
-					j, dup = take(out.dense.at(id), seq, I(i))
-				} else {
-					j, dup = out.useSparse([3]int{t.Stage, t.Switch, t.Out}, I(i))
-				}
-				if dup {
-					rvs = append(rvs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
-				}
-				want := t.State()
-				conflict := func(st benes.State, by I) {
-					rvs = append(rvs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, by, want)})
-				}
-				if id, ok := sp.switchID(t.Stage, t.Switch); ok {
-					if e := state.at(id); e.stamp != seq {
-						*e = stateClaim[I]{seq, I(i), want}
-					} else if e.state != want {
-						conflict(e.state, e.by)
-					}
-				} else {
-					k := [2]int{t.Stage, t.Switch}
-					if sparseState == nil {
-						sparseState = map[[2]int]stateClaim[I]{}
-					}
-					if e, seen := sparseState[k]; !seen {
-						sparseState[k] = stateClaim[I]{seq, I(i), want}
-					} else if e.state != want {
-						conflict(e.state, e.by)
-					}
-				}
-			}
+			rc.check(i, &s.Circuits[i])
 		}
 		lo = hi
 	}
 	if order != nil {
-		sortByCircuit(rvs)
+		sortByCircuit(rc.vs)
 	}
-	return append(vs, rvs...)
+	return append(vs, rc.vs...)
+}
+
+// roundChecker finds the conflicts within barrier rounds, one round at a time (begin, then check
+// for each of its circuits): a transmitter, receiver or switch lane used twice, a switch needed
+// in both states. Its violations gather in vs.
+type roundChecker[I index] struct {
+	sp          space
+	fab         *benes.Fabric
+	tx, rx      claims[I, int]
+	in, out     claims[I, [3]int]
+	state       table[stateClaim[I]]
+	sparseState map[[2]int]stateClaim[I]
+	seq         I
+	vs          []Violation
+}
+
+func newRoundChecker[I index](sp space, fab *benes.Fabric) *roundChecker[I] {
+	rc := &roundChecker[I]{sp: sp, fab: fab,
+		tx: claims[I, int]{dense: newTable[claim[I]](sp.ports)},
+		rx: claims[I, int]{dense: newTable[claim[I]](sp.ports)}}
+	if fab != nil {
+		rc.in.dense = newTable[claim[I]](2 * sp.switches())
+		rc.out.dense = newTable[claim[I]](2 * sp.switches())
+		rc.state = newTable[stateClaim[I]](sp.switches())
+	}
+	return rc
+}
+
+// begin starts the next round.
+func (rc *roundChecker[I]) begin() {
+	rc.seq++
+	rc.tx.reset()
+	rc.rx.reset()
+	rc.in.reset()
+	rc.out.reset()
+	if len(rc.sparseState) > 0 {
+		clear(rc.sparseState)
+	}
+}
+
+// check adds circuit i (c) to the round under way.
+func (rc *roundChecker[I]) check(i int, c *Circuit) {
+	sp, seq := rc.sp, rc.seq
+	var j I
+	var dup bool
+	if id, ok := sp.port(c.Src); ok {
+		j, dup = take(rc.tx.dense.at(id), seq, I(i))
+	} else {
+		j, dup = rc.tx.useSparse(c.Src, I(i))
+	}
+	if dup {
+		rc.vs = append(rc.vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses transmitter %d twice (also circuit %d)", c.Group, c.Src, j)})
+	}
+	if id, ok := sp.port(c.Dst); ok {
+		j, dup = take(rc.rx.dense.at(id), seq, I(i))
+	} else {
+		j, dup = rc.rx.useSparse(c.Dst, I(i))
+	}
+	if dup {
+		rc.vs = append(rc.vs, Violation{RoundEndpoint, i, fmt.Sprintf("round %d uses receiver %d twice (also circuit %d)", c.Group, c.Dst, j)})
+	}
+	if rc.fab == nil {
+		return
+	}
+	for _, t := range c.Path.All() {
+		rc.hop(i, c, t)
+	}
+}
+
+// hop adds traversal t of circuit i (c) to the round under way.
+func (rc *roundChecker[I]) hop(i int, c *Circuit, t benes.Traversal) {
+	sp, seq := rc.sp, rc.seq
+	var j I
+	var dup bool
+	if id, ok := sp.lane(t.Stage, t.Switch, t.In); ok {
+		j, dup = take(rc.in.dense.at(id), seq, I(i))
+	} else {
+		j, dup = rc.in.useSparse([3]int{t.Stage, t.Switch, t.In}, I(i))
+	}
+	if dup {
+		rc.vs = append(rc.vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses input lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.In, t.Stage, t.Switch, j)})
+	}
+	if id, ok := sp.lane(t.Stage, t.Switch, t.Out); ok {
+		j, dup = take(rc.out.dense.at(id), seq, I(i))
+	} else {
+		j, dup = rc.out.useSparse([3]int{t.Stage, t.Switch, t.Out}, I(i))
+	}
+	if dup {
+		rc.vs = append(rc.vs, Violation{RoundLane, i, fmt.Sprintf("round %d uses output lane %d of switch (%d,%d) twice (also circuit %d)", c.Group, t.Out, t.Stage, t.Switch, j)})
+	}
+	want := t.State()
+	conflict := func(st benes.State, by I) {
+		rc.vs = append(rc.vs, Violation{RoundSwitchState, i, fmt.Sprintf("round %d needs switch (%d,%d) both %s (circuit %d) and %s", c.Group, t.Stage, t.Switch, st, by, want)})
+	}
+	if id, ok := sp.switchID(t.Stage, t.Switch); ok {
+		if e := rc.state.at(id); e.stamp != seq {
+			*e = stateClaim[I]{seq, I(i), want}
+		} else if e.state != want {
+			conflict(e.state, e.by)
+		}
+		return
+	}
+	k := [2]int{t.Stage, t.Switch}
+	if rc.sparseState == nil {
+		rc.sparseState = map[[2]int]stateClaim[I]{}
+	}
+	if e, seen := rc.sparseState[k]; !seen {
+		rc.sparseState[k] = stateClaim[I]{seq, I(i), want}
+	} else if e.state != want {
+		conflict(e.state, e.by)
+	}
 }
 
 // sortByCircuit puts violations that a sweep out of circuit order found in circuit order. Each

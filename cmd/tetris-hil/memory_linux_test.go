@@ -58,17 +58,18 @@ func runChild(t *testing.T, args ...string) (string, int, int64) {
 }
 
 // TestEmulateDense256RefusedUpFront feeds a dense 256-port matrix to emulate --algo all under a
-// 2 GiB limit, in a child process: it is refused before anything is planned (one line naming
-// the algorithms over the limit, n and their estimates; little memory used), not killed.
+// 128 MiB limit, in a child process: it is refused before anything is planned (one line naming
+// the algorithms over the limit, n and their estimates; little memory used), not killed. (The
+// decompositions, streamed round by round, need their slices: about 140 MiB each.)
 func TestEmulateDense256RefusedUpFront(t *testing.T) {
 	d := denseTrace(t, 256)
-	out, code, rss := runChild(t, "emulate", "--demand", d, "--matrix", "0", "--algo", "all", "--max-memory", "2GiB")
+	out, code, rss := runChild(t, "emulate", "--demand", d, "--matrix", "0", "--algo", "all", "--max-memory", "128MiB")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (refused):\n%s", code, out)
 	}
 	line := strings.TrimSpace(out)
 	for _, want := range []string{"refused before planning", "bvn on n = 256 needs about", "bvn-sinkhorn on n = 256",
-		"above the limit of 2GiB", "--max-memory"} {
+		"above the limit of 128MiB", "--max-memory"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("message lacks %q: %s", want, line)
 		}

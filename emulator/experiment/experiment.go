@@ -13,7 +13,10 @@
 //     executes it with emulator.Run, checks the timeline with schedules.VerifyTimeline, and
 //     returns an Outcome: one Record per (matrix, algorithm) with the completion, its ratios to
 //     both lower bounds and the speedup over the reference, and per-algorithm Totals over the
-//     matrices (one inference pass of a trace).
+//     matrices (one inference pass of a trace). A barrier scheduler's run that keeps no
+//     timeline is planned, checked and executed round by round instead (schedules.RoundStream,
+//     schedules.RoundVerifier, emulator.RoundRun): the same Record, with no schedule ever held
+//     whole and no timeline built.
 //   - RunMany does the same for several Configs (a bandwidth × α_r grid) on one pool of
 //     workers; results are stored by index, so they are the same for any number of workers.
 //   - RunSchedule executes one given schedule (from any producer) the same way.
@@ -27,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -351,6 +355,23 @@ func runOne(ctx context.Context, s schedules.Scheduler, name string, m Matrix, c
 	fail := func(stage string, err error) (Record, error) {
 		return Record{}, &TaskError{Algorithm: name, Matrix: m.Ref, Stage: stage, Err: err}
 	}
+	if !cfg.KeepRuns {
+		// A barrier scheduler's rounds are planned, checked and executed one at a time when no
+		// timeline is kept: a decomposition's millions of circuits are never held together.
+		st, ok, err := schedules.ScheduleRounds(ctx, s, m.Demand, cfg.Options)
+		if err != nil {
+			return fail("scheduling", err)
+		}
+		if ok {
+			rec, stage, err := runRounds(ctx, st, m, cfg)
+			if err != nil {
+				return fail(stage, err)
+			}
+			rec.Algorithm = name
+			rec.Variant = Variant(name, cfg.Options)
+			return rec, nil
+		}
+	}
 	sch, err := s.Schedule(ctx, m.Demand, cfg.Options)
 	if err != nil {
 		return fail("scheduling", err)
@@ -408,6 +429,15 @@ func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, 
 	if len(vs) > 0 {
 		return Record{}, &Invalid{Internal: true, Violations: vs}
 	}
+	rec := newRecord(s, m, res, perSwitch)
+	if cfg.KeepRuns {
+		rec.Schedule, rec.Timeline = s, tl
+	}
+	return rec, nil
+}
+
+// newRecord is the record of schedule s (its header: circuits are not read) run on m.
+func newRecord(s *schedules.Schedule, m Matrix, res *emulator.Result, perSwitch []emulator.SwitchCount) Record {
 	rec := Record{
 		Algorithm: s.Algorithm, Matrix: m.Ref, CompletionSeconds: res.Completion,
 		LowerBoundSeconds: res.Bounds.Max(), BandwidthBoundSeconds: res.Bounds.Bandwidth, ReconfigBoundSeconds: res.Bounds.Reconfig,
@@ -418,10 +448,54 @@ func execute(ctx context.Context, s *schedules.Schedule, m Matrix, cfg *Config, 
 	if m, ok := emulator.MostChanged(rec.StateChangesPerSwitch); ok {
 		rec.StateChangesMax = m.Count
 	}
-	if cfg.KeepRuns {
-		rec.Schedule, rec.Timeline = s, tl
+	return rec
+}
+
+// runRounds checks (unless cfg.SkipVerify) and executes a schedule handed out round by round,
+// keeping no round after the next (schedules.RoundVerifier, emulator.RoundRun): the record
+// execute makes of the same schedule whole, without its timeline. A failure comes with the
+// stage it happened in.
+func runRounds(ctx context.Context, st *schedules.RoundStream, m Matrix, cfg *Config) (Record, string, error) {
+	exec := cfg.Exec
+	exec.PathsChecked = true // planned here by a registered scheduler, and verified unless SkipVerify
+	var ver *schedules.RoundVerifier
+	if !cfg.SkipVerify {
+		var vs []schedules.Violation
+		if ver, vs = schedules.NewRoundVerifier(&st.Header, m.Demand); len(vs) > 0 {
+			return Record{}, "verifying", &Invalid{Internal: true, Violations: vs}
+		}
 	}
-	return rec, nil
+	run, err := emulator.NewRoundRun(&st.Header, m.Demand, exec)
+	if err != nil {
+		return Record{}, "emulating", err
+	}
+	for {
+		r, ok, err := st.Next(ctx)
+		if err != nil {
+			return Record{}, "scheduling", err
+		}
+		if !ok {
+			break
+		}
+		if ver != nil {
+			if vs := ver.Round(r); len(vs) > 0 {
+				return Record{}, "verifying", &Invalid{Internal: true, Violations: slices.Clone(vs)}
+			}
+		}
+		if err := run.Round(ctx, r); err != nil {
+			return Record{}, "emulating", err
+		}
+	}
+	if ver != nil {
+		if vs := ver.Finish(); len(vs) > 0 {
+			return Record{}, "verifying", &Invalid{Internal: true, Violations: vs}
+		}
+	}
+	res, perSwitch, err := run.Finish()
+	if err != nil {
+		return Record{}, "emulating", err
+	}
+	return newRecord(&st.Header, m, res, perSwitch), "", nil
 }
 
 // RunSchedule executes the given schedule s on matrix m (whose Demand may be nil: then there are

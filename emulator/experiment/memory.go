@@ -18,10 +18,9 @@ import (
 // its share of the timeline's switch changes (32 bytes each, plus the emulator's 8-byte epoch
 // record and the verifier's 4-byte index while they run), the emulator's walk state (about 52
 // bytes a circuit in barrier mode) and, in partial mode, the dependency order's per-hop lists.
-// A barrier run whose timeline is not kept (no timeline files, no chart) is checked by round
-// (emulator.RunChecked): per circuit its duration, end, round and the verifier's index (24
-// bytes), per switch change 8 bytes and the verifier's 4, and no per-circuit timeline entry.
-// What decides the count is the algorithm:
+// A barrier run whose timeline is not kept (no timeline files, no chart) holds no circuit at
+// all beyond the round under way: it is planned, checked and executed round by round
+// (streamedBytes). What decides the count is the algorithm:
 //
 //   - the Birkhoff–von Neumann family (bvn, bvn-maxmin, solstice, bvn-sinkhorn) takes at most
 //     n² − 2n + 2 slices of up to n circuits each (Birkhoff's bound on a stuffed n×n matrix):
@@ -38,23 +37,18 @@ import (
 // soft memory limit, so the collector keeps the heap near what is live instead of letting it
 // grow to twice that. It takes the worst case, so that a run it lets through does not run out of
 // memory. Measured live peaks (the largest live heap the collector reported), dense random
-// 256-port demand (16.6 M circuits, 37.2 M changes), bvn-sinkhorn: 1.77 GiB checked by round
-// (estimate 2.38 GiB), 3.99 GiB with its timeline kept (estimate 5.36 GiB); on dense 512-port
-// demand Tetris 116 MB (estimate 183 MB). Since the switch-change count shares the run's pooled
-// order (emulator.SwitchChanges), bvn-sinkhorn on dense 64-port demand (254 080 circuits) peaks
-// at 54 MiB checked by round and 73 MiB kept, its live heap plus what lies outside the heap
-// (estimates 72 and 105 MiB; TestEmulateEstimateTight).
+// 256-port demand (16.6 M circuits, 37.2 M changes), bvn-sinkhorn: 3.99 GiB with its timeline
+// kept (estimate 5.36 GiB); on dense 512-port demand Tetris 116 MB (estimate 183 MB).
+// bvn-sinkhorn on dense 64-port demand (254 080 circuits) peaks at 73 MiB kept, its live heap
+// plus what lies outside the heap (estimate 105 MiB), and streamed round by round at what the
+// process holds outside its heap and a few MiB (TestEmulateEstimateTight).
 
 // perCircuitBytes is the peak live memory per circuit on a fabric with the given number of
 // stages (0: crossbar); partial says the schedule runs in partial mode (per-hop dependency lists,
-// and a timeline entry per circuit), kept that its timeline is kept to the end.
+// and a timeline entry per circuit), kept that its timeline is kept to the end (a barrier run's
+// that is not is streamedBytes).
 func perCircuitBytes(stages int, partial, kept bool) int64 {
 	s := int64(stages)
-	if !partial && !kept {
-		// The last 24: a barrier plan's pieces (src, dst, bytes), live beside the circuits that
-		// place allocates for them up front.
-		return 64 + 16 + 24 + 4 + (s*(8+4)+3)/4 + 24
-	}
 	b := 64 + 16 + 48 + 52 + (s*(32+8+4)+3)/4
 	if partial {
 		b += 12 * s
@@ -86,7 +80,31 @@ type RunEstimate struct {
 
 // EstimateRun estimates the peak memory of planning d with algo and executing it on fabric
 // (empty: Beneš, except for snb's crossbar); keep says its timeline is kept (Config.KeepRuns).
+// It assumes no plan cache (schedules.Options.Plans), as emulate runs.
 func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, keep bool) RunEstimate {
+	return estimateRun(algo, d, fabric, keep, false)
+}
+
+// streamedBytes is the peak memory of a barrier run whose timeline is not kept, which is
+// planned, checked and executed round by round (schedules.RoundStream): it holds no circuit
+// beyond the round under way, only its plan's pieces where it is made whole (MaxWeight; any
+// plan kept in a cache: 24 bytes each) and, for a decomposition, its slices until each is made
+// into a round (a permutation of n ints and 32 bytes each, at most n² − 2n + 2 of them).
+// Measured: bvn-sinkhorn on dense 256-port demand, 91 MiB live at the peak (estimate 135 MiB
+// and the matrices').
+func streamedBytes(algo string, n, circuits int64, cached bool) int64 {
+	if !slices.Contains(decompositions, algo) {
+		return 24 * circuits
+	}
+	b := max(n*n-2*n+2, 1) * (8*n + 32)
+	if cached {
+		b += 24 * circuits
+	}
+	return b
+}
+
+// estimateRun is EstimateRun; cached says the plans go into a plan cache.
+func estimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, keep, cached bool) RunEstimate {
 	n := d.N()
 	nnz := int64(0)
 	for i := range n {
@@ -109,12 +127,16 @@ func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, 
 		}
 		stages = 2*(bits.Len(uint(size))-1) - 1
 	}
-	per := perCircuitBytes(stages, !slices.Contains(barrierAlgorithms, algo), keep)
+	// The demand's own copies (stuffing, residuals, cost matrices): a few n×n int64 matrices.
+	matrices := 16 * int64(n) * int64(n) * 8
+	barrier := slices.Contains(barrierAlgorithms, algo)
+	if barrier && !keep {
+		return RunEstimate{Algorithm: algo, Ports: n, Circuits: circuits, Bytes: streamedBytes(algo, int64(n), circuits, cached) + matrices}
+	}
+	per := perCircuitBytes(stages, !barrier, keep)
 	if algo == "tetris+" {
 		per *= 2 // it keeps the best of its plans while making the next
 	}
-	// The demand's own copies (stuffing, residuals, cost matrices): a few n×n int64 matrices.
-	matrices := 16 * int64(n) * int64(n) * 8
 	return RunEstimate{Algorithm: algo, Ports: n, Circuits: circuits, Bytes: circuits*per + matrices}
 }
 
@@ -131,7 +153,7 @@ func EstimateMemory(ms []Matrix, cfg Config, jobs int) Estimate {
 	var e Estimate
 	for _, m := range ms {
 		for _, a := range cfg.Algorithms {
-			e.Runs = append(e.Runs, EstimateRun(a, m.Demand, cfg.Options.Fabric, cfg.KeepRuns))
+			e.Runs = append(e.Runs, estimateRun(a, m.Demand, cfg.Options.Fabric, cfg.KeepRuns, cfg.Options.Plans != nil))
 		}
 	}
 	sizes := make([]int64, len(e.Runs))

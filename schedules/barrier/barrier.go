@@ -39,44 +39,106 @@ import (
 )
 
 func init() {
-	schedules.Register("bvn", "Birkhoff–von Neumann on the stuffed demand, any perfect matching per round (barrier)", schedules.SchedulerFunc(BvN))
-	schedules.Register("bvn-maxmin", "Birkhoff–von Neumann on the stuffed demand, max-min perfect matching per round (barrier)", schedules.SchedulerFunc(BvNMaxMin))
-	schedules.Register("maxweight", "repeated maximum-weight matching of the residual, each pair sends all it has (barrier)", schedules.SchedulerFunc(MaxWeight))
-	schedules.Register("solstice", "Solstice: stuffing, then power-of-two threshold slices (barrier)", schedules.SchedulerFunc(Solstice))
-	schedules.Register("bvn-sinkhorn", "Birkhoff–von Neumann on the Sinkhorn-scaled (doubly stochastic) demand, any perfect matching per round (barrier)", schedules.SchedulerFunc(BvNSinkhorn))
+	register := func(name, summary string, whole schedules.SchedulerFunc, rounds roundsFunc) {
+		schedules.Register(name, summary, roundScheduler{whole, rounds})
+	}
+	register("bvn", "Birkhoff–von Neumann on the stuffed demand, any perfect matching per round (barrier)", BvN, BvNRounds)
+	register("bvn-maxmin", "Birkhoff–von Neumann on the stuffed demand, max-min perfect matching per round (barrier)", BvNMaxMin, BvNMaxMinRounds)
+	register("maxweight", "repeated maximum-weight matching of the residual, each pair sends all it has (barrier)", MaxWeight, MaxWeightRounds)
+	register("solstice", "Solstice: stuffing, then power-of-two threshold slices (barrier)", Solstice, SolsticeRounds)
+	register("bvn-sinkhorn", "Birkhoff–von Neumann on the Sinkhorn-scaled (doubly stochastic) demand, any perfect matching per round (barrier)", BvNSinkhorn, BvNSinkhornRounds)
+}
+
+// roundsFunc plans a barrier schedule round by round.
+type roundsFunc func(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error)
+
+// roundScheduler is a barrier scheduler that plans whole (Schedule) or round by round
+// (schedules.RoundScheduler): the same rounds either way.
+type roundScheduler struct {
+	whole  schedules.SchedulerFunc
+	rounds roundsFunc
+}
+
+func (r roundScheduler) Schedule(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+	return r.whole(ctx, d, o)
+}
+
+func (r roundScheduler) ScheduleRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	return r.rounds(ctx, d, o)
 }
 
 // BvN schedules d by Birkhoff–von Neumann decomposition with any perfect matching per round.
 func BvN(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
-	return decomposed(ctx, "bvn", d, o, func(ctx context.Context, m [][]int64) ([]Slice, error) {
-		return DecomposeBvN(ctx, m, false)
-	})
+	return wholePlan(ctx, "bvn", d, o, decomposeBvN)
+}
+
+// BvNRounds is BvN round by round (schedules.RoundStream).
+func BvNRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	return roundPlan(ctx, "bvn", d, o, decomposeBvN)
 }
 
 // BvNMaxMin schedules d by Birkhoff–von Neumann decomposition with the max-min perfect matching
 // per round.
 func BvNMaxMin(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
-	return decomposed(ctx, "bvn-maxmin", d, o, func(ctx context.Context, m [][]int64) ([]Slice, error) {
-		return DecomposeBvN(ctx, m, true)
-	})
+	return wholePlan(ctx, "bvn-maxmin", d, o, decomposeMaxMin)
+}
+
+// BvNMaxMinRounds is BvNMaxMin round by round (schedules.RoundStream).
+func BvNMaxMinRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	return roundPlan(ctx, "bvn-maxmin", d, o, decomposeMaxMin)
 }
 
 // Solstice schedules d by Solstice's stuffing and power-of-two threshold slicing.
 func Solstice(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
-	return decomposed(ctx, "solstice", d, o, DecomposeSolstice)
+	return wholePlan(ctx, "solstice", d, o, DecomposeSolstice)
 }
 
-// decomposed stuffs the demand, decomposes it, and lays the slices out as rounds.
-func decomposed(ctx context.Context, algo string, d *schedules.Demand, o schedules.Options,
-	decompose func(context.Context, [][]int64) ([]Slice, error)) (*schedules.Schedule, error) {
+// SolsticeRounds is Solstice round by round (schedules.RoundStream).
+func SolsticeRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	return roundPlan(ctx, "solstice", d, o, DecomposeSolstice)
+}
+
+// decomposer writes a stuffed matrix as slices.
+type decomposer func(context.Context, [][]int64) ([]Slice, error)
+
+func decomposeBvN(ctx context.Context, m [][]int64) ([]Slice, error) {
+	return DecomposeBvN(ctx, m, false)
+}
+
+func decomposeMaxMin(ctx context.Context, m [][]int64) ([]Slice, error) {
+	return DecomposeBvN(ctx, m, true)
+}
+
+// wholePlan is a decomposition's schedule, whole.
+func wholePlan(ctx context.Context, algo string, d *schedules.Demand, o schedules.Options, decompose decomposer) (*schedules.Schedule, error) {
+	p, err := decomposed(ctx, algo, d, o, decompose, false)
+	if err != nil {
+		return nil, err
+	}
+	return place(ctx, algo, d, o, p)
+}
+
+// roundPlan is a decomposition's schedule round by round: without a plan cache, each round's
+// pieces are made from the slices only when the stream is asked for it.
+func roundPlan(ctx context.Context, algo string, d *schedules.Demand, o schedules.Options, decompose decomposer) (*schedules.RoundStream, error) {
+	p, err := decomposed(ctx, algo, d, o, decompose, o.Plans == nil)
+	if err != nil {
+		return nil, err
+	}
+	return placeRounds(algo, d, o, p)
+}
+
+// decomposed stuffs the demand, decomposes it, and lays the slices out as rounds: all of them
+// (kept in o.Plans when set), or with lazy one at a time (plan.next), kept nowhere.
+func decomposed(ctx context.Context, algo string, d *schedules.Demand, o schedules.Options, decompose decomposer, lazy bool) (plan, error) {
 	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
+		return plan{}, fmt.Errorf("%s: %w", algo, err)
 	}
 	real, err := realMatrix(d)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
+		return plan{}, fmt.Errorf("%s: %w", algo, err)
 	}
-	p, err := planOf(o, algo, real, func() (plan, error) {
+	build := func() (plan, error) {
 		stuffed, norm, err := stuffing.Stuff(real)
 		if err != nil {
 			return plan{}, fmt.Errorf("%s: %w", algo, err)
@@ -99,27 +161,49 @@ func decomposed(ctx context.Context, algo string, d *schedules.Demand, o schedul
 			"norm_bytes":    strconv.FormatInt(norm, 10),
 			"stuffed_bytes": strconv.FormatInt(added, 10),
 		}
+		if lazy {
+			return slicePlan(real, slices, options), nil
+		}
 		return fromSlices(real, slices, options), nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return place(ctx, algo, d, o, p)
+	if lazy {
+		return build()
+	}
+	return planOf(o, algo, real, build)
 }
 
 // MaxWeight schedules d by repeated maximum-weight matching of the residual demand: each round is
 // a maximum-weight assignment (matching.MaxWeightAssignment, O(n³)) of what is left, and every
 // pair in it with bytes left sends all of them. Each round empties at least one pair.
 func MaxWeight(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+	p, err := maxWeightPlan(ctx, d, o)
+	if err != nil {
+		return nil, err
+	}
+	return place(ctx, "maxweight", d, o, p)
+}
+
+// MaxWeightRounds is MaxWeight round by round (schedules.RoundStream); its plan, at most one
+// round per nonzero pair, is made whole first.
+func MaxWeightRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	p, err := maxWeightPlan(ctx, d, o)
+	if err != nil {
+		return nil, err
+	}
+	return placeRounds("maxweight", d, o, p)
+}
+
+// maxWeightPlan is MaxWeight's plan of d.
+func maxWeightPlan(ctx context.Context, d *schedules.Demand, o schedules.Options) (plan, error) {
 	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("maxweight: %w", err)
+		return plan{}, fmt.Errorf("maxweight: %w", err)
 	}
 	res, err := realMatrix(d)
 	if err != nil {
-		return nil, fmt.Errorf("maxweight: %w", err)
+		return plan{}, fmt.Errorf("maxweight: %w", err)
 	}
 	// planOf keys the plan on res before build drains it.
-	p, err := planOf(o, "maxweight", res, func() (plan, error) {
+	return planOf(o, "maxweight", res, func() (plan, error) {
 		left := 0
 		for _, row := range res {
 			for _, v := range row {
@@ -158,10 +242,6 @@ func MaxWeight(ctx context.Context, d *schedules.Demand, o schedules.Options) (*
 		p.options["rounds"] = strconv.Itoa(len(p.rounds))
 		return p, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return place(ctx, "maxweight", d, o, p)
 }
 
 // active is the residual cut down to the rows and columns that still have bytes, padded with

@@ -43,15 +43,35 @@ const (
 // circuit ends, as MaxWeight's rounds do; a slice that carries no byte (repair units only) is
 // dropped, since executing it would move nothing.
 func BvNSinkhorn(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.Schedule, error) {
+	pl, err := sinkhornPlan(ctx, d, o, false)
+	if err != nil {
+		return nil, err
+	}
+	return place(ctx, "bvn-sinkhorn", d, o, pl)
+}
+
+// BvNSinkhornRounds is BvNSinkhorn round by round (schedules.RoundStream): without a plan cache,
+// each round's pieces are made from the decomposition only when the stream is asked for it.
+func BvNSinkhornRounds(ctx context.Context, d *schedules.Demand, o schedules.Options) (*schedules.RoundStream, error) {
+	pl, err := sinkhornPlan(ctx, d, o, o.Plans == nil)
+	if err != nil {
+		return nil, err
+	}
+	return placeRounds("bvn-sinkhorn", d, o, pl)
+}
+
+// sinkhornPlan is bvn-sinkhorn's plan of d; lazy makes its rounds one at a time (plan.next, its
+// options complete once the last is made) and keeps it in no cache.
+func sinkhornPlan(ctx context.Context, d *schedules.Demand, o schedules.Options, lazy bool) (plan, error) {
 	const algo = "bvn-sinkhorn"
 	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
+		return plan{}, fmt.Errorf("%s: %w", algo, err)
 	}
 	real, err := realMatrix(d)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
+		return plan{}, fmt.Errorf("%s: %w", algo, err)
 	}
-	pl, err := planOf(o, algo, real, func() (plan, error) {
+	build := func() (plan, error) {
 		n := len(real)
 		if n > 0 && int64(n) > math.MaxInt64/(2*SinkhornScale) {
 			return plan{}, fmt.Errorf("%s: %d ports overflow the scaled matrix's int64 totals", algo, n)
@@ -80,21 +100,40 @@ func BvNSinkhorn(ctx context.Context, d *schedules.Demand, o schedules.Options) 
 		if err != nil {
 			return plan{}, fmt.Errorf("%s: %w", algo, err)
 		}
-		pl, dropped := fromScaledSlices(real, stuffed, sl)
-		pl.options = map[string]string{
-			"rounds":              strconv.Itoa(len(pl.rounds)),
+		options := map[string]string{
 			"slices":              strconv.Itoa(len(sl)),
-			"dropped_slices":      strconv.Itoa(dropped),
 			"sinkhorn_iterations": strconv.Itoa(iters),
 			"norm_units":          strconv.FormatInt(norm, 10),
 			"repair_units":        strconv.FormatInt(repair, 10),
 		}
+		finish := func(rounds, dropped int) {
+			options["rounds"] = strconv.Itoa(rounds)
+			options["dropped_slices"] = strconv.Itoa(dropped)
+		}
+		if !lazy {
+			pl, dropped := fromScaledSlices(real, stuffed, sl)
+			finish(len(pl.rounds), dropped)
+			pl.options = options
+			return pl, nil
+		}
+		pl, dropped := scaledPlan(real, stuffed, sl)
+		next, rounds := pl.next, 0
+		pl.next = func() ([]piece, bool) {
+			round, ok := next()
+			if ok {
+				rounds++
+			} else {
+				finish(rounds, *dropped)
+			}
+			return round, ok
+		}
+		pl.options = options
 		return pl, nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return place(ctx, algo, d, o, pl)
+	if lazy {
+		return build()
+	}
+	return planOf(o, algo, real, build)
 }
 
 // sinkhorn returns the Sinkhorn–Knopp scaling of m (rows, then columns, normalised to sum 1 in
@@ -163,36 +202,56 @@ func sinkhorn(m [][]int64) ([][]float64, int) {
 // units of (i, j) in slices up to k. Rounds keep the slices' order; slices with no byte are
 // dropped and counted.
 func fromScaledSlices(real, p [][]int64, sl []Slice) (plan, int) {
+	lazy, dropped := scaledPlan(real, p, sl)
+	var pl plan
+	for {
+		round, ok := lazy.next()
+		if !ok {
+			break
+		}
+		// Kept at their exact size: grown by append, a plan of millions of pieces (n = 256,
+		// dense) would hold up to twice its size.
+		pl.rounds = append(pl.rounds, slices.Clone(round))
+	}
+	return pl, *dropped
+}
+
+// scaledPlan is fromScaledSlices made one round at a time (plan.next, each round in a buffer the
+// next call reuses); the count of dropped slices is final once next has reported the end.
+func scaledPlan(real, p [][]int64, sl []Slice) (plan, *int) {
 	n := len(real)
 	cum := make([][]int64, n)
 	for i := range cum {
 		cum[i] = make([]int64, n)
 	}
-	var pl plan
-	dropped := 0
-	// Rounds are built in one buffer and kept at their exact size: grown by append, a plan of
-	// millions of pieces (n = 256, dense) would hold up to twice its size.
+	dropped, k := new(int), 0
 	buf := make([]piece, 0, n)
-	for _, s := range sl {
-		round := buf[:0]
-		for i, j := range s.Perm {
-			before := cum[i][j]
-			cum[i][j] += s.Duration
-			if real[i][j] == 0 {
+	next := func() ([]piece, bool) {
+		for k < len(sl) {
+			s := sl[k]
+			sl[k].Perm = nil // made into pieces: the permutation can go
+			k++
+			round := buf[:0]
+			for i, j := range s.Perm {
+				before := cum[i][j]
+				cum[i][j] += s.Duration
+				if real[i][j] == 0 {
+					continue
+				}
+				if b := share(real[i][j], cum[i][j], p[i][j]) - share(real[i][j], before, p[i][j]); b > 0 {
+					round = append(round, piece{i, j, b})
+				}
+			}
+			buf = round
+			if len(round) == 0 {
+				*dropped++
 				continue
 			}
-			if b := share(real[i][j], cum[i][j], p[i][j]) - share(real[i][j], before, p[i][j]); b > 0 {
-				round = append(round, piece{i, j, b})
-			}
+			return round, true
 		}
-		if len(round) == 0 {
-			dropped++
-			continue
-		}
-		pl.rounds = append(pl.rounds, slices.Clone(round))
-		buf = round
+		return nil, false
 	}
-	return pl, dropped
+	return plan{next: next}, dropped
 }
 
 // share is floor(d·c/p) for 0 ≤ c ≤ p, p > 0, exact in 128 bits: it is at most d.
