@@ -94,3 +94,31 @@ func TestCandRowEqualsGo(t *testing.T) {
 		}
 	})
 }
+
+// TestBestLiveEqualsGo: the walk's scan for a key endpoint's best live candidate as the platform
+// runs it (assembly on amd64) picks exactly what bestLiveGo picks, with costs at and around h,
+// equal byte counts (the earlier wins) and partners used or free, on both sides.
+func TestBestLiveEqualsGo(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 64).Draw(rt, "n")
+		cands := make([]candidate, rapid.IntRange(1, 200).Draw(rt, "cands"))
+		costs := []float64{0, 1e-6, 2e-6, 3e-6}
+		for i := range cands {
+			cands[i] = candidate{
+				u: int32(rapid.IntRange(0, n-1).Draw(rt, "u")), v: int32(rapid.IntRange(0, n-1).Draw(rt, "v")),
+				bytes: rapid.Int64Range(1, 5).Draw(rt, "bytes"), cost: rapid.SampledFrom(costs).Draw(rt, "cost"),
+			}
+		}
+		list := rapid.SliceOf(rapid.Int32Range(0, int32(len(cands)-1))).Draw(rt, "list")
+		slices.Sort(list)
+		usedTx, usedRx := make([]bool, n), make([]bool, n)
+		for e := range n {
+			usedTx[e], usedRx[e] = rapid.Bool().Draw(rt, "usedTx"), rapid.Bool().Draw(rt, "usedRx")
+		}
+		h := rapid.SampledFrom(costs).Draw(rt, "h")
+		tx := rapid.Bool().Draw(rt, "tx")
+		if got, want := bestLive(cands, list, h, tx, usedTx, usedRx), bestLiveGo(cands, list, h, tx, usedTx, usedRx); got != want {
+			rt.Fatalf("bestLive = %d, bestLiveGo = %d", got, want)
+		}
+	})
+}
