@@ -173,7 +173,6 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 		keep := 2 * int(b2u(t[0] != t[1]))
 		d0, d1 = d0[:m+keep], d1[:m+keep]
 	}
-	r.costs[0], r.costs[1] = d0, d1
 	order := 0
 	if len(d0) > 0 {
 		if m0, m1 := slices.Max(d0), slices.Max(d1); m0 != m1 {

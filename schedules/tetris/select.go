@@ -273,7 +273,10 @@ func (s *selector) greedy(cands []candidate, h float64, w []float64, cTx, cRx []
 // the key endpoint is the transmitter, so only the receivers can be taken. Whether a candidate is
 // live and better is a coin flip to the branch predictor, so the scan keeps the best without
 // branching on it.
-func bestLive(cands []candidate, list []int32, h float64, tx bool, usedTx, usedRx []bool) int32 {
+//
+// On amd64 it runs as bestLiveAsm (bestlive_amd64.s); this is the definition that one is tested
+// against, and the version elsewhere.
+func bestLiveGo(cands []candidate, list []int32, h float64, tx bool, usedTx, usedRx []bool) int32 {
 	best, bytes := int32(-1), int64(math.MinInt64)
 	if tx {
 		for _, i := range list {

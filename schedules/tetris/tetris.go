@@ -43,7 +43,8 @@
 // 512, every ablation, snb, α_r from 0 to 1 ms) byte for byte. Step 3 answers every pair's query
 // with one dynamic programme per iteration (allPairs; on amd64 its inner loop is SSE2 assembly,
 // two ports per instruction, exact on the non-negative times), and costs only the demands still left, in
-// place in one list. Steps 4 and 5 test coverage with
+// place in one list, a transmitter's row at a time (candRow; on amd64 its loop is assembly too,
+// which keeps in registers what the compiler spills). Steps 4 and 5 test coverage with
 // augmenting paths whose answer depends only on the graph, not on the matching held, which leaves
 // freedom in how they search (an exposed neighbour first); a refused take changes nothing, so one
 // forward and one backward alternating search classify all of a key endpoint's candidates at once
@@ -404,52 +405,14 @@ func (p *planner) candidates(b float64, index bool) {
 		for u := range n {
 			hi := int(rowEnd[u])
 			row := tab[u*stride : u*stride+stride]
-			wu := w[u]
-			wub := math.Float64bits(wu)
 			txRow := sel.tx.adj[u]
 			rxCol, uMask := rxWords[u>>6:], uint64(1)<<(uint(u)&63)
 			txFill := fill[u]
-			// u's row of the graph fills one word at a time in a register (v only grows
-			// along the row): a read-modify-write of one word in every step would chain them.
-			word, acc := 0, uint64(0)
 			src := cands[lo:hi]
-			for j := range src {
-				c := &src[j]
-				x := c.bytes
-				if x == 0 {
-					continue
-				}
-				v := int(c.v)
-				start := math.Float64frombits(row[v])
-				wv := wRx[v]
-				// Which endpoint is the key and whether the pair is in A(b) are coin flips to
-				// the branch predictor: both are computed without branches. Both lists get
-				// the candidate at their fill position and only the key's advances. The other
-				// write lands in a slot its list does not read yet: an endpoint's room is its
-				// residual degree, which counts this candidate too, so while one of its
-				// candidates is listed under the other endpoint its fill is below its end.
-				rx := b2u(wu < wv)
-				// max(wu, wv): W is a sum of non-negative terms, never NaN or −0.
-				kb := wub ^ (wub^math.Float64bits(wv))&-rx
-				key := math.Float64frombits(kb)
-				cost := start - alpha + key
-				items[txFill] = int32(k)
-				txFill += int32(1 ^ rx)
-				f := rxFill[v]
-				items[f] = int32(k)
-				rxFill[v] = f + int32(rx)
-				in := b2u(cost <= b)
-				if v>>6 != word {
-					txRow[word] |= acc
-					word, acc = v>>6, 0
-				}
-				acc |= in << (uint(v) & 63)
-				rxCol[v*words] |= -in & uMask
-				d := &cands[k]
-				d.u, d.v, d.bytes, d.cost = int32(u), int32(v), x, cost
-				k++
-			}
-			txRow[word] |= acc
+			var kk int
+			kk, txFill = candRow(src, cands[k:k+len(src)], row[:len(wRx)], wRx, items, rxFill[:len(wRx)],
+				txRow, rxCol, words, uMask, int32(u), int32(k), math.Float64bits(w[u]), txFill, alpha, b)
+			k += kk
 			fill[u] = txFill
 			lo = hi
 			rowEnd[u] = int32(k)
@@ -486,6 +449,63 @@ func (p *planner) candidates(b float64, index bool) {
 		rowEnd[u] = int32(k)
 	}
 	p.cands = cands[:k]
+}
+
+// candRow is one transmitter's row of candidates (see candidates): it costs the live demands of
+// src, writes them to dst from its start (dst may be src itself: a demand is written no later
+// than it is read), lists each under its key endpoint in items, and adds those with cost ≤ b to
+// the walk's graph, txRow (u's row of the transmitter side) and rxCol (u's column of the receiver
+// side, one word every words); candidates are numbered from base. row is u's row of the path table and wRx the receivers' W, both
+// indexed by v. It returns how many demands it wrote and u's new fill position.
+//
+// On amd64 it runs as candRowAsm (candrow_amd64.s), which keeps the loop's state in registers
+// where the compiler spills most of it in every step; this is the definition that one is tested
+// against, and the version elsewhere.
+func candRowGo(src, dst []candidate, row []uint64, wRx []float64, items, rxFill []int32,
+	txRow, rxCol []uint64, words int, uMask uint64, u, base int32, wub uint64, txFill int32, alpha, b float64) (int, int32) {
+	// u's row of the graph fills one word at a time in a register (v only grows along the
+	// row): a read-modify-write of one word in every step would chain them.
+	word, acc := 0, uint64(0)
+	k := 0
+	dst = dst[:len(src)]
+	for j := range src {
+		c := &src[j]
+		x := c.bytes
+		if x == 0 {
+			continue
+		}
+		v := int(c.v)
+		start := math.Float64frombits(row[v])
+		wv := wRx[v]
+		// Which endpoint is the key and whether the pair is in A(b) are coin flips to the
+		// branch predictor: both are computed without branches. Both lists get the candidate
+		// at their fill position and only the key's advances. The other write lands in a slot
+		// its list does not read yet: an endpoint's room is its residual degree, which counts
+		// this candidate too, so while one of its candidates is listed under the other
+		// endpoint its fill is below its end.
+		rx := b2u(math.Float64frombits(wub) < wv)
+		// max(wu, wv): W is a sum of non-negative terms, never NaN or −0.
+		kb := wub ^ (wub^math.Float64bits(wv))&-rx
+		cost := start - alpha + math.Float64frombits(kb)
+		id := base + int32(k)
+		items[txFill] = id
+		txFill += int32(1 ^ rx)
+		f := rxFill[v]
+		items[f] = id
+		rxFill[v] = f + int32(rx)
+		in := b2u(cost <= b)
+		if v>>6 != word {
+			txRow[word] |= acc
+			word, acc = v>>6, 0
+		}
+		acc |= in << (uint(v) & 63)
+		rxCol[v*words] |= -in & uMask
+		d := &dst[k]
+		d.u, d.v, d.bytes, d.cost = u, int32(v), x, cost
+		k++
+	}
+	txRow[word] |= acc
+	return k, txFill
 }
 
 // b2u is 1 for true and 0 for false; the compiler makes it a flag read, not a branch.
