@@ -26,10 +26,11 @@ func newWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Ctrl-C reaches the whole foreground process group, workers included; their
-			// coordinator decides how they stop (quit, or a kill when its context ends), so a
-			// worker ignores SIGINT (and the SIGHUP and SIGQUIT of a closed terminal) instead
-			// of exiting with a message of its own.
+			// A worker's coordinator decides how it stops (quit, or a kill when its context
+			// ends). worker.Start runs it in a session of its own, out of reach of the
+			// terminal's signals; one started some other way, in the foreground process group,
+			// still ignores SIGINT (and the SIGHUP and SIGQUIT of a closed terminal) instead of
+			// exiting with a message of its own.
 			signal.Ignore(os.Interrupt, syscall.SIGHUP, syscall.SIGQUIT)
 			out, err := worker.ProtocolOutput()
 			if err != nil {

@@ -73,7 +73,16 @@ func Start(ctx context.Context, spec Spec) (*Worker, error) {
 	// If the coordinator dies (even by SIGKILL), its workers go too. The signal follows the thread
 	// that forked; StartPinned keeps that thread alive in the pool unless restoring it failed, and
 	// then starting fails and the worker is meant to die anyway.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	//
+	// A worker runs in a session of its own (Setsid). Its coordinator already decides how it stops
+	// (it ignores the terminal's signals), and with Linux's scheduler autogroups (on by default: one
+	// CPU share per session) this keeps the workers' frequent sleeps and wake-ups out of the group
+	// of the session that started them. Measured on two cores, with two busy loops started from the
+	// same shell as a replay on a serial board: while the workers shared the loops' autogroup, the
+	// kernel worker that delivers a tty's input (flush_to_ldisc, which a USB-serial board's replies
+	// go through as a pseudo-terminal's do) was runnable but not run for 0.8 to 6 s, and the
+	// board's replies missed their timeouts; in sessions of their own, it waited at most 32 ms.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	w := &Worker{spec: spec, cmd: cmd, lines: make(chan []byte, 16), dead: make(chan struct{}), stderr: newTail(spec.Log), ctx: ctx}
 	cmd.Stderr = w.stderr
 	var err error

@@ -22,6 +22,7 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer/fake"
 	"github.com/tetris-hil/tetris-hil/gpu/worker"
 	"github.com/tetris-hil/tetris-hil/gpu/worker/workertest"
+	"golang.org/x/sys/unix"
 )
 
 // Roles this test binary plays besides the worker (workertest.Main dispatches them).
@@ -501,5 +502,32 @@ func TestDiedReportsUnaskedExitOnce(t *testing.T) {
 	<-ok.Exited()
 	if err := ok.Died(); err != nil {
 		t.Errorf("Died after Close: %v", err)
+	}
+}
+
+// TestWorkerHasItsOwnSession checks that a worker runs in a session of its own, and so (where
+// the kernel has scheduler autogroups, one per session) in a CPU group of its own: sharing the
+// starting session's group with that session's busy processes is what starved the kernel worker
+// that delivers a serial port's input during a replay.
+func TestWorkerHasItsOwnSession(t *testing.T) {
+	w := start(t, spec(0, "seed=1"))
+	pid := w.Hello().PID
+	sid, err := unix.Getsid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid != pid {
+		t.Errorf("worker %d is in session %d, want a session of its own", pid, sid)
+	}
+	mine, err := os.ReadFile("/proc/self/autogroup")
+	if err != nil {
+		t.Skipf("no scheduler autogroups here: %v", err)
+	}
+	its, err := os.ReadFile(fmt.Sprintf("/proc/%d/autogroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(mine, its) {
+		t.Errorf("worker %d shares this process's autogroup %q", pid, strings.TrimSpace(string(mine)))
 	}
 }
