@@ -913,12 +913,14 @@ type switchStates[I index] struct {
 
 // newSwitchStates groups the changes by switch and replays them (a Beneš schedule's timeline).
 func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
-	return newSwitchStatesIn(s, tl, newTable[switchSweep[I]](spaceOf(s).switches()))
+	return newSwitchStatesIn(s, tl, newTable[switchSweep[I]](spaceOf(s).switches()), true)
 }
 
 // newSwitchStatesIn is newSwitchStates with a table of per-switch sweeps to use, every entry
-// zero (a check that makes many reuses one, clearing what it touched).
-func newSwitchStatesIn[I index](s *Schedule, tl timelineView, sws table[switchSweep[I]]) *switchStates[I] {
+// zero (a check that makes many reuses one, clearing what it touched); report says to report
+// the changes that do not follow from the ones before them (a check of part of a timeline,
+// which replays the changes itself, does not).
+func newSwitchStatesIn[I index](s *Schedule, tl timelineView, sws table[switchSweep[I]], report bool) *switchStates[I] {
 	sp := spaceOf(s)
 	chg := newSwitchChanges[I](sp, tl)
 	type shape struct {
@@ -927,7 +929,7 @@ func newSwitchStatesIn[I index](s *Schedule, tl timelineView, sws table[switchSw
 	}
 	var shapes []shape
 	step := func(r *switchSweep[I], stage, sw int, ch *SwitchChange) {
-		if v, bad := r.replay(stage, sw, ch); bad {
+		if v, bad := r.replay(stage, sw, ch, report); bad {
 			shapes = append(shapes, shape{stage, sw, v})
 		}
 	}
@@ -1069,19 +1071,20 @@ type switchSweep[I index] struct {
 // replay takes change ch of switch (stage, sw), the switch's next in time order, and returns
 // the violation if it does not follow from the changes before it: it must start from the state
 // they leave, no earlier than the last of them ended, and end no earlier than it starts.
-func (c *switchSweep[I]) replay(stage, sw int, ch *SwitchChange) (Violation, bool) {
+// The violation is made only where report is set.
+func (c *switchSweep[I]) replay(stage, sw int, ch *SwitchChange, report bool) (Violation, bool) {
 	if c.seen == 0 {
 		c.maxEnd = math.Inf(-1)
 	}
 	bad := ch.End < ch.Start || ch.From != c.state || (c.seen > 0 && ch.Start < c.lastEnd-overlapTolerance(c.lastEnd))
 	var v Violation
-	if bad {
+	if bad && report {
 		v = Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
 			stage, sw, c.seen, ch.From, ch.To, ch.Start, ch.End, c.state)}
 	}
 	c.state, c.lastEnd, c.maxEnd = ch.To, ch.End, max(c.maxEnd, ch.End)
 	c.seen++
-	return v, bad
+	return v, bad && report
 }
 
 // seek moves next to the first change of seg whose running maximum of ends exceeds t (what a

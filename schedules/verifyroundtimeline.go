@@ -62,9 +62,15 @@ type RoundTimelineVerifier struct {
 	mark     table[int]
 	releases int
 	pending  []pendingRound
-	base     int
-	failed   bool
-	changes  int // on a crossbar: switch changes seen
+	// spare are released rounds whose slices the next rounds reuse; order, chs and touched are a
+	// release's buffers.
+	spare   []pendingRound
+	order   []at
+	chs     []SwitchChange
+	touched []int
+	base    int
+	failed  bool
+	changes int // on a crossbar: switch changes seen
 }
 
 // pendingRound is a round held back: its circuits (from circuit base on), their transmissions
@@ -74,6 +80,7 @@ type pendingRound struct {
 	circuits []Circuit
 	t0, t1   []float64
 	changes  []SwitchChange
+	hops     []benes.Traversal // every circuit's traversals, one after another
 }
 
 // NewRoundTimelineVerifier starts the check of an execution of the stream whose header is h.
@@ -102,10 +109,13 @@ func (v *RoundTimelineVerifier) Round(r StreamRound, p *RoundPart) []Violation {
 		v.failed = true
 		return []Violation{{TimelineShape, -1, fmt.Sprintf("round %d: %d circuits, %d ends and %d transmit starts", r.Group, len(r.Circuits), len(p.Ends), len(p.Transmit))}}
 	}
-	pr := pendingRound{base: base, circuits: slices.Clone(r.Circuits), t0: make([]float64, len(r.Circuits)), t1: slices.Clone(p.Ends)}
+	pr := v.spareRound()
+	pr.base, pr.circuits, pr.t1 = base, append(pr.circuits, r.Circuits...), append(pr.t1, p.Ends...)
+	pr.t0 = slices.Grow(pr.t0, len(r.Circuits))[:len(r.Circuits)]
 	var vs []Violation
 	tm := &p.Timing
 	for j := range r.Circuits {
+		pr.hops = r.Circuits[j].Path.AppendTo(pr.hops)
 		pr.t0[j] = tm.ChangeEnd
 		if p.Transmit != nil && !math.IsNaN(p.Transmit[j]) {
 			pr.t0[j] = p.Transmit[j]
@@ -155,7 +165,7 @@ func (v *RoundTimelineVerifier) replay(p *RoundPart, pr *pendingRound) []Violati
 			shapes = append(shapes, shape{-1, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d) is not on the fabric", stage, sw)}})
 			continue
 		}
-		if bad, ok := v.replays.at(id).replay(stage, sw, &ch); ok {
+		if bad, ok := v.replays.at(id).replay(stage, sw, &ch, true); ok {
 			shapes = append(shapes, shape{id, bad})
 		}
 		pr.changes = append(pr.changes, ch)
@@ -188,26 +198,27 @@ func (v *RoundTimelineVerifier) release(upcoming []SwitchChange) []Violation {
 	if len(v.pending) == 0 {
 		return nil
 	}
-	type at struct{ q, j int }
-	var order []at
-	var chs []SwitchChange
+	order, chs := v.order[:0], v.chs[:0]
 	for q := range v.pending {
 		for j := range v.pending[q].circuits {
 			order = append(order, at{q, j})
 		}
 	}
+	v.order = order
 	slices.SortFunc(order, func(a, b at) int {
 		pa, pb := &v.pending[a.q], &v.pending[b.q]
 		return cmp.Or(cmp.Compare(pa.t0[a.j], pb.t0[b.j]), cmp.Compare(pa.base+a.j, pb.base+b.j))
 	})
 	var st *switchStates[int]
+	var touched []int
 	if v.header.Fabric == Benes {
-		chs = v.lastChanges()
+		chs, touched = v.lastChanges()
 		for _, q := range v.pending {
 			chs = append(chs, q.changes...)
 		}
 		chs = append(chs, upcoming...)
-		st = newSwitchStatesIn(&v.header, timelineView{tl: &Timeline{SwitchChanges: chs}}, v.sws)
+		v.chs = chs
+		st = newSwitchStatesIn(&v.header, timelineView{tl: &Timeline{SwitchChanges: chs}}, v.sws, false)
 	}
 	for _, o := range order {
 		q := &v.pending[o.q]
@@ -219,8 +230,8 @@ func (v *RoundTimelineVerifier) release(upcoming []SwitchChange) []Violation {
 	}
 	vs := v.ov.violations()
 	if st != nil {
-		vs = append(vs, st.violations(true)[len(st.shapes):]...)
-		v.clearSweeps(chs)
+		vs = append(vs, st.violations(true)...) // its shapes: none, as report is off
+		v.clearSweeps(chs, touched)
 		for _, q := range v.pending {
 			for _, ch := range q.changes {
 				id, _ := v.sp.switchID(int(ch.Stage), int(ch.Switch))
@@ -228,48 +239,58 @@ func (v *RoundTimelineVerifier) release(upcoming []SwitchChange) []Violation {
 			}
 		}
 	}
+	v.spare = append(v.spare, v.pending...)
 	v.pending = v.pending[:0]
 	return vs
 }
 
+// at is a held-back circuit: circuit j of held-back round q.
+type at struct{ q, j int }
+
+// spareRound is an empty held-back round, with the slices of one released before where there is one.
+func (v *RoundTimelineVerifier) spareRound() pendingRound {
+	if len(v.spare) == 0 {
+		return pendingRound{}
+	}
+	q := v.spare[len(v.spare)-1]
+	v.spare = v.spare[:len(v.spare)-1]
+	return pendingRound{circuits: q.circuits[:0], t0: q.t0[:0], t1: q.t1[:0], changes: q.changes[:0], hops: q.hops[:0]}
+}
+
 // clearSweeps zeroes the per-switch sweeps a release used: those of the switches that chs change
-// and that the held-back circuits traverse.
-func (v *RoundTimelineVerifier) clearSweeps(chs []SwitchChange) {
-	clear := func(stage, sw int) {
-		if id, ok := v.sp.switchID(stage, sw); ok {
+// and that the held-back circuits traverse (touched, by id).
+func (v *RoundTimelineVerifier) clearSweeps(chs []SwitchChange, touched []int) {
+	for _, ch := range chs {
+		if id, ok := v.sp.switchID(int(ch.Stage), int(ch.Switch)); ok {
 			*v.sws.at(id) = switchSweep[int]{}
 		}
 	}
-	for _, ch := range chs {
-		clear(int(ch.Stage), int(ch.Switch))
-	}
-	for _, q := range v.pending {
-		for k := range q.circuits {
-			for _, tr := range q.circuits[k].Path.All() {
-				clear(tr.Stage, tr.Switch)
-			}
-		}
+	for _, id := range touched {
+		*v.sws.at(id) = switchSweep[int]{}
 	}
 }
 
 // lastChanges returns the last change of every switch that the held-back circuits traverse and
-// the rounds checked already changed: what leaves it in the state it is in when they start.
-func (v *RoundTimelineVerifier) lastChanges() []SwitchChange {
-	var chs []SwitchChange
+// the rounds checked already changed (what leaves it in the state it is in when they start),
+// and the ids of the switches they traverse.
+func (v *RoundTimelineVerifier) lastChanges() (chs []SwitchChange, touched []int) {
 	v.releases++
+	chs, touched = v.chs[:0], v.touched[:0]
+	defer func() { v.touched = touched }()
 	for _, q := range v.pending {
-		for k := range q.circuits {
-			for _, tr := range q.circuits[k].Path.All() {
-				id, ok := v.sp.switchID(tr.Stage, tr.Switch)
-				if !ok {
-					continue
-				}
-				if m := v.mark.at(id); *m != v.releases && *v.lastSet.at(id) {
-					*m = v.releases
+		for _, tr := range q.hops {
+			id, ok := v.sp.switchID(tr.Stage, tr.Switch)
+			if !ok {
+				continue
+			}
+			if m := v.mark.at(id); *m != v.releases {
+				*m = v.releases
+				touched = append(touched, id)
+				if *v.lastSet.at(id) {
 					chs = append(chs, *v.last.at(id))
 				}
 			}
 		}
 	}
-	return chs
+	return chs, touched
 }
