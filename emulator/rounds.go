@@ -40,6 +40,9 @@ type RoundRun struct {
 	reconfig       int
 	events         int
 	mini           schedules.Schedule
+	// part is the last round's part of the run's timeline (Part); hasPart says there is one.
+	part    schedules.RoundPart
+	hasPart bool
 }
 
 // NewRoundRun starts the execution of a stream whose header is h under cfg; d is the demand it
@@ -90,6 +93,7 @@ func NewRoundRun(h *schedules.Schedule, d *schedules.Demand, cfg Config) (*Round
 
 // Round executes the next round of the stream: after every round before it, as Run would.
 func (rr *RoundRun) Round(ctx context.Context, r schedules.StreamRound) error {
+	rr.hasPart = false
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -108,6 +112,7 @@ func (rr *RoundRun) Round(ctx context.Context, r schedules.StreamRound) error {
 		}
 		planned = r.Round.PlannedDuration
 	}
+	rr.part.SwitchChanges, rr.part.Ends = rr.part.SwitchChanges[:0], rr.part.Ends[:0]
 	k, err := rr.roundChanges(r)
 	if err != nil {
 		return err
@@ -124,6 +129,7 @@ func (rr *RoundRun) Round(ctx context.Context, r schedules.StreamRound) error {
 		rr.reconfig++
 	}
 	rr.events += k
+	rr.part.Timing = schedules.RoundTiming{Ready: req, ReconfigStart: rcStart, ChangeStart: start, ChangeEnd: end}
 	roundEnd := end + planned
 	for j := range r.Circuits {
 		c := &r.Circuits[j]
@@ -137,6 +143,7 @@ func (rr *RoundRun) Round(ctx context.Context, r schedules.StreamRound) error {
 		}
 		ct := schedules.CircuitTiming{Circuit: i, Ready: req, PathReady: req, ReconfigStart: rcStart, TransmitStart: end, End: end + t}
 		rr.sum.addCircuit(s, c, &ct)
+		rr.part.Ends = append(rr.part.Ends, ct.End)
 		roundEnd = max(roundEnd, ct.End)
 		rr.events++
 		if c.Src < s.Ports && c.Dst < s.Ports {
@@ -149,7 +156,16 @@ func (rr *RoundRun) Round(ctx context.Context, r schedules.StreamRound) error {
 	rr.base += len(r.Circuits)
 	rr.rounds++
 	rr.t = roundEnd
+	rr.hasPart = true
 	return nil
+}
+
+// Part is the last round's part of the run's timeline (what the RoundTimeline of the whole run
+// holds for it: its times, its circuits' ends and its switch changes), for
+// schedules.RoundTimelineVerifier; ok is false when the last call to Round failed or executed
+// no round. It is valid until the next call to Round, which reuses its slices.
+func (rr *RoundRun) Part() (p *schedules.RoundPart, ok bool) {
+	return &rr.part, rr.hasPart
 }
 
 // roundChanges checks round r's circuits against the fabric and returns how many switches (on
@@ -186,6 +202,7 @@ func (rr *RoundRun) roundChanges(r schedules.StreamRound) (int, error) {
 			if st != rr.state[sw] {
 				rr.state[sw] = st
 				rr.counts[(t.Stage+1)*rr.n+t.Switch]++
+				rr.part.SwitchChanges = append(rr.part.SwitchChanges, schedules.RoundSwitchChange{Stage: int32(t.Stage), Switch: int32(t.Switch), To: benes.State(st)})
 				k++
 			}
 		}

@@ -699,15 +699,8 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 			continue
 		}
 		timing[ct.Circuit] = I(i + 1)
-		ok := ct.Ready >= 0 && ct.PathReady >= ct.Ready-overlapTolerance(ct.Ready) &&
-			ct.ReconfigStart <= ct.TransmitStart+overlapTolerance(ct.TransmitStart) &&
-			ct.TransmitStart >= ct.PathReady-overlapTolerance(ct.PathReady) && ct.End >= ct.TransmitStart
-		for _, v := range []float64{ct.Ready, ct.PathReady, ct.ReconfigStart, ct.TransmitStart, ct.End} {
-			ok = ok && !math.IsNaN(v) && !math.IsInf(v, 0)
-		}
-		if !ok {
-			add(TimelineShape, ct.Circuit, "times out of order: ready %g, path ready %g, reconfig start %g, transmit %g..%g",
-				ct.Ready, ct.PathReady, ct.ReconfigStart, ct.TransmitStart, ct.End)
+		if v, bad := timesOutOfOrder(&ct); bad {
+			vs = append(vs, v)
 		}
 	}
 	for i, t := range timing {
@@ -722,7 +715,7 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	// sweep the circuits in (transmit start, index) order, together, so that each circuit and
 	// its path are read in the same pass.
 	order := startOrder(s, tl, timing)
-	ov := newOverlaps(s, tl, timing)
+	ov := newOverlaps[I](s)
 	var st *switchStates[I]
 	if s.Fabric == Benes {
 		st = newSwitchStates[I](s, tl)
@@ -749,6 +742,22 @@ func verifyTimelineOf[I index](s *Schedule, tl timelineView) []Violation {
 	return append(vs, st.violations(order != nil)...)
 }
 
+// timesOutOfOrder is the violation of a circuit entry whose times are not finite or not in
+// order (ready ≤ path ready ≤ transmit start ≤ end, reconfiguration start ≤ transmit start).
+func timesOutOfOrder(ct *CircuitTiming) (Violation, bool) {
+	ok := ct.Ready >= 0 && ct.PathReady >= ct.Ready-overlapTolerance(ct.Ready) &&
+		ct.ReconfigStart <= ct.TransmitStart+overlapTolerance(ct.TransmitStart) &&
+		ct.TransmitStart >= ct.PathReady-overlapTolerance(ct.PathReady) && ct.End >= ct.TransmitStart
+	for _, v := range []float64{ct.Ready, ct.PathReady, ct.ReconfigStart, ct.TransmitStart, ct.End} {
+		ok = ok && !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	if ok {
+		return Violation{}, false
+	}
+	return Violation{TimelineShape, ct.Circuit, fmt.Sprintf("times out of order: ready %g, path ready %g, reconfig start %g, transmit %g..%g",
+		ct.Ready, ct.PathReady, ct.ReconfigStart, ct.TransmitStart, ct.End)}, true
+}
+
 // resource names a transmitter (kind 0, port a), a receiver (kind 1, port a), or an input
 // (kind 2) or output (kind 3) lane c of switch b of stage a. Overlaps are reported in this
 // order of resources.
@@ -758,16 +767,19 @@ func (r resource) compare(o resource) int {
 	return cmp.Or(cmp.Compare(r.kind, o.kind), cmp.Compare(r.a, o.a), cmp.Compare(r.b, o.b), cmp.Compare(r.c, o.c))
 }
 
-// holder is the circuit (from 1; 0 for none) that used a resource last in transmit-start order, and its end.
+// holder is the circuit (from 1; 0 for none) that used a resource last in transmit-start order,
+// and its transmission.
 type holder[I index] struct {
-	circuit I
-	end     float64
+	circuit    I
+	start, end float64
 }
 
-// overlap is one resource carrying circuits prev and cur at once.
+// overlap is one resource carrying circuits prev and cur, transmitting over the two spans, at once.
 type overlap[I index] struct {
 	r         resource
 	prev, cur I
+	p0, p1    float64
+	c0, c1    float64
 }
 
 // overlaps finds every resource that carries two circuits at once. Per resource, the circuits
@@ -776,8 +788,6 @@ type overlap[I index] struct {
 // table of the last holder per resource replaces a list of intervals per resource; the overlaps
 // are then put in resource order.
 type overlaps[I index] struct {
-	tl     timelineView
-	timing []I
 	sp     space
 	ports  [2]table[holder[I]] // transmitters, receivers
 	lanes  [2]table[holder[I]] // input lanes, output lanes
@@ -785,19 +795,25 @@ type overlaps[I index] struct {
 	found  []overlap[I]
 }
 
-func newOverlaps[I index](s *Schedule, tl timelineView, timing []I) *overlaps[I] {
+func newOverlaps[I index](s *Schedule) *overlaps[I] {
 	sp := spaceOf(s)
-	return &overlaps[I]{tl: tl, timing: timing, sp: sp,
+	return &overlaps[I]{sp: sp,
 		ports: [2]table[holder[I]]{newTable[holder[I]](sp.ports), newTable[holder[I]](sp.ports)},
 		lanes: [2]table[holder[I]]{newTable[holder[I]](2 * sp.switches()), newTable[holder[I]](2 * sp.switches())}}
 }
 
 // take makes circuit cur, transmitting over [start, end), the last holder of a resource, and
 // returns the one before if the two overlap.
-func (h *holder[I]) take(cur I, start, end float64) (prev I, overlap bool) {
-	prev, overlap = h.circuit-1, h.circuit != 0 && start < h.end-overlapTolerance(h.end)
-	*h = holder[I]{cur + 1, end}
+func (h *holder[I]) take(cur I, start, end float64) (prev holder[I], overlap bool) {
+	prev, overlap = *h, h.circuit != 0 && start < h.end-overlapTolerance(h.end)
+	prev.circuit--
+	*h = holder[I]{cur + 1, start, end}
 	return prev, overlap
+}
+
+// overlapOf is the overlap of prev (as take returns it) and circuit cur over [start, end) on r.
+func overlapOf[I index](r resource, prev holder[I], cur I, start, end float64) overlap[I] {
+	return overlap[I]{r, prev.circuit, cur, prev.start, prev.end, start, end}
 }
 
 // takeSparse is take on resource r, which has no dense id.
@@ -807,7 +823,7 @@ func (o *overlaps[I]) takeSparse(r resource, cur I, start, end float64) {
 	}
 	h := o.sparse[r]
 	if prev, ok := h.take(cur, start, end); ok {
-		o.found = append(o.found, overlap[I]{r, prev, cur})
+		o.found = append(o.found, overlapOf(r, prev, cur, start, end))
 	}
 	o.sparse[r] = h
 }
@@ -822,7 +838,7 @@ func (o *overlaps[I]) circuit(i I, c *Circuit, start, end float64) {
 		if id, ok := sp.port(port); !ok {
 			o.takeSparse(resource{kind, port, 0, 0}, i, start, end)
 		} else if prev, ok := o.ports[kind].at(id).take(i, start, end); ok {
-			o.found = append(o.found, overlap[I]{resource{kind, port, 0, 0}, prev, i})
+			o.found = append(o.found, overlapOf(resource{kind, port, 0, 0}, prev, i, start, end))
 		}
 	}
 	for _, tr := range c.Path.All() {
@@ -830,7 +846,7 @@ func (o *overlaps[I]) circuit(i I, c *Circuit, start, end float64) {
 			if id, ok := sp.lane(tr.Stage, tr.Switch, lane); !ok {
 				o.takeSparse(resource{2 + side, tr.Stage, tr.Switch, lane}, i, start, end)
 			} else if prev, ok := o.lanes[side].at(id).take(i, start, end); ok {
-				o.found = append(o.found, overlap[I]{resource{2 + side, tr.Stage, tr.Switch, lane}, prev, i})
+				o.found = append(o.found, overlapOf(resource{2 + side, tr.Stage, tr.Switch, lane}, prev, i, start, end))
 			}
 		}
 	}
@@ -854,10 +870,10 @@ func (o *overlaps[I]) violations() []Violation {
 		default:
 			what, name = LaneOverlap, fmt.Sprintf("output lane %d of switch (%d,%d)", k.c, k.a, k.b)
 		}
-		prev, cur := o.tl.circuit(int(o.timing[f.prev]-1)), o.tl.circuit(int(o.timing[f.cur]-1))
 		vs = append(vs, Violation{what, int(f.cur), fmt.Sprintf("%s carries circuits %d (%g..%g) and %d (%g..%g) at once",
-			name, f.prev, prev.TransmitStart, prev.End, f.cur, cur.TransmitStart, cur.End)})
+			name, f.prev, f.p0, f.p1, f.cur, f.c0, f.c1)})
 	}
+	o.found = o.found[:0]
 	return vs
 }
 
@@ -897,24 +913,25 @@ type switchStates[I index] struct {
 
 // newSwitchStates groups the changes by switch and replays them (a Beneš schedule's timeline).
 func newSwitchStates[I index](s *Schedule, tl timelineView) *switchStates[I] {
+	return newSwitchStatesIn(s, tl, newTable[switchSweep[I]](spaceOf(s).switches()), true)
+}
+
+// newSwitchStatesIn is newSwitchStates with a table of per-switch sweeps to use, every entry
+// zero (a check that makes many reuses one, clearing what it touched); report says to report
+// the changes that do not follow from the ones before them (a check of part of a timeline,
+// which replays the changes itself, does not).
+func newSwitchStatesIn[I index](s *Schedule, tl timelineView, sws table[switchSweep[I]], report bool) *switchStates[I] {
 	sp := spaceOf(s)
 	chg := newSwitchChanges[I](sp, tl)
-	sws := newTable[switchSweep[I]](sp.switches())
 	type shape struct {
 		stage, sw int
 		v         Violation
 	}
 	var shapes []shape
 	step := func(r *switchSweep[I], stage, sw int, ch *SwitchChange) {
-		if r.seen == 0 {
-			r.maxEnd = math.Inf(-1)
+		if v, bad := r.replay(stage, sw, ch, report); bad {
+			shapes = append(shapes, shape{stage, sw, v})
 		}
-		if ch.End < ch.Start || ch.From != r.state || (r.seen > 0 && ch.Start < r.lastEnd-overlapTolerance(r.lastEnd)) {
-			shapes = append(shapes, shape{stage, sw, Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
-				stage, sw, r.seen, ch.From, ch.To, ch.Start, ch.End, r.state)}})
-		}
-		r.state, r.lastEnd, r.maxEnd = ch.To, ch.End, max(r.maxEnd, ch.End)
-		r.seen++
 	}
 	if !chg.resorted {
 		// Every switch's changes are in timeline order: replay them all in one pass over the
@@ -1049,6 +1066,25 @@ type switchSweep[I index] struct {
 	head, at, upcoming float64
 	inForce            benes.State
 	used, search       bool
+}
+
+// replay takes change ch of switch (stage, sw), the switch's next in time order, and returns
+// the violation if it does not follow from the changes before it: it must start from the state
+// they leave, no earlier than the last of them ended, and end no earlier than it starts.
+// The violation is made only where report is set.
+func (c *switchSweep[I]) replay(stage, sw int, ch *SwitchChange, report bool) (Violation, bool) {
+	if c.seen == 0 {
+		c.maxEnd = math.Inf(-1)
+	}
+	bad := ch.End < ch.Start || ch.From != c.state || (c.seen > 0 && ch.Start < c.lastEnd-overlapTolerance(c.lastEnd))
+	var v Violation
+	if bad && report {
+		v = Violation{TimelineShape, -1, fmt.Sprintf("switch (%d,%d): change %d (%s→%s over %g..%g) does not follow from state %s",
+			stage, sw, c.seen, ch.From, ch.To, ch.Start, ch.End, c.state)}
+	}
+	c.state, c.lastEnd, c.maxEnd = ch.To, ch.End, max(c.maxEnd, ch.End)
+	c.seen++
+	return v, bad && report
 }
 
 // seek moves next to the first change of seg whose running maximum of ends exceeds t (what a

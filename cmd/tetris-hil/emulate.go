@@ -80,9 +80,10 @@ Tenants (Tetris §5): --tenants "0-3=a.csv,4-7=b.csv" runs several jobs on one f
 the demand of its ports in order, under --allocation shared, centre or strict (see 'tetris-hil
 tenants'); the table and --json give each tenant's completion.
 
-Every schedule is checked by the verifier, and so is every emulated timeline that is kept (--timeline,
---gantt); without them a barrier schedule is planned, checked and executed round by round and never
-held whole. A violation is an internal error (exit 1).`,
+Every schedule is checked by the verifier, and so is every emulated timeline. Without --timeline or
+--gantt a barrier schedule is planned, checked and executed round by round and never held whole, and
+its timeline is checked round by round as the rounds are executed. A violation is an internal error
+(exit 1).`,
 		Example: `  tetris-hil emulate --demand examples/demand.csv
   tetris-hil emulate --demand examples/trace.json --layer 1 --phase dispatch --algo tetris,bvn --reconfig 1us
   tetris-hil emulate --demand examples/demand.csv --reconfig-model controller --tr 1us --tw 10us --json out.json

@@ -15,8 +15,9 @@
 //     both lower bounds and the speedup over the reference, and per-algorithm Totals over the
 //     matrices (one inference pass of a trace). A barrier scheduler's run that keeps no
 //     timeline is planned, checked and executed round by round instead (schedules.RoundStream,
-//     schedules.RoundVerifier, emulator.RoundRun): the same Record, with no schedule ever held
-//     whole and no timeline built.
+//     schedules.RoundVerifier, emulator.RoundRun, and schedules.RoundTimelineVerifier for its
+//     timeline, checked round by round as it is executed): the same Record, with no schedule or
+//     timeline ever held whole.
 //   - RunMany does the same for several Configs (a bandwidth × α_r grid) on one pool of
 //     workers; results are stored by index, so they are the same for any number of workers.
 //   - RunSchedule executes one given schedule (from any producer) the same way.
@@ -452,18 +453,21 @@ func newRecord(s *schedules.Schedule, m Matrix, res *emulator.Result, perSwitch 
 }
 
 // runRounds checks (unless cfg.SkipVerify) and executes a schedule handed out round by round,
-// keeping no round after the next (schedules.RoundVerifier, emulator.RoundRun): the record
-// execute makes of the same schedule whole, without its timeline. A failure comes with the
-// stage it happened in.
+// keeping no round after the next (schedules.RoundVerifier, emulator.RoundRun), and checks the
+// execution's timeline round by round as the run produces it (schedules.RoundTimelineVerifier,
+// the check execute makes of the same schedule whole): the record execute makes, without its
+// timeline. A failure comes with the stage it happened in.
 func runRounds(ctx context.Context, st *schedules.RoundStream, m Matrix, cfg *Config) (Record, string, error) {
 	exec := cfg.Exec
 	exec.PathsChecked = true // planned here by a registered scheduler, and verified unless SkipVerify
 	var ver *schedules.RoundVerifier
+	var tver *schedules.RoundTimelineVerifier
 	if !cfg.SkipVerify {
 		var vs []schedules.Violation
 		if ver, vs = schedules.NewRoundVerifier(&st.Header, m.Demand); len(vs) > 0 {
 			return Record{}, "verifying", &Invalid{Internal: true, Violations: vs}
 		}
+		tver = schedules.NewRoundTimelineVerifier(&st.Header)
 	}
 	run, err := emulator.NewRoundRun(&st.Header, m.Demand, exec)
 	if err != nil {
@@ -485,10 +489,18 @@ func runRounds(ctx context.Context, st *schedules.RoundStream, m Matrix, cfg *Co
 		if err := run.Round(ctx, r); err != nil {
 			return Record{}, "emulating", err
 		}
+		if p, ok := run.Part(); ok && tver != nil {
+			if vs := tver.Round(r, p); len(vs) > 0 {
+				return Record{}, "verifying the timeline", &Invalid{Internal: true, Violations: vs}
+			}
+		}
 	}
 	if ver != nil {
 		if vs := ver.Finish(); len(vs) > 0 {
 			return Record{}, "verifying", &Invalid{Internal: true, Violations: vs}
+		}
+		if vs := tver.Finish(); len(vs) > 0 {
+			return Record{}, "verifying the timeline", &Invalid{Internal: true, Violations: vs}
 		}
 	}
 	res, perSwitch, err := run.Finish()
