@@ -28,10 +28,10 @@ type RoundSwitchChange struct {
 	To            benes.State
 }
 
-// maxPendingRounds bounds the rounds whose circuits RoundTimelineVerifier holds back, waiting
+// MaxPendingRounds bounds the rounds whose circuits RoundTimelineVerifier holds back, waiting
 // for a round whose changes start after they have all ended (the next one, in an execution of
 // barrier rounds one after another).
-const maxPendingRounds = 64
+const MaxPendingRounds = 64
 
 // RoundTimelineVerifier is VerifyRoundTimeline for a barrier execution handed over round by
 // round (a RoundStream's rounds and each one's RoundPart), holding no round after the one that
@@ -138,7 +138,7 @@ func (v *RoundTimelineVerifier) Round(r StreamRound, p *RoundPart) []Violation {
 			end = max(end, t)
 		}
 	}
-	if tm.ChangeStart >= end || len(v.pending) >= maxPendingRounds {
+	if tm.ChangeStart >= end || len(v.pending) >= MaxPendingRounds {
 		vs = append(vs, v.release(pr.changes)...)
 	}
 	v.pending = append(v.pending, pr)

@@ -91,12 +91,15 @@ func EstimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, 
 // plan kept in a cache: 24 bytes each) and, for a decomposition, its slices until each is made
 // into a round (a permutation of n ints and 32 bytes each, at most n² − 2n + 2 of them).
 // Measured: bvn-sinkhorn on dense 256-port demand, 91 MiB live at the peak (estimate 135 MiB
-// and the matrices').
-func streamedBytes(algo string, n, circuits int64, cached bool) int64 {
+// and the matrices'). Its timeline check (schedules.RoundTimelineVerifier) holds up to
+// schedules.MaxPendingRounds rounds of at most n circuits back (never more than the schedule
+// has), each as a timeline entry (48 bytes) and its decoded path (8 bytes a stage).
+func streamedBytes(algo string, n, circuits int64, stages int, cached bool) int64 {
+	held := min(schedules.MaxPendingRounds*n, circuits) * (48 + 8*int64(stages))
 	if !slices.Contains(decompositions, algo) {
-		return 24 * circuits
+		return 24*circuits + held
 	}
-	b := max(n*n-2*n+2, 1) * (8*n + 32)
+	b := max(n*n-2*n+2, 1)*(8*n+32) + held
 	if cached {
 		b += 24 * circuits
 	}
@@ -131,7 +134,7 @@ func estimateRun(algo string, d *schedules.Demand, fabric schedules.FabricKind, 
 	matrices := 16 * int64(n) * int64(n) * 8
 	barrier := slices.Contains(barrierAlgorithms, algo)
 	if barrier && !keep {
-		return RunEstimate{Algorithm: algo, Ports: n, Circuits: circuits, Bytes: streamedBytes(algo, int64(n), circuits, cached) + matrices}
+		return RunEstimate{Algorithm: algo, Ports: n, Circuits: circuits, Bytes: streamedBytes(algo, int64(n), circuits, stages, cached) + matrices}
 	}
 	per := perCircuitBytes(stages, !barrier, keep)
 	if algo == "tetris+" {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strings"
@@ -49,6 +50,12 @@ func TestEstimateRun(t *testing.T) {
 			least = 24 * e.Circuits
 		case barrier:
 			least = int64(tc.n*tc.n-2*tc.n+2) * int64(8*tc.n)
+		}
+		// Its timeline check holds up to schedules.MaxPendingRounds rounds of n circuits back,
+		// each a 48-byte entry and its path of 2·log2 n − 1 stages decoded.
+		if barrier {
+			stages := int64(2*(bits.Len(uint(tc.n))-1) - 1)
+			least += min(schedules.MaxPendingRounds*int64(tc.n), e.Circuits) * (48 + 8*stages)
 		}
 		if e.Circuits != tc.circuits || e.Ports != tc.n || e.Bytes < least || barrier && e.Bytes > 2*least+16*int64(tc.n*tc.n)*8 {
 			t.Errorf("%s n=%d: %+v, want %d circuits and %d to %d bytes", tc.algo, tc.n, e, tc.circuits, least, 2*least)
