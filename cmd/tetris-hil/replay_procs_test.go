@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,17 +30,7 @@ func TestReplayProcessPerGPU(t *testing.T) {
 		if !strings.Contains(out, "execution: compiled") {
 			t.Errorf("%v: output lacks the compiled execution:\n%s", extra, out)
 		}
-		var m hil.Manifest
-		var s hil.Summary
-		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
-			b, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
+		m, s := readRunDir(t, dir)
 		for _, r := range s.Runs {
 			// Without a controller every copy and delay is the model's, so live cannot beat the
 			// prediction; with one, the live commands group the changes requested at one
@@ -92,17 +81,7 @@ func TestReplayProcessPerGPUOnStandIn(t *testing.T) {
 		if !strings.Contains(string(out), "execution: compiled") {
 			t.Errorf("%s: output lacks the compiled execution:\n%s", kind, out)
 		}
-		var m hil.Manifest
-		var s hil.Summary
-		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
-			b, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
+		m, s := readRunDir(t, dir)
 		for _, r := range s.Runs {
 			if r.Execution != hil.ExecCompiled || len(r.ClockOffsets) != 2 {
 				t.Fatalf("%s: %s: execution %q, clocks %+v", kind, r.Algorithm, r.Execution, r.ClockOffsets)

@@ -88,17 +88,7 @@ func TestReplayFakeSharedGPU(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", tc.exec, want, out)
 			}
 		}
-		var m hil.Manifest
-		var s hil.Summary
-		for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
-			b, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, v); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
+		m, s := readRunDir(t, dir)
 		if !m.Complete || !m.SharedGPU || len(m.Endpoints) != 8 || m.Engine != "fake" || m.Clocks != "locked for the run, restored" ||
 			m.Flags["allow-shared-gpu"] != "true" || len(m.Inputs) != 1+len(tc.extra)/2 || m.Inventory == nil || len(m.Inventory.GPUs) != 1 {
 			t.Errorf("%s: manifest: %+v", tc.exec, m)
@@ -296,4 +286,21 @@ func TestReplayTableUnitsInHeadings(t *testing.T) {
 			t.Errorf("row %d: %v, want %v", i, got, w)
 		}
 	}
+}
+
+// readRunDir decodes a replay run directory's manifest.json and summary.json.
+func readRunDir(t *testing.T, dir string) (hil.Manifest, hil.Summary) {
+	t.Helper()
+	var m hil.Manifest
+	var s hil.Summary
+	for name, v := range map[string]any{"manifest.json": &m, "summary.json": &s} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return m, s
 }
