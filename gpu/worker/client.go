@@ -220,6 +220,12 @@ func (w *Worker) await(ctx context.Context, id uint64, op string, timeout time.D
 			}
 			e := base
 			e.Failure, e.Detail, e.Stderr = Crashed, exitDetail(w.exitErr), w.stderr.Tail()
+			if cerr := w.ctx.Err(); cerr != nil {
+				// Start's context ended and killed the worker between calls (Died and Close treat
+				// that kill as asked for): the error wraps the context's, so that a teardown after
+				// a cancelled run can tell it from a crash.
+				e.Detail, e.Err = "killed when its run was cancelled", cerr
+			}
 			if w.readErr != nil {
 				e.Detail, e.Err = fmt.Sprintf("reading its answer: %v; killed it", w.readErr), w.readErr
 			}

@@ -577,6 +577,9 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	LOCK;
 	if (d < 0 || d >= ngpus || ctxs[d].refs == 0) RET(E_INVALID_CONTEXT, "cuDevicePrimaryCtxRelease_v2(%d) -> INVALID_CONTEXT", d);
 	ctxs[d].refs--;
+	/* The last release destroys the primary context (cuda.h), and with it the peer access it had
+	 * enabled: a later retain starts without it, as a process that reopens a GPU does. */
+	if (ctxs[d].refs == 0) memset(ctxs[d].peer, 0, sizeof ctxs[d].peer);
 	RET(OK, "cuDevicePrimaryCtxRelease_v2(%d) -> refs %d", d, ctxs[d].refs);
 }
 
