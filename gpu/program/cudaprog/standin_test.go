@@ -472,3 +472,28 @@ func TestSharedImportFailsOnStandIn(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling a one-GPU run while circuits 6 and 7 wait for a reconfiguration that lasts ten
+// seconds stops it promptly: the host sets the run's abort word, which a delay kernel spinning
+// towards a target more than 100 µs ahead reads and gives up on, so that the streams run out and
+// the device can be synchronised and freed long before the target.
+func TestExecuteCancelOnStandIn(t *testing.T) {
+	standin.Preload(t, standin.CUDA)
+	g, err := Open(Config{Device: transfer.Device{GPU: 0}, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = g.Execute(ctx, chain(false), parallel(10))
+	stopped := time.Since(t0)
+	t.Logf("cancelled after 300ms; Execute returned after %v", stopped)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Execute: %v, want the context's error", err)
+	}
+	if stopped > 3*time.Second {
+		t.Errorf("Execute took %v to stop after its context was cancelled at 300ms: the delay kernels spun on towards the 10 s reconfiguration", stopped)
+	}
+}
