@@ -31,7 +31,9 @@ func init() {
 // (a buffer of this GPU, or one the receiving worker exported, imported by IPC) and the sstamp
 // kernel (end stamp, flag, the endpoint's next step). The streams wait first on a go flag of
 // this worker, which it sets once the host has released the run; then it only watches for the
-// end, the host's abort, the deadline and a delay kernel that gave up.
+// end, the host's abort, the deadline and a delay kernel that gave up. The GPU stays open for
+// the worker's next job (the replay's next algorithm: no second JIT compilation), and so does
+// the offset, measured again only once older than ClockMaxAge.
 func RunShared(ctx context.Context, dev transfer.Device, job shared.Job) (err error) {
 	if job.Program == nil {
 		return errors.New("cudaprog: a job without a program")
