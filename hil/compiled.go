@@ -93,7 +93,7 @@ func replayCompiled(ctx context.Context, s *schedules.Schedule, reconfig emulato
 	tl, counts := StampsTimeline(o, s, p, st)
 	live := &Live{T0: t0, Timeline: tl, Counts: counts, Wall: wall, Execution: ExecCompiled,
 		Circuits: make([]CircuitRecord, 0, p.Circuits), Commands: make([]CommandRecord, 0, len(st.Commands)),
-		HarnessCost: make([]float64, p.Circuits)}
+		HarnessCost: make([]float64, p.Circuits), Stalls: st.Stalls}
 	for c := range p.Circuits {
 		live.Circuits = append(live.Circuits, CircuitRecord{Circuit: c, TransmitStart: st.Start[c], End: st.End[c]})
 		live.HarnessCost[c] = st.Start[c] - st.Target[c]

@@ -40,6 +40,10 @@ func TestRunCompiled(t *testing.T) {
 			if !virtual && (r.LiveOverPredicted < 1 || r.HarnessCost.Worst < 0) {
 				t.Errorf("real time %s: live/predicted %v, harness %+v", r.Algorithm, r.LiveOverPredicted, r.HarnessCost)
 			}
+			// The fake device's spin-loop stalls beside the harness cost, in real time only.
+			if st := r.SpinStalls; (st == nil) != virtual || (st != nil && (st.ThresholdSeconds != 5e-6 || st.Count < 0 || st.WorstSeconds > st.TotalSeconds)) {
+				t.Errorf("%s (virtual %v): spin stalls %+v", r.Algorithm, virtual, st)
+			}
 			var rec emulator.RunRecord
 			readJSON(t, filepath.Join(cfg.Dir, "m0-"+r.Algorithm+".live.json"), &rec)
 			if vs := schedules.VerifyTimeline(jobs[i].Schedule, rec.Timeline); len(vs) > 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetris-hil/tetris-hil/emulator"
+	"github.com/tetris-hil/tetris-hil/gpu/program"
 	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 	"github.com/tetris-hil/tetris-hil/hil/delay"
@@ -101,6 +102,9 @@ type Live struct {
 	// Clocks are the devices' clock offsets from CLOCK_MONOTONIC, measured at the start of a
 	// compiled replay across worker processes (one per worker), with their uncertainty.
 	Clocks []shared.Offset `json:"clocks,omitempty"`
+	// Stalls are the executor's spin-loop stalls (program.Stalls), where it records them: the
+	// in-process fake device in real time.
+	Stalls *program.Stalls `json:"stalls,omitempty"`
 }
 
 // minProcs is the fewest Go processors (GOMAXPROCS) a replay runs with.

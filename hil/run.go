@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetris-hil/tetris-hil/emulator"
 	"github.com/tetris-hil/tetris-hil/gpu/nvml"
+	"github.com/tetris-hil/tetris-hil/gpu/program"
 	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/internal/outdir"
 	"github.com/tetris-hil/tetris-hil/internal/provenance"
@@ -183,6 +184,12 @@ type RunSummary struct {
 	// last dependency's end stamp plus the modelled delay to its start stamp. It is the part of
 	// a live figure that is the harness's, not the schedule's.
 	HarnessCost Diff `json:"harness_cost_seconds"`
+	// SpinStalls, beside HarnessCost, tell preemption from the harness's logic: the gaps above a
+	// threshold between consecutive clock reads of the executor's spin loop across iterations
+	// that did nothing but look (count, total, worst; program.Stalls). A harness cost near the
+	// worst stall is the host not running the loop (steal time on a VM), not the loop's work.
+	// Present where the executor records them: the in-process fake device in real time.
+	SpinStalls *program.Stalls `json:"spin_stalls,omitempty"`
 	// ClockOffsets are, for a compiled replay across worker processes, each device clock's
 	// offset from CLOCK_MONOTONIC and its uncertainty, measured at the start and applied to the
 	// device's stamps so that the timeline is on one clock.
@@ -424,7 +431,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		rs := RunSummary{Algorithm: s.Algorithm, Matrix: j.Matrix, Circuits: len(s.Circuits), Commands: len(live.Commands),
 			CompletionSeconds: res.Completion, PredictedCompletionSeconds: pres.Completion, SharedGPU: m.SharedGPU,
 			WallSeconds: live.Wall.Seconds(), Execution: live.Execution, HarnessCost: HarnessCostOf(live.HarnessCost),
-			ClockOffsets: live.Clocks}
+			ClockOffsets: live.Clocks, SpinStalls: live.Stalls}
 		if pres.Completion > 0 {
 			rs.LiveOverPredicted = res.Completion / pres.Completion
 		}

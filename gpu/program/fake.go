@@ -22,7 +22,17 @@ type Fake struct {
 	// is the one the kernel descheduled when it matters; one that sleeps through them is
 	// scheduled promptly when it wakes.
 	Sleep time.Duration
+	// StallThreshold, in real time, is the shortest gap between the loop's clock reads across
+	// an idle iteration that counts as a stall (Stamps.Stalls; zero: DefaultStallThreshold).
+	StallThreshold time.Duration
+	// now, where set, replaces the loop's clock (seconds from the start): for tests that
+	// inject a stall.
+	now func() float64
 }
+
+// DefaultStallThreshold is the fake device's stall threshold: the harness cost a replay on fake
+// devices aims to keep its 99th percentile under.
+const DefaultStallThreshold = 5 * time.Microsecond
 
 // Execute runs p, its commands timed by st (needed when a signal has changes), and returns its
 // stamps. In real time it occupies one goroutine, spinning, until the program ends or ctx does;
@@ -82,18 +92,33 @@ func newExec(f Fake, p *Program, station Station) (*exec, error) {
 // real time, to the next event in virtual time).
 func (x *exec) run(ctx context.Context) error {
 	n := x.p.Circuits
-	t0 := time.Now()
-	now := 0.0
+	clock := x.f.now
+	if clock == nil {
+		t0 := time.Now()
+		clock = func() float64 { return time.Since(t0).Seconds() }
+	}
+	if !x.f.Virtual {
+		th := x.f.StallThreshold
+		if th <= 0 {
+			th = DefaultStallThreshold
+		}
+		x.st.Stalls = &Stalls{ThresholdSeconds: th.Seconds()}
+	}
+	now, idleAt := 0.0, -1.0 // idleAt: the clock read before an idle iteration (−1: none)
 	for iter := 0; ; iter++ {
 		if !x.f.Virtual {
-			now = time.Since(t0).Seconds()
+			now = clock()
+			if idleAt >= 0 {
+				x.st.Stalls.add(now - idleAt)
+			}
 		}
 		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if err := x.settle(now); err != nil {
+		moved, err := x.settle(now)
+		if err != nil {
 			return err
 		}
 		if x.done == n && x.tr.Done() {
@@ -103,17 +128,21 @@ func (x *exec) run(ctx context.Context) error {
 		if !ok {
 			return x.stuck()
 		}
+		idleAt = -1
 		if x.f.Virtual {
 			now = t
 		} else if d := time.Duration((t-now)*1e9) - x.f.Sleep; x.f.Sleep > 0 && d > 0 {
 			time.Sleep(d)
+		} else if !moved {
+			idleAt = now
 		}
 	}
 }
 
 // settle does everything due at now: copies that ended, copies whose waits are over, and the
-// station's commands, until nothing more happens at now.
-func (x *exec) settle(now float64) error {
+// station's commands, until nothing more happens at now. It says whether anything happened.
+func (x *exec) settle(now float64) (bool, error) {
+	happened := false
 	for {
 		moved := false
 		for e := range x.p.Endpoints {
@@ -131,12 +160,14 @@ func (x *exec) settle(now float64) error {
 			}
 		}
 		if moved {
+			happened = true
 			continue
 		}
 		issued, err := x.tr.IssueDue()
 		if err != nil || issued == 0 {
-			return err
+			return happened, err
 		}
+		happened = true
 	}
 }
 

@@ -196,3 +196,33 @@ func TestTrackerSetEnd(t *testing.T) {
 		t.Errorf("SetEnd before the start: signal end %g, want the start 4 µs", end)
 	}
 }
+
+// A stall injected into the real-time fake device's clock (a jump of 3 ms, what a preempted
+// thread sees) while it spins through a 5 ms copy is counted in Stamps.Stalls, once, at its
+// size; in virtual time there is no clock to stall.
+func TestFakeStalls(t *testing.T) {
+	p := &Program{Circuits: 1, Endpoints: [][]Step{{{Circuit: 0, Dst: 0, Bytes: 1}}}}
+	copy5ms := func(_, _ int, _ int64) (float64, error) { return 5e-3, nil }
+	// A clock of its own, 100 ns a read, so that no stall but the injected one is seen.
+	reads := 0
+	clock := func() float64 {
+		reads++
+		now := float64(reads) * 100e-9
+		if reads > 50 {
+			now += 3e-3
+		}
+		return now
+	}
+	st, err := Fake{Duration: copy5ms, StallThreshold: time.Millisecond, now: clock}.Execute(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.Stalls
+	if s == nil || s.Count != 1 || s.WorstSeconds < 3e-3 || s.WorstSeconds > 3.001e-3 || s.TotalSeconds != s.WorstSeconds || s.ThresholdSeconds != 1e-3 {
+		t.Errorf("stalls %+v, want the one injected stall of 3 ms", s)
+	}
+	st, err = Fake{Virtual: true, Duration: copy5ms}.Execute(context.Background(), p, nil)
+	if err != nil || st.Stalls != nil {
+		t.Errorf("virtual time: stalls %+v, %v; want none recorded", st.Stalls, err)
+	}
+}

@@ -88,6 +88,31 @@ type Stamps struct {
 	// command.
 	Commands  []Command
 	CommandOf []int32
+	// Stalls are the real-time fake device's stalls (nil from a device that does not record
+	// them, and in virtual time).
+	Stalls *Stalls
+}
+
+// Stalls tell a harness cost that is the host's from one that is the executor's logic: the gaps
+// longer than Threshold between consecutive clock reads of an executor's spin loop across an
+// iteration in which it did nothing but look (no copy started or ended, no command issued, no
+// sleep). Such an iteration takes well under a microsecond, so a longer gap is the thread not
+// running: the kernel preempted it (on a VM, the hypervisor: steal time).
+type Stalls struct {
+	ThresholdSeconds float64 `json:"threshold_seconds"`
+	Count            int     `json:"count"`
+	TotalSeconds     float64 `json:"total_seconds"`
+	WorstSeconds     float64 `json:"worst_seconds"`
+}
+
+// add counts the gap between two clock reads of an idle iteration, if above the threshold.
+func (s *Stalls) add(gap float64) {
+	if gap <= s.ThresholdSeconds {
+		return
+	}
+	s.Count++
+	s.TotalSeconds += gap
+	s.WorstSeconds = max(s.WorstSeconds, gap)
 }
 
 // Validate checks that every circuit appears in exactly one step and every reference is in

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tetris-hil/tetris-hil/gpu/affinity"
+	"github.com/tetris-hil/tetris-hil/gpu/program/shared"
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 )
 
@@ -65,7 +66,7 @@ func ProtocolOutput() (*os.File, error) {
 
 // Main is the worker process: it checks its threads' CPUs, opens the engine, says hello on out
 // and serves requests from in until quit, end of input or ctx ends.
-func Main(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
+func Main(ctx context.Context, cfg Config, in io.Reader, out io.Writer) (err error) {
 	enc := json.NewEncoder(out)
 	hello, err := check(cfg)
 	if err != nil {
@@ -79,6 +80,12 @@ func Main(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	// The GPU a compiled replay's jobs kept open, released before the engine.
+	defer func() {
+		if rerr := shared.ReleaseExecutor(cfg.Engine); rerr != nil && err == nil {
+			err = fmt.Errorf("GPU %d: releasing the compiled replay's GPU: %w", cfg.Device.GPU, rerr)
+		}
+	}()
 	if err := enc.Encode(Response{Hello: &hello}); err != nil {
 		return err
 	}

@@ -139,12 +139,15 @@ type run struct {
 	hostD   cuda.DevicePtr
 	size    uintptr
 	offFlag uintptr // flags: [go, circuits..., signals..., scratch]
-	offOut  uintptr // delay outputs: two per circuit (target, release)
-	offIdx  uintptr // dependency slots of every step, one after another
-	bufs    []cuda.DevicePtr
-	src     []cuda.DevicePtr          // per endpoint
-	dst     map[[2]int]cuda.DevicePtr // per pair
-	streams []cuda.Stream
+	// offAbort is the run's abort word (32 bits): the delay kernels give up their spin once it
+	// is set, so that a cancelled run stops without waiting for targets far ahead.
+	offAbort uintptr
+	offOut   uintptr // delay outputs: two per circuit (target, release)
+	offIdx   uintptr // dependency slots of every step, one after another
+	bufs     []cuda.DevicePtr
+	src      []cuda.DevicePtr          // per endpoint
+	dst      map[[2]int]cuda.DevicePtr // per pair
+	streams  []cuda.Stream
 }
 
 // Slots: stamp 0 is the program's start, 1+c circuit c's end, 1+n+g signal g's command end;
@@ -229,12 +232,13 @@ func (r *run) station(ctx context.Context, tr *program.Tracker, t0 uint64) error
 	return nil
 }
 
-// abort releases every wait at once (the start too, with no delay), so that the streams run out
-// and can be synchronised.
+// abort stops the delay kernels spinning (the abort word) and releases every wait at once (the
+// start too, with no delay), so that the streams run out and can be synchronised.
 func (r *run) abort() {
 	if r.host == nil {
 		return
 	}
+	atomic.StoreUint32((*uint32)(unsafe.Add(r.host, r.offAbort)), 1)
 	atomic.StoreUint64(r.stamp(0), 0)
 	for i := 0; i <= r.n+r.ns; i++ {
 		atomic.StoreUint32(r.flag(i), 1)

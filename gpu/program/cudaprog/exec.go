@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,7 +16,10 @@ import (
 	"github.com/tetris-hil/tetris-hil/gpu/transfer"
 )
 
-func init() { shared.RegisterExecutor("cuda", RunShared) }
+func init() {
+	shared.RegisterExecutor("cuda", RunShared)
+	shared.RegisterRelease("cuda", ReleaseShared)
+}
 
 // RunShared is the executor of the cuda engine's workers in a replay across worker processes
 // (package gpu/program/shared): it runs the job's endpoints on the worker's GPU dev as stream
@@ -27,7 +31,9 @@ func init() { shared.RegisterExecutor("cuda", RunShared) }
 // (a buffer of this GPU, or one the receiving worker exported, imported by IPC) and the sstamp
 // kernel (end stamp, flag, the endpoint's next step). The streams wait first on a go flag of
 // this worker, which it sets once the host has released the run; then it only watches for the
-// end, the host's abort, the deadline and a delay kernel that gave up.
+// end, the host's abort, the deadline and a delay kernel that gave up. The GPU stays open for
+// the worker's next job (the replay's next algorithm: no second JIT compilation), and so does
+// the offset, measured again only once older than ClockMaxAge.
 func RunShared(ctx context.Context, dev transfer.Device, job shared.Job) (err error) {
 	if job.Program == nil {
 		return errors.New("cudaprog: a job without a program")
@@ -63,13 +69,98 @@ func RunShared(ctx context.Context, dev transfer.Device, job shared.Job) (err er
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	g, err := Open(Config{Device: dev, Kind: w.Kind, Timeout: timeout})
+	g, err := opened.device(dev)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, g.Close()) }()
-	x := &sharedRun{g: g, m: m, p: job.Program, w: w, timeout: timeout, dst: map[[2]int]cuda.DevicePtr{}}
+	defer func() {
+		if err != nil {
+			// A failed run may leave the context faulted (a sticky error): the next job opens
+			// the GPU afresh.
+			err = errors.Join(err, ReleaseShared())
+		}
+	}()
+	run := *g // the opened GPU, with this job's copy kind and timeout
+	run.cfg.Kind, run.cfg.Timeout = w.Kind, timeout
+	if run.cfg.Kind == "" {
+		run.cfg.Kind = transfer.CE
+	}
+	x := &sharedRun{g: &run, m: m, p: job.Program, w: w, timeout: timeout, dst: map[[2]int]cuda.DevicePtr{}}
 	return x.execute(ctx)
+}
+
+// ClockMaxAge is how long a worker reuses its GPU's measured clock offset for later jobs
+// (Work.ClockMaxAge overrides it). Within it the offset cannot move by more than the
+// measurement's own uncertainty resolves: CLOCK_MONOTONIC is slewed by NTP by at most 500 ppm
+// (the kernel's limit on a frequency adjustment), and the GPU timer's oscillator is off by far
+// less, so one second of age adds at most 0.5 µs, under half a launch round trip (µs).
+const ClockMaxAge = time.Second
+
+// opened is the GPU a worker process keeps open from one job to the next (the jobs of a
+// replay: one per algorithm), so that a job neither JIT-compiles the kernels nor measures the
+// clock again: one GPU per worker process.
+var opened openGPU
+
+type openGPU struct {
+	mu    sync.Mutex
+	dev   transfer.Device
+	g     *Device
+	off   shared.Offset
+	when  time.Time // of off's measurement (zero: none)
+	nSamp int
+}
+
+// device is the worker's opened GPU for dev, opening it (or, for another GPU, re-opening).
+func (o *openGPU) device(dev transfer.Device) (*Device, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.g != nil && o.dev == dev {
+		return o.g, nil
+	}
+	if err := o.releaseLocked(); err != nil {
+		return nil, err
+	}
+	g, err := Open(Config{Device: dev})
+	if err != nil {
+		return nil, err
+	}
+	o.g, o.dev = g, dev
+	return g, nil
+}
+
+// clock is the offset of g measured with n samples, reused while younger than maxAge.
+func (o *openGPU) clock(g *Device, n int, maxAge time.Duration) (shared.Offset, error) {
+	if maxAge <= 0 {
+		maxAge = ClockMaxAge
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.when.IsZero() && o.nSamp == n && time.Since(o.when) < maxAge {
+		return o.off, nil
+	}
+	off, err := g.MeasureClock(n)
+	if err != nil {
+		return off, err
+	}
+	o.off, o.when, o.nSamp = off, time.Now(), n
+	return off, nil
+}
+
+func (o *openGPU) releaseLocked() error {
+	g := o.g
+	o.g, o.when = nil, time.Time{}
+	if g == nil {
+		return nil
+	}
+	return g.Close()
+}
+
+// ReleaseShared closes the GPU that the jobs of this worker process kept open (a worker calls
+// it when it stops, and after a failed job).
+func ReleaseShared() error {
+	opened.mu.Lock()
+	defer opened.mu.Unlock()
+	return opened.releaseLocked()
 }
 
 // sharedRun is one RunShared's GPU state.
@@ -107,7 +198,7 @@ func (x *sharedRun) execute(ctx context.Context) (err error) {
 	if n <= 0 {
 		n = 16
 	}
-	if x.off, err = x.g.MeasureClock(n); err != nil {
+	if x.off, err = opened.clock(x.g, n, x.w.ClockMaxAge); err != nil {
 		return fmt.Errorf("worker %d: %w", x.w.Worker, err)
 	}
 	x.m.SetClock(x.w.Worker, n, x.off.OffsetNS, x.off.MinRTTNS)

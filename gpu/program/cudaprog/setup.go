@@ -21,7 +21,8 @@ func (r *run) setup() error {
 	}
 	slots := 2 + r.n + r.ns
 	r.offFlag = uintptr(8 * slots)
-	r.offOut = align(r.offFlag+uintptr(4*slots), 16)
+	r.offAbort = r.offFlag + uintptr(4*slots)
+	r.offOut = align(r.offAbort+4, 16)
 	r.offIdx = r.offOut + uintptr(16*r.n)
 	r.size = r.offIdx + uintptr(4*max(deps, 1))
 	if err := d.Check("cuMemHostAlloc", d.MemHostAlloc(&r.host, r.size, cuda.MemHostAllocPortable|cuda.MemHostAllocDeviceMap)); err != nil {
@@ -119,7 +120,7 @@ func (r *run) enqueue(e, idx int) (int, error) {
 		}
 		c := int(st.Circuit)
 		if err := r.launch(s, g.delayK, 1, 1, uint64(r.hostD), uint64(r.hostD)+uint64(r.offIdx)+uint64(4*lo), uint64(idx-lo),
-			uint64(r.hostD)+uint64(r.offOut)+uint64(16*c), limit); err != nil {
+			uint64(r.hostD)+uint64(r.offOut)+uint64(16*c), limit, uint64(r.hostD)+uint64(r.offAbort)); err != nil {
 			return idx, err
 		}
 		if err := r.copy(s, e, st.Dst, st.Bytes); err != nil {

@@ -472,3 +472,90 @@ func TestSharedImportFailsOnStandIn(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling a one-GPU run while circuits 6 and 7 wait for a reconfiguration that lasts ten
+// seconds stops it promptly: the host sets the run's abort word, which a delay kernel spinning
+// towards a target more than 100 µs ahead reads and gives up on, so that the streams run out and
+// the device can be synchronised and freed long before the target.
+func TestExecuteCancelOnStandIn(t *testing.T) {
+	standin.Preload(t, standin.CUDA)
+	g, err := Open(Config{Device: transfer.Device{GPU: 0}, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = g.Execute(ctx, chain(false), parallel(10))
+	stopped := time.Since(t0)
+	t.Logf("cancelled after 300ms; Execute returned after %v", stopped)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Execute: %v, want the context's error", err)
+	}
+	if stopped > 3*time.Second {
+		t.Errorf("Execute took %v to stop after its context was cancelled at 300ms: the delay kernels spun on towards the 10 s reconfiguration", stopped)
+	}
+}
+
+// runSharedHere runs p as one worker (all its endpoints, GPU 0) of a replay across worker
+// processes, but in this process: RunShared beside the host, on a shared file of its own.
+func runSharedHere(t *testing.T, p *program.Program, w shared.Work) {
+	t.Helper()
+	d := shared.Dims{Endpoints: len(p.Endpoints), Circuits: p.Circuits, Signals: len(p.Signals), Workers: 1}
+	m, err := shared.Create(filepath.Join(t.TempDir(), "replay.shm"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunShared(context.Background(), transfer.Device{GPU: 0}, shared.Job{Path: m.Path, Dims: d, Program: p, Work: w})
+	}()
+	_, herr := (&shared.Host{Program: p, Station: parallel(300e-6), Timeout: 20 * time.Second, SpinOnly: true}).Run(context.Background(), m)
+	if err := errors.Join(herr, <-done); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A worker runs the jobs of one replay (one per algorithm) on one opened GPU: the context and
+// the JIT-compiled modules are kept from one job to the next, and the clock offset is measured
+// once while it is younger than the staleness bound; with a bound of 1 ns every job re-probes.
+func TestSharedReusesGPUOnStandIn(t *testing.T) {
+	h := standin.Preload(t, standin.CUDA)
+	for _, tc := range []struct {
+		maxAge        time.Duration
+		loads, probes int
+	}{{0, 2, 8}, {time.Nanosecond, 2, 3 * 8}} {
+		t.Run(fmt.Sprint(tc.maxAge), func(t *testing.T) {
+			ReleaseShared() // what an earlier test left open
+			log := filepath.Join(t.TempDir(), "cuda.log")
+			standin.SetLog(t, standin.CUDA, h, log)
+			defer standin.SetLog(t, standin.CUDA, h, "")
+			p := chain(true)
+			for range 3 {
+				runSharedHere(t, p, shared.Work{Worker: 0, Endpoints: []int{0, 1, 2, 3}, Durations: make([]int64, p.Circuits),
+					ArmTimeout: 20 * time.Second, ClockSamples: 8, ClockMaxAge: tc.maxAge})
+			}
+			if err := ReleaseShared(); err != nil {
+				t.Fatal(err)
+			}
+			loads, probes, releases := 0, 0, 0
+			for _, l := range standin.Log(t, log) {
+				switch {
+				case strings.Contains(l, "cuModuleLoadData("):
+					loads++
+				case strings.Contains(l, "cuLaunchKernel(stamp,"):
+					probes++
+				case strings.Contains(l, "cuDevicePrimaryCtxRelease"):
+					releases++
+				}
+			}
+			t.Logf("3 jobs: %d module loads, %d clock probes, %d context releases", loads, probes, releases)
+			if loads != tc.loads || probes != tc.probes || releases != 1 {
+				t.Errorf("3 jobs made %d module loads, %d clock probes and %d context releases, want %d, %d and 1",
+					loads, probes, releases, tc.loads, tc.probes)
+			}
+		})
+	}
+}

@@ -30,9 +30,13 @@ type Work struct {
 	// A GPU executor applies its offset to every stamp it writes.
 	// SpinOnly never sleeps on the generation word while waiting for a flag: right where every
 	// process has a core of its own (a sleeper's wake-up then costs more than the spin).
-	SpinOnly     bool                  `json:"spin_only,omitempty"`
-	ClockSamples int                   `json:"clock_samples,omitempty"`
-	Clock        func() (int64, error) `json:"-"`
+	SpinOnly     bool `json:"spin_only,omitempty"`
+	ClockSamples int  `json:"clock_samples,omitempty"`
+	// ClockMaxAge is how old a GPU executor's last measurement of the offset may be and still
+	// be reused by this job instead of probing again (zero: the executor's default; a GPU
+	// worker keeps its GPU open from one job of a replay to the next).
+	ClockMaxAge time.Duration         `json:"clock_max_age,omitempty"`
+	Clock       func() (int64, error) `json:"-"`
 	// Kind is how a GPU executor copies (transfer.CE or transfer.SM; empty: CE); the fake
 	// device does not read it.
 	Kind transfer.Kind `json:"kind,omitempty"`

@@ -20,7 +20,8 @@
  * replay (delay, stamp, sdelay, sstamp of gpu/program/cudaprog's program.ptx) become live: a
  * device thread runs them as a GPU does, concurrently with the host and with each other, an
  * operation at a time per stream: a wait until its word holds the value, a copy for
- * 2000 + n/50 ns of CLOCK_MONOTONIC, a delay kernel spinning on the GPU's %globaltimer. The
+ * 2000 + n/50 ns of CLOCK_MONOTONIC, a delay kernel spinning on the GPU's %globaltimer (and
+ * giving up once its abort word is set while more than 100 us remain). The
  * kernels do what program.ptx says they do (the stand-in cannot run PTX; the PTX itself is
  * checked on a GPU). GPU d's %globaltimer is CLOCK_MONOTONIC + (d + 1) * clock_skew + 777 ns
  * (knob clock_skew, default 1000 s), so that a harness that forgets a clock offset is off by
@@ -99,7 +100,7 @@ enum { OP_MEMSET, OP_COPY, OP_SPIN, OP_KCOPY, OP_EVENT, OP_WAIT, OP_DELAY, OP_ST
 struct CUfunc_st { const char *name; int nparams, op; };
 /* The kernels the stand-in can simulate, with their parameter counts (kernels.ptx, program.ptx). */
 static struct CUfunc_st kernels[] = {
-	{"spin", 3, OP_SPIN}, {"copy_sm", 3, OP_KCOPY}, {"delay", 5, OP_DELAY}, {"stamp", 2, OP_STAMP},
+	{"spin", 3, OP_SPIN}, {"copy_sm", 3, OP_KCOPY}, {"delay", 6, OP_DELAY}, {"stamp", 2, OP_STAMP},
 	{"sdelay", 7, OP_SDELAY}, {"sstamp", 5, OP_SSTAMP},
 };
 
@@ -371,11 +372,14 @@ static int step_delay(struct CUctx_st *ctx, struct op *o)
 			return 1;
 		}
 	}
-	if (sh && o->tend - now > 100000) {
-		/* sdelay reads the abort word while more than 100 us remain, and gives up once set */
-		volatile unsigned *ab = hostp(o->p[6], 4);
+	if (sh ? o->tend - now > 100000 : (unsigned long long)o->tend - (unsigned long long)now > 100000 &&
+		(unsigned long long)now < (unsigned long long)o->tend) {
+		/* both read the abort word (sdelay's 7th argument, delay's 6th) while more than 100 us
+		 * remain, and give up once it is set */
+		unsigned long long abp = sh ? o->p[6] : o->p[5];
+		volatile unsigned *ab = hostp(abp, 4);
 		if (!ab) {
-			fault(ctx, "sdelay kernel", o->p[6]);
+			fault(ctx, sh ? "sdelay kernel" : "delay kernel", abp);
 			return 1;
 		}
 		if (*ab && rec) {
