@@ -20,8 +20,8 @@ func (s *Schedule) WriteJSON(w io.Writer) error {
 	if err := s.checkFloats(); err != nil {
 		return err
 	}
-	e := &scheduleEncoder{jsonw.NewStream(w)}
-	e.header(s)
+	e := &scheduleEncoder{Stream: jsonw.NewStream(w)}
+	e.header(s, s.Version)
 	e.Str("\n },\n \"circuits\": ")
 	jsonw.Array(e.Stream, s.Circuits, "\n ]", e.circuit)
 	if len(s.Rounds) > 0 {
@@ -70,11 +70,17 @@ func (s *Schedule) checkFloats() error {
 }
 
 // scheduleEncoder writes a schedule's indented text through a jsonw.Stream.
-type scheduleEncoder struct{ *jsonw.Stream }
+type scheduleEncoder struct {
+	*jsonw.Stream
+	// k is the number of recursion levels of the Beneš fabric a version 2 file's choices are
+	// written for (0 on a crossbar: no circuit's path is written as choices there).
+	k int
+}
 
-func (e *scheduleEncoder) header(s *Schedule) {
+// header writes the header fields up to the last params entry, with version as the file's.
+func (e *scheduleEncoder) header(s *Schedule, version int) {
 	e.Str("{\n \"version\": ")
-	e.Int(s.Version)
+	e.Int(version)
 	e.Str(",\n \"algorithm\": ")
 	e.Quote(s.Algorithm)
 	e.Str(",\n \"n\": ")

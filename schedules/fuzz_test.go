@@ -25,6 +25,10 @@ func FuzzReadSchedule(f *testing.F) {
 	// Traversals that do not decode, placed at their line and column.
 	f.Add([]byte(strings.Replace(traversalFile, "BAD", `[2, "x", 1, 0]`, 1)))
 	f.Add([]byte(strings.Replace(traversalFile, "BAD", "[2, 1,\n 1]", 1)))
+	// Version 2: choices, a choices-less path, and choices out of range.
+	f.Add([]byte(compactJSON))
+	f.Add([]byte(edit(compactJSON, `"choices":1`, `"path":[[0,0,0,1],[1,1,0,1],[2,1,0,1]]`)))
+	f.Add([]byte(edit(compactJSON, `"choices":1`, `"choices":7`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSchedule(bytes.NewReader(data), "f.json")
 		// Streamed or not, the result is the whole-file decoder's, value and error alike.
@@ -62,6 +66,14 @@ func FuzzReadSchedule(f *testing.F) {
 		}
 		if b2, _ := json.Marshal(back); !bytes.Equal(b, b2) {
 			t.Fatalf("round trip changed the schedule:\n%s\n%s", b, b2)
+		}
+		// Its version 2 file decodes to the same schedule.
+		var v2 bytes.Buffer
+		if err := s.WriteVersion(&v2, CompactFormatVersion); err != nil {
+			t.Fatal(err)
+		}
+		if back, err := ReadSchedule(bytes.NewReader(v2.Bytes()), "v2.json"); err != nil || !reflect.DeepEqual(back, s) {
+			t.Fatalf("version 2 round trip: %v\n%s", err, v2.String())
 		}
 	})
 }

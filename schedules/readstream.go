@@ -37,6 +37,8 @@ func streamSchedule(r io.Reader) (s *Schedule, ok bool) {
 	var f scheduleFile
 	s = &Schedule{}
 	seen := map[string]bool{}
+	// compact: the circuits were read as version 2 ones (the version came before them).
+	compact := false
 	for dec.More() {
 		t, err := dec.Token()
 		key, isKey := t.(string)
@@ -63,7 +65,12 @@ func streamSchedule(r io.Reader) (s *Schedule, ok bool) {
 		case "rounds":
 			field = &f.Rounds
 		case "circuits":
-			if !streamCircuits(dec, s) {
+			if f.Version == CompactFormatVersion {
+				compact = true
+				if !streamCompactCircuits(dec, &f, s) {
+					return nil, false
+				}
+			} else if !streamCircuits(dec, s) {
 				return nil, false
 			}
 			continue
@@ -80,10 +87,53 @@ func streamSchedule(r io.Reader) (s *Schedule, ok bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, false
 	}
+	// Any other version, or a version 2 file whose circuits came before its version, is left to
+	// the whole-file decoder: its errors, and its decoding of the circuits.
+	if f.Version != FormatVersion && !compact {
+		return nil, false
+	}
 	circuits := s.Circuits
 	*s = *f.schedule()
 	s.Circuits = circuits
+	s.Version = FormatVersion
 	return s, true
+}
+
+// streamCompactCircuits is streamCircuits for a version 2 file: each circuit's choices become
+// its path as it is read, on the fabric of the header read so far, which must already be valid
+// (as it is in every file writeCompact writes); otherwise, and on any fault in a circuit, it
+// returns false and the whole-file decoder reports.
+func streamCompactCircuits(dec *json.Decoder, f *scheduleFile, s *Schedule) bool {
+	h := f.schedule()
+	h.Version = FormatVersion
+	fab, err := checkHeader(h)
+	if err != nil {
+		return false
+	}
+	t, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	if t == nil {
+		return true
+	}
+	if t != json.Delim('[') {
+		return false
+	}
+	s.Circuits = []Circuit{}
+	for i := 0; dec.More(); i++ {
+		var c compactCircuit
+		if dec.Decode(&c) != nil {
+			return false
+		}
+		cc, err := c.circuit(fab, i)
+		if err != nil {
+			return false
+		}
+		s.Circuits = append(s.Circuits, cc)
+	}
+	t, err = dec.Token()
+	return err == nil && t == json.Delim(']')
 }
 
 // streamCircuits decodes the value of "circuits" into s.Circuits: null, or an array read one

@@ -226,8 +226,12 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 	return decodeSchedule(data, name)
 }
 
-// decodeSchedule is ReadSchedule on the whole file's text.
+// decodeSchedule is ReadSchedule on the whole file's text: a version 2 file (fileVersion) is
+// decoded by decodeCompact, anything else as version 1.
 func decodeSchedule(data []byte, name string) (*Schedule, error) {
+	if fileVersion(data) == CompactFormatVersion {
+		return decodeCompact(data, name)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f scheduleFile
@@ -240,10 +244,22 @@ func decodeSchedule(data []byte, name string) (*Schedule, error) {
 		return nil, fmt.Errorf("%s: line %d, column %d: trailing data after the schedule object", name, line, col)
 	}
 	s := f.schedule()
+	if err := checkFileVersion(s.Version); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// checkFileVersion refuses a file version this build does not read, before Validate (whose
+// message is about the schedule's own version) would.
+func checkFileVersion(v int) error {
+	if v != FormatVersion && v != CompactFormatVersion {
+		return fmt.Errorf("field version: %d is not supported (this build reads versions %d and %d)", v, FormatVersion, CompactFormatVersion)
+	}
+	return nil
 }
 
 // describe is jsonerr.Describe for a schedule file. A traversal that does not decode is placed at

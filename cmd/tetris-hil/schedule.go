@@ -153,6 +153,7 @@ Schedulers: ` + strings.Join(schedules.Names(), ", ") + `.`,
 	f.plan.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.algo, "algo", "tetris", "scheduler name")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "schedule file to write (default: standard output)")
+	cmd.Flags().IntVar(&f.version, "schedule-version", schedules.FormatVersion, "schedule file version to write: 1 (every path as its hop list) or 2 (compact: a Beneš path as its choice bits, one line per circuit); every reader detects the version")
 	f.tenants.register(cmd.Flags())
 	return cmd
 }
@@ -163,12 +164,17 @@ type scheduleFlags struct {
 	plan      planFlags
 	algo, out string
 	tenants   tenantFlags
+	// version is the schedule file version written (--schedule-version).
+	version int
 }
 
 func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 	o, err := f.plan.options()
 	if err != nil {
 		return err
+	}
+	if f.version != schedules.FormatVersion && f.version != schedules.CompactFormatVersion {
+		return usagef("--schedule-version %d: want %d or %d", f.version, schedules.FormatVersion, schedules.CompactFormatVersion)
 	}
 	names, err := lookupAlgos(f.algo)
 	if err != nil {
@@ -190,11 +196,12 @@ func runScheduleCmd(cmd *cobra.Command, f *scheduleFlags) error {
 	} else if s, err = f.scheduleOne(cmd, names[0], o); err != nil {
 		return err
 	}
+	write := func(w io.Writer) error { return s.WriteVersion(w, f.version) }
 	if f.out == "" || f.out == "-" {
-		return s.WriteJSON(cmd.OutOrStdout())
+		return write(cmd.OutOrStdout())
 	}
 	// Streamed: at 512 ports the file is 250 MB, and encoding it whole took 700 MB more.
-	if err := safefile.WriteStream(f.out, s.WriteJSON); err != nil {
+	if err := safefile.WriteStream(f.out, write); err != nil {
 		return fmt.Errorf("-o %s: %w", f.out, err)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s: %d circuits, %d groups)\n", f.out, s.Algorithm, len(s.Circuits), s.Groups())
