@@ -1,6 +1,8 @@
 package tetris
 
 import (
+	"math"
+
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
@@ -16,8 +18,9 @@ type fabricPlan interface {
 	allPairs() *allPairs
 	// route picks a path for every connection of a planning matching (step 6).
 	route(conns []benes.Conn, r *router) ([]uint32, error)
-	// start is Start(S, p) for the routed path (step 7).
-	start(u, v int, choices uint32) float64
+	// start is Start(S, p) for the routed path (step 7) of connection i of the matching route
+	// last routed.
+	start(i, u, v int, choices uint32) float64
 	// commit adds a circuit on that path transmitting over [start, end) to S.
 	commit(u, v int, choices uint32, start, end float64)
 	// path is the circuit's path as written in a schedule (no traversals on a crossbar).
@@ -32,6 +35,11 @@ type benesPlan struct {
 	wear *wear // nil: no wear term (wear.go)
 	// rt routes every matching of the plan with the same working memory.
 	rt *benes.Router
+	// starts, when not nil, holds per connection of the matching last routed the start of its
+	// path through either child of its last routed level (router.starts); reference makes start
+	// ignore it.
+	starts    []uint64
+	reference bool
 }
 
 func newBenesPlan(f *benes.Fabric, alphaR float64) *benesPlan {
@@ -49,10 +57,16 @@ func (b *benesPlan) query(u, v int) float64 { return b.all.start(u, v) }
 func (b *benesPlan) allPairs() *allPairs    { return b.all }
 
 func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
+	b.starts = nil
 	if r == nil {
 		return b.rt.Route(conns, nil)
 	}
 	r.bind(b, conns)
+	if b.f.Levels() > 1 && !b.reference {
+		// Route asks r to orient every connection's component at every level but the middle
+		// one, so choose sees each connection at the last of them.
+		b.starts = r.starts
+	}
 	r.charge = b.all.charge
 	if r.chooseFn == nil {
 		r.chooseFn = r.choose // once: a method value allocates
@@ -65,7 +79,17 @@ func (b *benesPlan) route(conns []benes.Conn, r *router) ([]uint32, error) {
 // matching share no lane, and two that pass one switch need the same state, so a commit leaves
 // the lanes of the others as they were, and for a switch it changes it leaves Q_s = F_s + α_r, the
 // time the others saw for that change.
-func (b *benesPlan) start(u, v int, choices uint32) float64 { return b.all.pathReady(u, v, choices) }
+//
+// When the router chose the paths, it has already computed each connection's start through the
+// last level it decides for both children there (router.choose, in the same table), so start only
+// picks the child the path took: the same maximum over the same readiness values as pathReady.
+func (b *benesPlan) start(i, u, v int, choices uint32) float64 {
+	if b.starts != nil {
+		child := int(choices>>(b.f.Levels()-2)) & 1
+		return math.Float64frombits(b.starts[2*i+child])
+	}
+	return b.all.pathReady(u, v, choices)
+}
 
 func (b *benesPlan) commit(u, v int, choices uint32, start, end float64) {
 	if b.wear != nil {
@@ -95,7 +119,7 @@ func newCrossbarPlan(n int, alphaR float64) *crossbarPlan {
 }
 
 func (c *crossbarPlan) refresh()               {}
-func (c *crossbarPlan) query(u, v int) float64 { return c.start(u, v, 0) }
+func (c *crossbarPlan) query(u, v int) float64 { return c.start(0, u, v, 0) }
 func (c *crossbarPlan) allPairs() *allPairs    { return nil }
 
 // route has nothing to choose on a crossbar: every connection has the one direct path.
@@ -103,7 +127,7 @@ func (c *crossbarPlan) route(conns []benes.Conn, _ *router) ([]uint32, error) {
 	return make([]uint32, len(conns)), nil
 }
 
-func (c *crossbarPlan) start(u, v int, _ uint32) float64 {
+func (c *crossbarPlan) start(_, u, v int, _ uint32) float64 {
 	t := max(c.txFree[u], c.rxFree[v])
 	if c.dest[u] != v {
 		t += c.alpha

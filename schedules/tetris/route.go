@@ -28,6 +28,13 @@ type router struct {
 	anc       []uint64
 	ancLevels []int
 	ancBlock  []int // the block connection i is in at level ancLevels[i]
+	// starts[2i+c] is connection i's Start(S, p) over its whole path when it takes child c at
+	// the last level Route decides (k−2): choose computes both orientations' partial starts
+	// through that level anyway, and the middle switch below each child is one more traversal.
+	// Step 7 reads it for the child routing took (benesPlan.start), instead of walking the path
+	// again; S does not change while a matching is routed, nor while its circuits are committed
+	// (see benesPlan.start), so the value is the path's start then too.
+	starts []uint64
 
 	costs    [2][]float64
 	rec      func(orientation)
@@ -55,6 +62,7 @@ func (r *router) bind(p *benesPlan, conns []benes.Conn) {
 		ints, f64 := make([]int, 2*r.n), make([]float64, 4*r.n)
 		r.anc, r.ancLevels, r.ancBlock = make([]uint64, 0, r.n), ints[:0:r.n], ints[r.n:r.n]
 		r.costs[0], r.costs[1] = f64[:0:2*r.n], f64[2*r.n:]
+		r.starts = make([]uint64, 2*r.n)
 	}
 	r.anc, r.ancLevels, r.ancBlock = r.anc[:0], r.ancLevels[:0], r.ancBlock[:0]
 	for range conns {
@@ -154,6 +162,9 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 			c0 := int(c.Child0[k])
 			t[0] = math.Float64frombits(max(anc, math.Float64bits(ready[inID+li<<1|c0]), math.Float64bits(ready[outID+c0<<1|lo])))
 			t[1] = math.Float64frombits(max(anc, math.Float64bits(ready[inID+li<<1|c0^1]), math.Float64bits(ready[outID+(c0^1)<<1|lo])))
+			if s == f.Levels()-2 {
+				r.lastLevel(i, b, t, c0)
+			}
 			in0 := (int(inState) ^ li ^ c0) & 1
 			out0 := (int(outState) ^ lo ^ c0) & 1
 			changes[0] += in0 + out0
@@ -197,6 +208,21 @@ func (r *router) choose(c benes.Component, choices []uint32) bool {
 		r.record(c, choices, changes, flip)
 	}
 	return flip
+}
+
+// lastLevel keeps connection i's whole-path starts (starts) from its partial starts t through
+// the last decided level, in block b of it, where orientation q sends it to child c0^q: below
+// child c is the middle level's switch of block 2b+c, traversed from lane src's bit k−1 to
+// dst's. Start(S, p) is the maximum over the path's traversals, so this is pathReady's value.
+func (r *router) lastLevel(i, b int, t [2]float64, c0 int) {
+	f, cn := r.plan.f, r.conns[i]
+	k, nh, ready := f.Levels(), f.Ports()/2, r.plan.all.ready
+	x := (cn.Src>>(k-1)&1)<<1 | cn.Dst>>(k-1)&1
+	for q := range 2 {
+		c := c0 ^ q
+		mid := math.Float64bits(ready[4*((k-1)*nh+2*b+c)+x])
+		r.starts[2*i+c] = max(math.Float64bits(t[q]), mid)
+	}
 }
 
 // record reports a decision with both orientations' whole cost vectors, for tests.

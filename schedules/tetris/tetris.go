@@ -51,10 +51,12 @@
 // (refusals), and the walk offers a group's best candidate from its endpoint's list, built while
 // the candidates are; it visits endpoints in an order sorted by insertion from the previous
 // walk's, which W changes little. Step 6 compares orientations by their largest differing cost
-// before sorting anything, and step 7 reads starts from the table step 3 refreshed, which
-// committing a matching's earlier circuits does not change. Where a decision is a coin flip to
-// the branch predictor (which endpoint is a pair's key, whether it is in A, whether a candidate
-// beats the best so far, whether a switch changes state) it is computed as a value, not a branch.
+// before sorting anything and, at the last level it decides, keeps each connection's start over
+// its whole path for both children; step 7 takes it from there rather than walking the path again
+// (both read the readiness table step 3 refreshed, which committing a matching's earlier circuits
+// does not change). Where a decision is a coin flip to the branch predictor (which endpoint is a
+// pair's key, whether it is in A, whether a candidate beats the best so far, whether a switch
+// changes state) it is computed as a value, not a branch.
 package tetris
 
 import (
@@ -144,6 +146,13 @@ func plan(ctx context.Context, d *schedules.Demand, o schedules.Options, trace f
 
 // planWith is plan with the rule changes of tetris+ (nil: the paper's rules).
 func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step), rules *plusRules) (*schedules.Schedule, error) {
+	return planReference(ctx, d, o, trace, rules, false)
+}
+
+// planReference is planWith; with reference, step 7 computes every circuit's start from its whole
+// routed path (allPairs.pathReady) rather than taking it from what routing computed
+// (router.choose), the straightforward planner the reuse is tested against.
+func planReference(ctx context.Context, d *schedules.Demand, o schedules.Options, trace func(*step), rules *plusRules, reference bool) (*schedules.Schedule, error) {
 	if err := o.Check(); err != nil {
 		return nil, fmt.Errorf("tetris: %w", err)
 	}
@@ -183,6 +192,7 @@ func planWith(ctx context.Context, d *schedules.Demand, o schedules.Options, tra
 			return nil, fmt.Errorf("tetris: %w", err)
 		}
 		bp := newBenesPlan(f, o.Reconfig)
+		bp.reference = reference
 		if o.WearWeight > 0 {
 			bp.enableWear(d, o)
 			s.Params.Options["wear-weight"] = strconv.FormatFloat(o.WearWeight, 'g', -1, 64)
@@ -357,7 +367,7 @@ func (p *planner) iterate(group int, s *schedules.Schedule, st *step) (bool, err
 		c := &p.cands[p.matching[k]]
 		x := c.bytes
 		c.bytes = 0
-		start := p.fp.start(u, v, choices[k])
+		start := p.fp.start(k, u, v, choices[k])
 		p.times = append(p.times, start, start+float64(x)/p.b)
 		times := p.times[len(p.times)-2:]
 		end := times[1]
