@@ -409,7 +409,8 @@ func gatherUsers(eps, use, full []int32, buf *[gatherMax + gatherRun]int32, chg 
 	chg = chg[:len(eps)]
 	for i, ep := range eps {
 		e := 2 * int(uint32(ep)) // an index the compiler knows is not negative
-		lo, c, hi := use[e], use[e+1], use[e+2]
+		u := use[e : e+3 : e+3]  // one bounds check for the three reads
+		lo, c, hi := u[0], u[1], u[2]
 		chg[i] = c
 		cnt := int(hi - lo)
 		if cnt > gatherRun || uint(n) > uint(most) || int(lo) > len(full)-gatherRun {
