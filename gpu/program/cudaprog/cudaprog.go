@@ -214,7 +214,7 @@ func (r *run) station(ctx context.Context, tr *program.Tracker, t0 uint64) error
 			return err
 		}
 		for _, cmd := range tr.Commands()[before:] {
-			end := t0 + uint64(max(cmd.End, 0)*1e9)
+			end := t0 + uint64(program.NotBeforeNS(cmd.End))
 			for _, s := range cmd.Signals {
 				atomic.StoreUint64(r.stamp(1+r.n+int(s)), end)
 				atomic.StoreUint32(r.flag(1+r.n+int(s)), 1)

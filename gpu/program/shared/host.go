@@ -193,7 +193,7 @@ func (w *watch) poll(ctx context.Context) error {
 			cmd = w.tr.Commands()[id]
 		}
 		for _, s := range cmd.Signals {
-			w.m.IssueSignal(int(s), w.start+int64(cmd.End*1e9))
+			w.m.IssueSignal(int(s), w.start+program.NotBeforeNS(cmd.End))
 		}
 	}
 	return nil
