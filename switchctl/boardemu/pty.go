@@ -45,6 +45,10 @@ func StartPTY(ctx context.Context, b *Board) (*PTY, error) {
 		slave.Close()
 		return nil, fmt.Errorf("board emulator: raw mode on %s: %w", slave.Name(), err)
 	}
+	if master, err = pollable(master); err != nil {
+		slave.Close()
+		return nil, fmt.Errorf("board emulator: %s: %w", slave.Name(), err)
+	}
 	p := &PTY{Path: slave.Name(), board: b, master: master, done: make(chan struct{})}
 	// With no slave open, reads on the master fail with EIO: that is how the board sees that
 	// no client has the port open.
@@ -59,6 +63,25 @@ func StartPTY(ctx context.Context, b *Board) (*PTY, error) {
 		master.Close()
 	}()
 	return p, nil
+}
+
+// pollable returns the master as a non-blocking file that Go's poller waits on. pty.Open hands
+// it over in blocking mode (its ioctls go through Fd), and a blocking read of a master whose
+// client keeps the port open and silent never returns: closing the file does not interrupt it,
+// so Close waited on serve for ever (a test hung for 47 minutes under the race detector). On the
+// poller, closing the file ends the read at once.
+func pollable(master *os.File) (*os.File, error) {
+	fd, err := syscall.Dup(int(master.Fd()))
+	master.Close()
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the pseudo-terminal's master: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("non-blocking pseudo-terminal master: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
 }
 
 func (p *PTY) serve(ctx context.Context) error {
