@@ -90,11 +90,13 @@ func RunShared(ctx context.Context, dev transfer.Device, job shared.Job) (err er
 }
 
 // ClockMaxAge is how long a worker reuses its GPU's measured clock offset for later jobs
-// (Work.ClockMaxAge overrides it). Within it the offset cannot move by more than the
-// measurement's own uncertainty resolves: CLOCK_MONOTONIC is slewed by NTP by at most 500 ppm
-// (the kernel's limit on a frequency adjustment), and the GPU timer's oscillator is off by far
-// less, so one second of age adds at most 0.5 µs, under half a launch round trip (µs).
-const ClockMaxAge = time.Second
+// (Work.ClockMaxAge overrides it). The host's CLOCK_MONOTONIC may be slewed by NTP by up to
+// 500 ppm (the kernel's limit on a frequency adjustment) and the GPU timer's oscillator runs
+// off the host's by tens of ppm, so an offset drifts by up to about 0.5 µs a millisecond: a
+// millisecond keeps that under the 1 µs the delays are checked to. Jobs that follow each other
+// faster than that share one measurement; the kept-open GPU (no second JIT compilation) is
+// the larger saving either way.
+const ClockMaxAge = time.Millisecond
 
 // opened is the GPU a worker process keeps open from one job to the next (the jobs of a
 // replay: one per algorithm), so that a job neither JIT-compiles the kernels nor measures the
