@@ -17,26 +17,35 @@ import (
 // naming the value; it checks every float before writing anything, so a refused schedule leaves
 // nothing half-written on w.
 func (s *Schedule) WriteJSON(w io.Writer) error {
+	return s.write(w, s.Version, 0, (*scheduleEncoder).circuit, (*scheduleEncoder).round)
+}
+
+// write streams the file of the given version: the header, each circuit and each round through
+// the version's own writers (k as for scheduleEncoder), after checking every float.
+func (s *Schedule) write(w io.Writer, version, k int, circuit func(*scheduleEncoder, *Circuit), round func(*scheduleEncoder, *Round)) error {
 	if err := s.checkFloats(); err != nil {
 		return err
 	}
-	e := &scheduleEncoder{Stream: jsonw.NewStream(w)}
-	e.header(s, s.Version)
+	e := &scheduleEncoder{Stream: jsonw.NewStream(w), k: k}
+	e.header(s, version)
 	e.Str("\n },\n \"circuits\": ")
-	jsonw.Array(e.Stream, s.Circuits, "\n ]", e.circuit)
+	jsonw.Array(e.Stream, s.Circuits, "\n ]", func(c *Circuit) { circuit(e, c) })
 	if len(s.Rounds) > 0 {
 		e.Str(",\n \"rounds\": ")
-		jsonw.Array(e.Stream, s.Rounds, "\n ]", func(r *Round) {
-			e.Str("\n  {\n   \"group\": ")
-			e.Int(r.Group)
-			e.Str(",\n   \"planned_duration\": ")
-			e.Float(r.PlannedDuration)
-			e.Str("\n  }")
-		})
+		jsonw.Array(e.Stream, s.Rounds, "\n ]", func(r *Round) { round(e, r) })
 	}
 	e.Str("\n}\n")
 	e.Flush()
 	return e.Err
+}
+
+// round writes a version 1 round, indented as MarshalIndent does.
+func (e *scheduleEncoder) round(r *Round) {
+	e.Str("\n  {\n   \"group\": ")
+	e.Int(r.Group)
+	e.Str(",\n   \"planned_duration\": ")
+	e.Float(r.PlannedDuration)
+	e.Str("\n  }")
 }
 
 // checkFloats returns the error json.Marshal gives for the first float it cannot encode, in the

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/bits"
 
-	"github.com/tetris-hil/tetris-hil/internal/jsonw"
 	"github.com/tetris-hil/tetris-hil/schedules/benes"
 )
 
@@ -35,26 +34,16 @@ func (s *Schedule) WriteVersion(w io.Writer, version int) error {
 
 // writeCompact writes the version 2 text: version 1's header and rounds, one circuit per line.
 func (s *Schedule) writeCompact(w io.Writer) error {
-	if err := s.checkFloats(); err != nil {
-		return err
-	}
-	e := &scheduleEncoder{Stream: jsonw.NewStream(w), k: choiceLevels(s)}
-	e.header(s, CompactFormatVersion)
-	e.Str("\n },\n \"circuits\": ")
-	jsonw.Array(e.Stream, s.Circuits, "\n ]", e.compactCircuit)
-	if len(s.Rounds) > 0 {
-		e.Str(",\n \"rounds\": ")
-		jsonw.Array(e.Stream, s.Rounds, "\n ]", func(r *Round) {
-			e.Str("\n  {\"group\":")
-			e.Int(r.Group)
-			e.Str(",\"planned_duration\":")
-			e.Float(r.PlannedDuration)
-			e.Str("}")
-		})
-	}
-	e.Str("\n}\n")
-	e.Flush()
-	return e.Err
+	return s.write(w, CompactFormatVersion, choiceLevels(s), (*scheduleEncoder).compactCircuit, (*scheduleEncoder).compactRound)
+}
+
+// compactRound writes a version 2 round on one line.
+func (e *scheduleEncoder) compactRound(r *Round) {
+	e.Str("\n  {\"group\":")
+	e.Int(r.Group)
+	e.Str(",\"planned_duration\":")
+	e.Float(r.PlannedDuration)
+	e.Str("}")
 }
 
 // choiceLevels is k of the schedule's Beneš fabric (n = 2^k), or 0 where its paths cannot be
