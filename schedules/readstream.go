@@ -110,6 +110,31 @@ func streamCompactCircuits(dec *json.Decoder, f *scheduleFile, s *Schedule) bool
 	if err != nil {
 		return false
 	}
+	return streamArray(dec, s, func(i int) (Circuit, bool) {
+		var c compactCircuit
+		if dec.Decode(&c) != nil {
+			return Circuit{}, false
+		}
+		cc, err := c.circuit(fab, i)
+		return cc, err == nil
+	})
+}
+
+// streamCircuits decodes the value of "circuits" into s.Circuits: null, or an array read one
+// circuit at a time.
+func streamCircuits(dec *json.Decoder, s *Schedule) bool {
+	return streamArray(dec, s, func(int) (Circuit, bool) {
+		var c fileCircuit
+		if dec.Decode(&c) != nil {
+			return Circuit{}, false
+		}
+		return c.circuit(), true
+	})
+}
+
+// streamArray reads the value of "circuits" into s.Circuits, each element by next (given its
+// index): null leaves no circuits, as the whole-file decoder does; false at any fault.
+func streamArray(dec *json.Decoder, s *Schedule, next func(i int) (Circuit, bool)) bool {
 	t, err := dec.Token()
 	if err != nil {
 		return false
@@ -122,40 +147,11 @@ func streamCompactCircuits(dec *json.Decoder, f *scheduleFile, s *Schedule) bool
 	}
 	s.Circuits = []Circuit{}
 	for i := 0; dec.More(); i++ {
-		var c compactCircuit
-		if dec.Decode(&c) != nil {
+		c, ok := next(i)
+		if !ok {
 			return false
 		}
-		cc, err := c.circuit(fab, i)
-		if err != nil {
-			return false
-		}
-		s.Circuits = append(s.Circuits, cc)
-	}
-	t, err = dec.Token()
-	return err == nil && t == json.Delim(']')
-}
-
-// streamCircuits decodes the value of "circuits" into s.Circuits: null, or an array read one
-// circuit at a time.
-func streamCircuits(dec *json.Decoder, s *Schedule) bool {
-	t, err := dec.Token()
-	if err != nil {
-		return false
-	}
-	if t == nil {
-		return true // null: no circuits, as the whole-file decoder leaves them
-	}
-	if t != json.Delim('[') {
-		return false
-	}
-	s.Circuits = []Circuit{}
-	for dec.More() {
-		var c fileCircuit
-		if dec.Decode(&c) != nil {
-			return false
-		}
-		s.Circuits = append(s.Circuits, c.circuit())
+		s.Circuits = append(s.Circuits, c)
 	}
 	t, err = dec.Token()
 	return err == nil && t == json.Delim(']')
